@@ -1,0 +1,39 @@
+import { z } from "zod";
+import { isCommandType } from "./commandTypes.js";
+import { THREAD_COMMAND_SCHEMAS, type ThreadCommand } from "./commands/threadCommands.js";
+
+/** Every command this build can decide. */
+export type Command = ThreadCommand;
+
+const CommandSchema = z.discriminatedUnion("type", [...THREAD_COMMAND_SCHEMAS]);
+const implemented: ReadonlySet<string> = new Set(THREAD_COMMAND_SCHEMAS.map((s) => s.shape.type.value));
+
+export type CommandParseFailure =
+  | { readonly code: "invalid_command"; readonly message: string }
+  | { readonly code: "unknown_command_type"; readonly message: string }
+  | { readonly code: "unsupported_command"; readonly message: string };
+
+export type CommandParseResult = { readonly ok: true; readonly command: Command } | { readonly ok: false; readonly failure: CommandParseFailure };
+
+/** Validate a command from outside. Nothing is written for a failure. */
+export function parseCommand(raw: unknown): CommandParseResult {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { ok: false, failure: { code: "invalid_command", message: "a command must be a JSON object { type, commandId, data }" } };
+  }
+  const type = (raw as { type?: unknown }).type;
+  if (typeof type !== "string") {
+    return { ok: false, failure: { code: "invalid_command", message: 'missing string field "type"' } };
+  }
+  if (!isCommandType(type)) {
+    return { ok: false, failure: { code: "unknown_command_type", message: `unknown command type "${type}"` } };
+  }
+  if (!implemented.has(type)) {
+    return { ok: false, failure: { code: "unsupported_command", message: `command type "${type}" is not supported by this server` } };
+  }
+  const parsed = CommandSchema.safeParse(raw);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    return { ok: false, failure: { code: "invalid_command", message: `invalid ${type}: ${detail}` } };
+  }
+  return { ok: true, command: parsed.data };
+}

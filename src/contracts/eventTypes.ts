@@ -1,0 +1,60 @@
+/** The closed set of domain event names (spec 004 §3.2): 45 events. */
+export const EventType = {
+  // Thread state (23)
+  threadCreated: "thread.created",
+  threadArchived: "thread.archived",
+  threadUnarchived: "thread.unarchived",
+  threadDeleted: "thread.deleted",
+  threadSettled: "thread.settled",
+  threadUnsettled: "thread.unsettled",
+  threadSnoozed: "thread.snoozed",
+  threadUnsnoozed: "thread.unsnoozed",
+  threadPinned: "thread.pinned",
+  threadAutoSettleSet: "thread.auto-settle-set",
+  threadUnpinned: "thread.unpinned",
+  threadPinReordered: "thread.pin-reordered",
+  threadActiveReordered: "thread.active-reordered",
+  threadVisited: "thread.visited",
+  threadMarkedUnread: "thread.marked-unread",
+  threadMetadataUpdated: "thread.metadata-updated",
+  threadPullRequestSynced: "thread.pull-request-synced",
+  threadPullRequestLinkUpdated: "thread.pull-request-link-updated",
+  threadRuntimeModeUpdated: "thread.runtime-mode-updated",
+  threadInteractionModeUpdated: "thread.interaction-mode-updated",
+  threadModelSelectionUpdated: "thread.model-selection-updated",
+  threadProviderSwitched: "thread.provider-switched",
+  threadGuestShareUpdated: "thread.guest-share-updated",
+  // Run, attempt, node and subagent (7)
+  runCreated: "run.created",
+  runUpdated: "run.updated",
+  runBackgroundWorkCancelled: "run.background-work-cancelled",
+  runAttemptCreated: "run-attempt.created",
+  runAttemptUpdated: "run-attempt.updated",
+  nodeUpdated: "node.updated",
+  subagentUpdated: "subagent.updated",
+  // Provider and transcript (9)
+  providerSessionAttached: "provider-session.attached",
+  providerSessionUpdated: "provider-session.updated",
+  providerSessionDetached: "provider-session.detached",
+  providerThreadUpdated: "provider-thread.updated",
+  providerTurnUpdated: "provider-turn.updated",
+  runtimeRequestUpdated: "runtime-request.updated",
+  messageUpdated: "message.updated",
+  turnItemUpdated: "turn-item.updated",
+  planUpdated: "plan.updated",
+  // Checkpoint and context transfer (6)
+  checkpointScopeCreated: "checkpoint-scope.created",
+  checkpointCaptured: "checkpoint.captured",
+  checkpointRollbackRequested: "checkpoint.rollback-requested",
+  contextHandoffUpdated: "context-handoff.updated",
+  contextTransferCreated: "context-transfer.created",
+  contextTransferUpdated: "context-transfer.updated",
+} as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+
+export const EVENT_TYPES: readonly EventType[] = Object.values(EventType);
+
+const eventTypeSet: ReadonlySet<string> = new Set(EVENT_TYPES);
+export function isEventType(value: string): value is EventType {
+  return eventTypeSet.has(value);
+}

@@ -1,0 +1,86 @@
+import { z } from "zod";
+import type { StoredEvent } from "./envelopes.js";
+import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
+import { AppThreadSchema } from "./thread.js";
+
+/** Thread events all carry the whole thread record after the change. */
+const THREAD_EVENT_TYPES = [
+  "thread.created",
+  "thread.archived",
+  "thread.unarchived",
+  "thread.deleted",
+  "thread.settled",
+  "thread.unsettled",
+  "thread.snoozed",
+  "thread.unsnoozed",
+  "thread.pinned",
+  "thread.auto-settle-set",
+  "thread.unpinned",
+  "thread.pin-reordered",
+  "thread.active-reordered",
+  "thread.visited",
+  "thread.marked-unread",
+  "thread.metadata-updated",
+  "thread.pull-request-link-updated",
+  "thread.runtime-mode-updated",
+  "thread.interaction-mode-updated",
+  "thread.model-selection-updated",
+] as const;
+export type ThreadEventType = (typeof THREAD_EVENT_TYPES)[number];
+
+export const ThreadEventDataSchema = z.object({ thread: AppThreadSchema });
+export type ThreadEventData = z.infer<typeof ThreadEventDataSchema>;
+
+export interface ThreadEvent {
+  readonly type: ThreadEventType;
+  readonly streamId: string;
+  readonly data: ThreadEventData;
+}
+
+export type KnownDomainEvent = ThreadEvent;
+
+/** An event whose type this build does not know: kept, never applied. */
+export interface UnknownDomainEvent {
+  readonly type: "unknown";
+  readonly streamId: string;
+  readonly data: UnknownVariant;
+}
+
+export type DomainEvent = KnownDomainEvent | UnknownDomainEvent;
+
+const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>(
+  THREAD_EVENT_TYPES.map((type) => [
+    type,
+    z.object({ type: z.literal(type), streamId: z.string(), data: ThreadEventDataSchema }) as z.ZodType<KnownDomainEvent>,
+  ]),
+);
+
+export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
+  return { type, streamId: thread.id, data: { thread } };
+}
+
+/**
+ * Decode a stored event. Stored events were validated when written, so this
+ * trusts known shapes (no re-validation on the replay hot path) and maps an
+ * unknown type to an UnknownDomainEvent.
+ */
+export function toDomainEvent(event: Pick<StoredEvent, "type" | "streamId" | "data">): DomainEvent {
+  if (eventSchemas.has(event.type)) {
+    return event as KnownDomainEvent;
+  }
+  return {
+    type: "unknown",
+    streamId: event.streamId,
+    data: { tag: "unknown", rawTag: event.type, raw: event.data },
+  };
+}
+
+/** Validate an event from outside (an import, a peer node) before it is trusted. */
+export function decodeDomainEvent(raw: unknown): DomainEvent {
+  const decoded = decodeForwardCompatible("type", eventSchemas, raw);
+  if ("tag" in decoded && decoded.tag === "unknown") {
+    const streamId = typeof (raw as { streamId?: unknown }).streamId === "string" ? (raw as { streamId: string }).streamId : "";
+    return { type: "unknown", streamId, data: decoded };
+  }
+  return decoded as KnownDomainEvent;
+}

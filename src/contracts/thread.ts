@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { InteractionModeSchema, RuntimeModeSchema } from "./modes.js";
+
+export const IsoTimeSchema = z.string().min(1);
+
+export const ModelSelectionSchema = z.object({
+  providerInstanceId: z.string().min(1),
+  model: z.string().min(1).nullable(),
+});
+export type ModelSelection = z.infer<typeof ModelSelectionSchema>;
+
+export const PullRequestLinkSchema = z.object({
+  url: z.string().url(),
+  number: z.number().int().positive().nullable(),
+  title: z.string().nullable(),
+  linkedAt: IsoTimeSchema,
+  unlinkedAt: IsoTimeSchema.nullable(),
+});
+export type PullRequestLink = z.infer<typeof PullRequestLinkSchema>;
+
+export const ThreadLineageSchema = z.object({
+  rootThreadId: z.string().min(1),
+  parentThreadId: z.string().min(1).nullable(),
+  parentNodeId: z.string().min(1).nullable(),
+  relation: z.enum(["root", "subagent", "fork"]),
+});
+export type ThreadLineage = z.infer<typeof ThreadLineageSchema>;
+
+export const CreatedBySchema = z.enum(["user", "agent", "system"]);
+export type CreatedBy = z.infer<typeof CreatedBySchema>;
+export const CreationSourceSchema = z.enum(["api", "cli", "mcp", "provider", "scheduler", "ui"]);
+export type CreationSource = z.infer<typeof CreationSourceSchema>;
+
+export const QueuedRunRefSchema = z.object({ runId: z.string().min(1), held: z.boolean() });
+
+export const PendingBackgroundTaskSchema = z.object({
+  id: z.string().min(1),
+  kind: z.enum(["subagent", "background_task", "command", "monitor"]),
+  awaited: z.literal(true).optional(),
+});
+
+/**
+ * The durable thread record (spec 004 §2, OrchestrationV2AppThread). Every
+ * thread event carries the whole record, so applying an event is an upsert.
+ */
+export const AppThreadSchema = z.object({
+  id: z.string().min(1),
+  projectId: z.string().min(1),
+  title: z.string(),
+  titleRegenerating: z.boolean(),
+  providerInstanceId: z.string().min(1).nullable(),
+  modelSelection: ModelSelectionSchema.nullable(),
+  runtimeMode: RuntimeModeSchema,
+  interactionMode: InteractionModeSchema,
+  worktreePath: z.string().nullable(),
+  branch: z.string().nullable(),
+  pullRequests: z.array(PullRequestLinkSchema),
+  lineage: ThreadLineageSchema,
+  queuedRuns: z.array(QueuedRunRefSchema),
+  createdBy: CreatedBySchema,
+  creationSource: CreationSourceSchema,
+  createdAt: IsoTimeSchema,
+  updatedAt: IsoTimeSchema,
+  archivedAt: IsoTimeSchema.nullable(),
+  deletedAt: IsoTimeSchema.nullable(),
+  settledAt: IsoTimeSchema.nullable(),
+  autoSettle: z.boolean(),
+  snoozedUntil: IsoTimeSchema.nullable(),
+  snoozedAt: IsoTimeSchema.nullable(),
+  pinnedRank: z.number().int().nonnegative().nullable(),
+  activeRank: z.number().int().nonnegative().nullable(),
+  lastVisitedAt: IsoTimeSchema.nullable(),
+  markedUnreadAt: IsoTimeSchema.nullable(),
+  pendingBackgroundTasks: z.array(PendingBackgroundTaskSchema),
+});
+export type AppThread = z.infer<typeof AppThreadSchema>;

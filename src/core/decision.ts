@@ -1,0 +1,30 @@
+import type { NewEvent, NewOutboxEffect, Rejection } from "../contracts/envelopes.js";
+import type { Allocate } from "./ids.js";
+
+/** What decide may read besides state: the clock and the id source, both injected. */
+export interface DecideContext {
+  /** ISO-8601 time of the decision. */
+  readonly now: string;
+  readonly allocate: Allocate;
+}
+
+export interface Accepted {
+  readonly kind: "accepted";
+  readonly events: readonly NewEvent[];
+  readonly effects: readonly NewOutboxEffect[];
+}
+
+export interface Rejected {
+  readonly kind: "rejected";
+  readonly rejection: Rejection;
+}
+
+export type Decision = Accepted | Rejected;
+
+export function accept(events: readonly NewEvent[], effects: readonly NewOutboxEffect[] = []): Accepted {
+  return { kind: "accepted", events, effects };
+}
+
+export function reject(code: string, message: string): Rejected {
+  return { kind: "rejected", rejection: { code, message } };
+}
