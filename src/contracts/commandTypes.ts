@@ -89,3 +89,8 @@ const commandTypeSet: ReadonlySet<string> = new Set(COMMAND_TYPES);
 export function isCommandType(value: string): value is CommandType {
   return commandTypeSet.has(value);
 }
+
+const publicCommandTypeSet: ReadonlySet<string> = new Set(PUBLIC_COMMAND_TYPES);
+export function isPublicCommandType(value: string): value is PublicCommandType {
+  return publicCommandTypeSet.has(value);
+}

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isCommandType } from "./commandTypes.js";
+import { isCommandType, isPublicCommandType } from "./commandTypes.js";
 import { THREAD_COMMAND_SCHEMAS, type ThreadCommand } from "./commands/threadCommands.js";
 
 /** Every command this build can decide. */
@@ -11,12 +11,16 @@ const implemented: ReadonlySet<string> = new Set(THREAD_COMMAND_SCHEMAS.map((s) 
 export type CommandParseFailure =
   | { readonly code: "invalid_command"; readonly message: string }
   | { readonly code: "unknown_command_type"; readonly message: string }
-  | { readonly code: "unsupported_command"; readonly message: string };
+  | { readonly code: "unsupported_command"; readonly message: string }
+  | { readonly code: "internal_command"; readonly message: string };
 
 export type CommandParseResult = { readonly ok: true; readonly command: Command } | { readonly ok: false; readonly failure: CommandParseFailure };
 
-/** Validate a command from outside. Nothing is written for a failure. */
-export function parseCommand(raw: unknown): CommandParseResult {
+/**
+ * Validate a command. Nothing is written for a failure. Outside clients pass
+ * `allowInternal: false`: internal commands come only from the engine.
+ */
+export function parseCommand(raw: unknown, options: { readonly allowInternal: boolean } = { allowInternal: true }): CommandParseResult {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return { ok: false, failure: { code: "invalid_command", message: "a command must be a JSON object { type, commandId, data }" } };
   }
@@ -26,6 +30,9 @@ export function parseCommand(raw: unknown): CommandParseResult {
   }
   if (!isCommandType(type)) {
     return { ok: false, failure: { code: "unknown_command_type", message: `unknown command type "${type}"` } };
+  }
+  if (!options.allowInternal && !isPublicCommandType(type)) {
+    return { ok: false, failure: { code: "internal_command", message: `command type "${type}" is internal to the server` } };
   }
   if (!implemented.has(type)) {
     return { ok: false, failure: { code: "unsupported_command", message: `command type "${type}" is not supported by this server` } };

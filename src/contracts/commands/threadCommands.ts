@@ -4,11 +4,19 @@ import { CreatedBySchema, CreationSourceSchema, ModelSelectionSchema } from "../
 
 const CommandIdSchema = z.string().min(1).max(256);
 const ThreadIdSchema = z.string().min(1).max(512);
+/** Titles are at most 500 characters; the decider also rejects a blank one (invalid_title). */
+const TitleSchema = z.string().max(500);
+/** An ISO-8601 instant; an offset is allowed and is normalized to UTC by the decider. */
+const IsoDateTimeSchema = z.iso.datetime({ offset: true });
+/** A reorder names at most this many threads. */
+const MAX_REORDER_IDS = 10_000;
 
 /** Build a command schema: readonly `{ type, commandId, data }`. */
 function command<T extends string, D extends z.ZodType>(type: T, data: D) {
   return z.object({ type: z.literal(type), commandId: CommandIdSchema, data }).strict();
 }
+
+// ── Lifecycle ────────────────────────────────────────────────────────────────
 
 export const ThreadCreateCommandSchema = command(
   "thread.create",
@@ -16,7 +24,7 @@ export const ThreadCreateCommandSchema = command(
     .object({
       threadId: ThreadIdSchema.optional(),
       projectId: z.string().min(1),
-      title: z.string().max(500).optional(),
+      title: TitleSchema.optional(),
       modelSelection: ModelSelectionSchema.optional(),
       runtimeMode: RuntimeModeSchema.optional(),
       interactionMode: InteractionModeSchema.optional(),
@@ -31,9 +39,139 @@ export type ThreadCreateCommand = z.infer<typeof ThreadCreateCommandSchema>;
 
 /** Commands that name only their thread. */
 const threadOnly = z.object({ threadId: ThreadIdSchema }).strict();
+
 export const ThreadArchiveCommandSchema = command("thread.archive", threadOnly);
 export type ThreadArchiveCommand = z.infer<typeof ThreadArchiveCommandSchema>;
+export const ThreadUnarchiveCommandSchema = command("thread.unarchive", threadOnly);
+export type ThreadUnarchiveCommand = z.infer<typeof ThreadUnarchiveCommandSchema>;
+export const ThreadDeleteCommandSchema = command("thread.delete", threadOnly);
+export type ThreadDeleteCommand = z.infer<typeof ThreadDeleteCommandSchema>;
+
+// ── Attention: settle, snooze, read state ────────────────────────────────────
+
+export const ThreadSettleCommandSchema = command("thread.settle", threadOnly);
+export type ThreadSettleCommand = z.infer<typeof ThreadSettleCommandSchema>;
+export const ThreadUnsettleCommandSchema = command("thread.unsettle", threadOnly);
+export type ThreadUnsettleCommand = z.infer<typeof ThreadUnsettleCommandSchema>;
+/** The system settling a thread whose work finished; only when the thread's autoSettle is on. */
+export const ThreadAutoSettleCommandSchema = command("thread.auto-settle", threadOnly);
+export type ThreadAutoSettleCommand = z.infer<typeof ThreadAutoSettleCommandSchema>;
+export const ThreadAutoSettleSetCommandSchema = command(
+  "thread.auto-settle.set",
+  z.object({ threadId: ThreadIdSchema, autoSettle: z.boolean() }).strict(),
+);
+export type ThreadAutoSettleSetCommand = z.infer<typeof ThreadAutoSettleSetCommandSchema>;
+export const ThreadSnoozeCommandSchema = command(
+  "thread.snooze",
+  z.object({ threadId: ThreadIdSchema, until: IsoDateTimeSchema }).strict(),
+);
+export type ThreadSnoozeCommand = z.infer<typeof ThreadSnoozeCommandSchema>;
+export const ThreadUnsnoozeCommandSchema = command("thread.unsnooze", threadOnly);
+export type ThreadUnsnoozeCommand = z.infer<typeof ThreadUnsnoozeCommandSchema>;
+export const ThreadVisitCommandSchema = command("thread.visit", threadOnly);
+export type ThreadVisitCommand = z.infer<typeof ThreadVisitCommandSchema>;
+export const ThreadMarkUnreadCommandSchema = command("thread.mark-unread", threadOnly);
+export type ThreadMarkUnreadCommand = z.infer<typeof ThreadMarkUnreadCommandSchema>;
+
+// ── Ordering: pins and the active list ───────────────────────────────────────
+
+export const ThreadPinCommandSchema = command("thread.pin", threadOnly);
+export type ThreadPinCommand = z.infer<typeof ThreadPinCommandSchema>;
+export const ThreadUnpinCommandSchema = command("thread.unpin", threadOnly);
+export type ThreadUnpinCommand = z.infer<typeof ThreadUnpinCommandSchema>;
+/** `threadIds` is the new full order (first = rank 0). */
+const reorder = z.object({ threadIds: z.array(ThreadIdSchema).max(MAX_REORDER_IDS) }).strict();
+export const ThreadPinReorderCommandSchema = command("thread.pin.reorder", reorder);
+export type ThreadPinReorderCommand = z.infer<typeof ThreadPinReorderCommandSchema>;
+export const ThreadActiveReorderCommandSchema = command("thread.active.reorder", reorder);
+export type ThreadActiveReorderCommand = z.infer<typeof ThreadActiveReorderCommandSchema>;
+
+// ── Settings: title, pull requests, modes, model ─────────────────────────────
+
+export const ThreadMetadataUpdateCommandSchema = command(
+  "thread.metadata.update",
+  z.object({ threadId: ThreadIdSchema, title: TitleSchema }).strict(),
+);
+export type ThreadMetadataUpdateCommand = z.infer<typeof ThreadMetadataUpdateCommandSchema>;
+export const ThreadPullRequestLinkCommandSchema = command(
+  "thread.pull-request.link",
+  z
+    .object({
+      threadId: ThreadIdSchema,
+      url: z.string().url(),
+      number: z.number().int().positive().optional(),
+      title: z.string().max(500).optional(),
+    })
+    .strict(),
+);
+export type ThreadPullRequestLinkCommand = z.infer<typeof ThreadPullRequestLinkCommandSchema>;
+export const ThreadPullRequestUnlinkCommandSchema = command(
+  "thread.pull-request.unlink",
+  z.object({ threadId: ThreadIdSchema, url: z.string().min(1) }).strict(),
+);
+export type ThreadPullRequestUnlinkCommand = z.infer<typeof ThreadPullRequestUnlinkCommandSchema>;
+export const ThreadRuntimeModeSetCommandSchema = command(
+  "thread.runtime-mode.set",
+  z.object({ threadId: ThreadIdSchema, runtimeMode: RuntimeModeSchema }).strict(),
+);
+export type ThreadRuntimeModeSetCommand = z.infer<typeof ThreadRuntimeModeSetCommandSchema>;
+export const ThreadInteractionModeSetCommandSchema = command(
+  "thread.interaction-mode.set",
+  z.object({ threadId: ThreadIdSchema, interactionMode: InteractionModeSchema }).strict(),
+);
+export type ThreadInteractionModeSetCommand = z.infer<typeof ThreadInteractionModeSetCommandSchema>;
+export const ThreadModelSelectionSetCommandSchema = command(
+  "thread.model-selection.set",
+  z.object({ threadId: ThreadIdSchema, modelSelection: ModelSelectionSchema.strict() }).strict(),
+);
+export type ThreadModelSelectionSetCommand = z.infer<typeof ThreadModelSelectionSetCommandSchema>;
 
 /** Every thread lifecycle/organization command schema, in one list for the union. */
-export const THREAD_COMMAND_SCHEMAS = [ThreadCreateCommandSchema, ThreadArchiveCommandSchema] as const;
-export type ThreadCommand = ThreadCreateCommand | ThreadArchiveCommand;
+export const THREAD_COMMAND_SCHEMAS = [
+  ThreadCreateCommandSchema,
+  ThreadArchiveCommandSchema,
+  ThreadUnarchiveCommandSchema,
+  ThreadDeleteCommandSchema,
+  ThreadSettleCommandSchema,
+  ThreadUnsettleCommandSchema,
+  ThreadAutoSettleCommandSchema,
+  ThreadAutoSettleSetCommandSchema,
+  ThreadSnoozeCommandSchema,
+  ThreadUnsnoozeCommandSchema,
+  ThreadVisitCommandSchema,
+  ThreadMarkUnreadCommandSchema,
+  ThreadPinCommandSchema,
+  ThreadUnpinCommandSchema,
+  ThreadPinReorderCommandSchema,
+  ThreadActiveReorderCommandSchema,
+  ThreadMetadataUpdateCommandSchema,
+  ThreadPullRequestLinkCommandSchema,
+  ThreadPullRequestUnlinkCommandSchema,
+  ThreadRuntimeModeSetCommandSchema,
+  ThreadInteractionModeSetCommandSchema,
+  ThreadModelSelectionSetCommandSchema,
+] as const;
+
+export type ThreadCommand =
+  | ThreadCreateCommand
+  | ThreadArchiveCommand
+  | ThreadUnarchiveCommand
+  | ThreadDeleteCommand
+  | ThreadSettleCommand
+  | ThreadUnsettleCommand
+  | ThreadAutoSettleCommand
+  | ThreadAutoSettleSetCommand
+  | ThreadSnoozeCommand
+  | ThreadUnsnoozeCommand
+  | ThreadVisitCommand
+  | ThreadMarkUnreadCommand
+  | ThreadPinCommand
+  | ThreadUnpinCommand
+  | ThreadPinReorderCommand
+  | ThreadActiveReorderCommand
+  | ThreadMetadataUpdateCommand
+  | ThreadPullRequestLinkCommand
+  | ThreadPullRequestUnlinkCommand
+  | ThreadRuntimeModeSetCommand
+  | ThreadInteractionModeSetCommand
+  | ThreadModelSelectionSetCommand;

@@ -1,0 +1,116 @@
+import { z } from "zod";
+import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+import { IsoTimeSchema } from "../thread.js";
+import { EntityIdSchema, NullableEntityIdSchema } from "./fields.js";
+
+/** The optional role instruction given to the child with its task (spec 000, delegate_task). */
+export const DelegatedTaskRole = {
+  implementation: "implementation",
+  research: "research",
+  review: "review",
+  design: "design",
+  test: "test",
+  general: "general",
+} as const;
+export type DelegatedTaskRole = (typeof DelegatedTaskRole)[keyof typeof DelegatedTaskRole];
+export const DelegatedTaskRoleSchema = z.enum(DelegatedTaskRole);
+
+/** `async` answers at once with the durable state; `wait` blocks until a result or timeout. */
+export const DelegationMode = {
+  async: "async",
+  wait: "wait",
+} as const;
+export type DelegationMode = (typeof DelegationMode)[keyof typeof DelegationMode];
+export const DelegationModeSchema = z.enum(DelegationMode);
+
+/**
+ * The task state machine as task_status reports it (spec 000,
+ * DelegateTaskResult.status). A task stays nonterminal until all its known
+ * work finishes; its published summary and result transfer never change after.
+ */
+export const DelegatedTaskStatus = {
+  queued: "queued",
+  running: "running",
+  waiting: "waiting",
+  completed: "completed",
+  failed: "failed",
+  cancelled: "cancelled",
+  interrupted: "interrupted",
+} as const;
+export type DelegatedTaskStatus = (typeof DelegatedTaskStatus)[keyof typeof DelegatedTaskStatus];
+export const DelegatedTaskStatusSchema = z.enum(DelegatedTaskStatus);
+
+const terminalDelegatedTaskStatuses: ReadonlySet<DelegatedTaskStatus> = new Set([
+  DelegatedTaskStatus.completed,
+  DelegatedTaskStatus.failed,
+  DelegatedTaskStatus.cancelled,
+  DelegatedTaskStatus.interrupted,
+]);
+export function isTerminalDelegatedTaskStatus(status: DelegatedTaskStatus): boolean {
+  return terminalDelegatedTaskStatuses.has(status);
+}
+
+/**
+ * Whether the task's completion wakes the parent thread with a follow-up run
+ * carrying the result (`on_completion`), or the parent only reads it through
+ * a wait or task_status (`never`). Changed by delegated_task.wake-policy.
+ */
+export const WakePolicy = {
+  onCompletion: "on_completion",
+  never: "never",
+} as const;
+export type WakePolicy = (typeof WakePolicy)[keyof typeof WakePolicy];
+export const WakePolicySchema = z.enum(WakePolicy);
+
+/**
+ * Automatic delivery of the result to the parent: `not_ready` until the task
+ * is terminal, then `pending` until a follow-up run carries it (`delivered`),
+ * the parent reads it itself (`acknowledged`), or delivery is cancelled, e.g.
+ * by task_cancel (`disposed`). Only `pending` ever changes again.
+ */
+export const CompletionDeliveryStatus = {
+  notReady: "not_ready",
+  pending: "pending",
+  delivered: "delivered",
+  acknowledged: "acknowledged",
+  disposed: "disposed",
+} as const;
+export type CompletionDeliveryStatus = (typeof CompletionDeliveryStatus)[keyof typeof CompletionDeliveryStatus];
+export const CompletionDeliveryStatusSchema = z.enum(CompletionDeliveryStatus);
+
+/**
+ * A delegate_task call as the parent thread's durable projection keeps it
+ * (spec 000, Delegated Task Lifecycle). `taskId` is also the id of the
+ * parent's app_delegated Subagent. `childRunId` names the original run only:
+ * follow-ups sent to the child later never replace the published result.
+ * The same `clientRequestId` from the same provider session returns this
+ * task instead of creating another.
+ */
+export const DelegatedTaskSchema = z.object({
+  taskId: EntityIdSchema,
+  parentThreadId: EntityIdSchema,
+  parentRunId: EntityIdSchema,
+  parentNodeId: EntityIdSchema,
+  childThreadId: EntityIdSchema,
+  childRunId: NullableEntityIdSchema,
+  childNodeId: EntityIdSchema,
+  providerInstanceId: EntityIdSchema,
+  model: z.string().min(1).nullable(),
+  role: DelegatedTaskRoleSchema.nullable(),
+  title: z.string(),
+  /** The prompt the child receives: the only context it gets from the parent. */
+  task: z.string().min(1),
+  mode: DelegationModeSchema,
+  runtimeMode: RuntimeModeSchema,
+  interactionMode: InteractionModeSchema,
+  clientRequestId: z.string().min(1).nullable(),
+  status: DelegatedTaskStatusSchema,
+  summary: z.string().nullable(),
+  resultContextTransferId: NullableEntityIdSchema,
+  wakePolicy: WakePolicySchema,
+  completionDelivery: CompletionDeliveryStatusSchema,
+  cancelReason: z.string().nullable(),
+  createdAt: IsoTimeSchema,
+  updatedAt: IsoTimeSchema,
+});
+export type DelegatedTask = z.infer<typeof DelegatedTaskSchema>;

@@ -1,0 +1,191 @@
+import { z } from "zod";
+import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+import { IsoTimeSchema, ModelSelectionSchema } from "../thread.js";
+import { CountSchema, EntityIdSchema, FailureSchema, NullableEntityIdSchema } from "./fields.js";
+
+/** Why a run exists (spec 004 §2, OrchestrationV2Run.kind). */
+export const RunKind = {
+  userTurn: "user_turn",
+  steeredTurn: "steered_turn",
+  delegatedTask: "delegated_task",
+  scheduledTask: "scheduled_task",
+  systemFollowUp: "system_follow_up",
+  rollbackRecovery: "rollback_recovery",
+} as const;
+export type RunKind = (typeof RunKind)[keyof typeof RunKind];
+export const RunKindSchema = z.enum(RunKind);
+
+/**
+ * The run state machine (spec 004 §2). `queued` → `starting` → `running`,
+ * which may pause in a `waiting_*` or `settling_background_work` state; the
+ * last four are terminal and never change again.
+ */
+export const RunStatus = {
+  queued: "queued",
+  starting: "starting",
+  running: "running",
+  waitingOnApproval: "waiting_on_approval",
+  waitingOnUserInput: "waiting_on_user_input",
+  waitingOnSubagent: "waiting_on_subagent",
+  settlingBackgroundWork: "settling_background_work",
+  completed: "completed",
+  interrupted: "interrupted",
+  failed: "failed",
+  cancelled: "cancelled",
+} as const;
+export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+export const RunStatusSchema = z.enum(RunStatus);
+
+const terminalRunStatuses: ReadonlySet<RunStatus> = new Set([
+  RunStatus.completed,
+  RunStatus.interrupted,
+  RunStatus.failed,
+  RunStatus.cancelled,
+]);
+export function isTerminalRunStatus(status: RunStatus): boolean {
+  return terminalRunStatuses.has(status);
+}
+
+/**
+ * One unit of agent work in a thread (spec 004 §2, OrchestrationV2Run).
+ * `ordinal` counts runs within the thread from 1 and never repeats.
+ */
+export const RunSchema = z.object({
+  id: EntityIdSchema,
+  threadId: EntityIdSchema,
+  ordinal: z.number().int().positive(),
+  kind: RunKindSchema,
+  status: RunStatusSchema,
+  providerInstanceId: NullableEntityIdSchema,
+  driver: z.string().min(1).nullable(),
+  modelSelection: ModelSelectionSchema.nullable(),
+  /** The modes the run executes with, fixed when the run is created. */
+  runtimeMode: RuntimeModeSchema,
+  interactionMode: InteractionModeSchema,
+  /** The user message that started the run, when one did. */
+  messageId: NullableEntityIdSchema,
+  guestMessageId: EntityIdSchema.optional(),
+  /** Set once, when the run fails; the provider error comes before any progress text. */
+  failure: FailureSchema.nullable(),
+  createdAt: IsoTimeSchema,
+  updatedAt: IsoTimeSchema,
+  startedAt: IsoTimeSchema.nullable(),
+  endedAt: IsoTimeSchema.nullable(),
+});
+export type Run = z.infer<typeof RunSchema>;
+
+/** The attempt state machine (spec 004 §2, OrchestrationV2RunAttempt.status). */
+export const RunAttemptStatus = {
+  starting: "starting",
+  running: "running",
+  completed: "completed",
+  interrupted: "interrupted",
+  failed: "failed",
+  abandoned: "abandoned",
+} as const;
+export type RunAttemptStatus = (typeof RunAttemptStatus)[keyof typeof RunAttemptStatus];
+export const RunAttemptStatusSchema = z.enum(RunAttemptStatus);
+
+const terminalRunAttemptStatuses: ReadonlySet<RunAttemptStatus> = new Set([
+  RunAttemptStatus.completed,
+  RunAttemptStatus.interrupted,
+  RunAttemptStatus.failed,
+  RunAttemptStatus.abandoned,
+]);
+export function isTerminalRunAttemptStatus(status: RunAttemptStatus): boolean {
+  return terminalRunAttemptStatuses.has(status);
+}
+
+/** Token usage reported by the provider for one attempt; absent counts are null. */
+export const TokenUsageSchema = z.object({
+  inputTokens: CountSchema,
+  outputTokens: CountSchema,
+  cachedInputTokens: CountSchema.nullable(),
+  reasoningOutputTokens: CountSchema.nullable(),
+  costUsd: z.number().nonnegative().nullable(),
+});
+export type TokenUsage = z.infer<typeof TokenUsageSchema>;
+
+/**
+ * One try at executing a run on a provider (spec 004 §2). A run retried after
+ * a crash or provider failure gets a new attempt with the next
+ * `attemptOrdinal`; the old one ends `abandoned` or `failed`.
+ */
+export const RunAttemptSchema = z.object({
+  id: EntityIdSchema,
+  runId: EntityIdSchema,
+  threadId: EntityIdSchema,
+  attemptOrdinal: z.number().int().positive(),
+  status: RunAttemptStatusSchema,
+  providerSessionId: NullableEntityIdSchema,
+  providerThreadId: NullableEntityIdSchema,
+  providerTurnId: NullableEntityIdSchema,
+  usage: TokenUsageSchema.nullable(),
+  failure: FailureSchema.nullable(),
+  createdAt: IsoTimeSchema,
+  updatedAt: IsoTimeSchema,
+  endedAt: IsoTimeSchema.nullable(),
+});
+export type RunAttempt = z.infer<typeof RunAttemptSchema>;
+
+/** What a node of the execution graph stands for (spec 004 §2, OrchestrationV2ExecutionNode.kind). */
+export const ExecutionNodeKind = {
+  turn: "turn",
+  step: "step",
+  toolCall: "tool_call",
+  subagent: "subagent",
+  approvalGate: "approval_gate",
+  userInputGate: "user_input_gate",
+  checkpoint: "checkpoint",
+  compaction: "compaction",
+  handoff: "handoff",
+} as const;
+export type ExecutionNodeKind = (typeof ExecutionNodeKind)[keyof typeof ExecutionNodeKind];
+export const ExecutionNodeKindSchema = z.enum(ExecutionNodeKind);
+
+/** The node state machine (spec 004 §2). `rolled_back` marks work undone by a checkpoint rollback. */
+export const ExecutionNodeStatus = {
+  idle: "idle",
+  pending: "pending",
+  running: "running",
+  waiting: "waiting",
+  completed: "completed",
+  interrupted: "interrupted",
+  failed: "failed",
+  cancelled: "cancelled",
+  rolledBack: "rolled_back",
+} as const;
+export type ExecutionNodeStatus = (typeof ExecutionNodeStatus)[keyof typeof ExecutionNodeStatus];
+export const ExecutionNodeStatusSchema = z.enum(ExecutionNodeStatus);
+
+const terminalExecutionNodeStatuses: ReadonlySet<ExecutionNodeStatus> = new Set([
+  ExecutionNodeStatus.completed,
+  ExecutionNodeStatus.interrupted,
+  ExecutionNodeStatus.failed,
+  ExecutionNodeStatus.cancelled,
+  ExecutionNodeStatus.rolledBack,
+]);
+export function isTerminalExecutionNodeStatus(status: ExecutionNodeStatus): boolean {
+  return terminalExecutionNodeStatuses.has(status);
+}
+
+/**
+ * A node of the durable execution graph (spec 004 §2). Nodes form a tree per
+ * run through `parentNodeId`; the transcript (turn items) is projected from
+ * them and never the other way round.
+ */
+export const ExecutionNodeSchema = z.object({
+  id: EntityIdSchema,
+  threadId: EntityIdSchema,
+  runId: EntityIdSchema,
+  runAttemptId: NullableEntityIdSchema,
+  parentNodeId: NullableEntityIdSchema,
+  kind: ExecutionNodeKindSchema,
+  status: ExecutionNodeStatusSchema,
+  /** A short human label, e.g. the tool name of a tool_call node. */
+  label: z.string().nullable(),
+  createdAt: IsoTimeSchema,
+  updatedAt: IsoTimeSchema,
+  endedAt: IsoTimeSchema.nullable(),
+});
+export type ExecutionNode = z.infer<typeof ExecutionNodeSchema>;
