@@ -1,15 +1,81 @@
 import type { Command } from "../contracts/commands.js";
 import type { DecideContext, Decision } from "./decision.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
-import { decideThreadArchive, decideThreadCreate } from "./thread/lifecycle.js";
+import {
+  decideThreadAutoSettle,
+  decideThreadAutoSettleSet,
+  decideThreadMarkUnread,
+  decideThreadSettle,
+  decideThreadSnooze,
+  decideThreadUnsettle,
+  decideThreadUnsnooze,
+  decideThreadVisit,
+} from "./thread/attention.js";
+import { decideThreadArchive, decideThreadCreate, decideThreadDelete, decideThreadUnarchive } from "./thread/lifecycle.js";
+import { decideThreadActiveReorder, decideThreadPin, decideThreadPinReorder, decideThreadUnpin } from "./thread/ordering.js";
+import {
+  decideThreadInteractionModeSet,
+  decideThreadMetadataUpdate,
+  decideThreadModelSelectionSet,
+  decideThreadPullRequestLink,
+  decideThreadPullRequestUnlink,
+  decideThreadRuntimeModeSet,
+} from "./thread/settings.js";
 
-/** Decide one command against the current state. Pure: no I/O, no clock, no randomness but ctx's. */
+/**
+ * Decide one command against the current state. Pure: no I/O, no clock, no
+ * randomness but ctx's. Each command family lives in its own file under thread/.
+ */
 export function decide(state: OrchestrationState, command: Command, ctx: DecideContext): Decision {
   switch (command.type) {
+    // Lifecycle (thread/lifecycle.ts)
     case "thread.create":
       return decideThreadCreate(state, command, ctx);
     case "thread.archive":
       return decideThreadArchive(state, command, ctx);
+    case "thread.unarchive":
+      return decideThreadUnarchive(state, command, ctx);
+    case "thread.delete":
+      return decideThreadDelete(state, command, ctx);
+    // Attention (thread/attention.ts)
+    case "thread.settle":
+      return decideThreadSettle(state, command, ctx);
+    case "thread.unsettle":
+      return decideThreadUnsettle(state, command, ctx);
+    case "thread.auto-settle":
+      return decideThreadAutoSettle(state, command, ctx);
+    case "thread.auto-settle.set":
+      return decideThreadAutoSettleSet(state, command, ctx);
+    case "thread.snooze":
+      return decideThreadSnooze(state, command, ctx);
+    case "thread.unsnooze":
+      return decideThreadUnsnooze(state, command, ctx);
+    case "thread.visit":
+      return decideThreadVisit(state, command, ctx);
+    case "thread.mark-unread":
+      return decideThreadMarkUnread(state, command, ctx);
+    // Ordering (thread/ordering.ts)
+    case "thread.pin":
+      return decideThreadPin(state, command, ctx);
+    case "thread.unpin":
+      return decideThreadUnpin(state, command, ctx);
+    case "thread.pin.reorder":
+      return decideThreadPinReorder(state, command, ctx);
+    case "thread.active.reorder":
+      return decideThreadActiveReorder(state, command, ctx);
+    // Settings (thread/settings.ts)
+    case "thread.metadata.update":
+      return decideThreadMetadataUpdate(state, command, ctx);
+    case "thread.pull-request.link":
+      return decideThreadPullRequestLink(state, command, ctx);
+    case "thread.pull-request.unlink":
+      return decideThreadPullRequestUnlink(state, command, ctx);
+    case "thread.runtime-mode.set":
+      return decideThreadRuntimeModeSet(state, command, ctx);
+    case "thread.interaction-mode.set":
+      return decideThreadInteractionModeSet(state, command, ctx);
+    case "thread.model-selection.set":
+      return decideThreadModelSelectionSet(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

@@ -1,5 +1,6 @@
 import type { NewEvent, NewOutboxEffect, Rejection } from "../contracts/envelopes.js";
 import type { Allocate } from "./ids.js";
+import type { RejectionCode } from "./rejections.js";
 
 /** What decide may read besides state: the clock and the id source, both injected. */
 export interface DecideContext {
@@ -16,7 +17,7 @@ export interface Accepted {
 
 export interface Rejected {
   readonly kind: "rejected";
-  readonly rejection: Rejection;
+  readonly rejection: Rejection & { readonly code: RejectionCode };
 }
 
 export type Decision = Accepted | Rejected;
@@ -25,6 +26,7 @@ export function accept(events: readonly NewEvent[], effects: readonly NewOutboxE
   return { kind: "accepted", events, effects };
 }
 
-export function reject(code: string, message: string): Rejected {
+/** Refuse the command with a code from the closed set and a message for people. */
+export function reject(code: RejectionCode, message: string): Rejected {
   return { kind: "rejected", rejection: { code, message } };
 }

@@ -1,25 +1,51 @@
-import type { ThreadArchiveCommand, ThreadCreateCommand } from "../../contracts/commands/threadCommands.js";
+import type {
+  ThreadArchiveCommand,
+  ThreadCreateCommand,
+  ThreadDeleteCommand,
+  ThreadUnarchiveCommand,
+} from "../../contracts/commands/threadCommands.js";
 import { threadEvent } from "../../contracts/events.js";
+import { INTERACTION_MODES, RUNTIME_MODES } from "../../contracts/modes.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type DecideContext, type Decision, accept, reject } from "../decision.js";
+import { RejectionCode } from "../rejections.js";
 import type { OrchestrationState } from "../state.js";
-import { liveThread } from "./guards.js";
+import { changed, invalidModeRejection, liveThread, validTitle } from "./guards.js";
+
+/** Title of a thread created without one. */
+export const DEFAULT_THREAD_TITLE = "New thread";
 
 export function decideThreadCreate(state: OrchestrationState, command: ThreadCreateCommand, ctx: DecideContext): Decision {
   const data = command.data;
   const id = data.threadId ?? ctx.allocate.thread();
-  if (state.threads.has(id)) {
-    return reject("thread_already_exists", `thread ${id} already exists`);
+  const existing = state.threads.get(id);
+  if (existing !== undefined) {
+    // Ids are never reused, not even after a soft delete.
+    return existing.deletedAt !== null
+      ? reject(RejectionCode.threadDeleted, `thread ${id} was deleted; its id cannot be reused`)
+      : reject(RejectionCode.threadAlreadyExists, `thread ${id} already exists`);
   }
+  let title = DEFAULT_THREAD_TITLE;
+  if (data.title !== undefined) {
+    const valid = validTitle(data.title);
+    if (valid.kind === "rejected") return valid;
+    title = valid.title;
+  }
+  const runtimeMode = data.runtimeMode ?? "full-access";
+  const interactionMode = data.interactionMode ?? "default";
+  const badMode =
+    invalidModeRejection("runtime", runtimeMode, RUNTIME_MODES) ??
+    invalidModeRejection("interaction", interactionMode, INTERACTION_MODES);
+  if (badMode !== null) return badMode;
   const thread: AppThread = {
     id,
     projectId: data.projectId,
-    title: data.title ?? "New thread",
+    title,
     titleRegenerating: false,
     providerInstanceId: data.modelSelection?.providerInstanceId ?? null,
     modelSelection: data.modelSelection ?? null,
-    runtimeMode: data.runtimeMode ?? "full-access",
-    interactionMode: data.interactionMode ?? "default",
+    runtimeMode,
+    interactionMode,
     worktreePath: data.worktreePath ?? null,
     branch: data.branch ?? null,
     pullRequests: [],
@@ -44,12 +70,36 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
   return accept([threadEvent("thread.created", thread)]);
 }
 
+/** Archiving takes the thread out of the pinned and active lists (both ranks cleared). */
 export function decideThreadArchive(state: OrchestrationState, command: ThreadArchiveCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
   const thread = found.thread;
   if (thread.archivedAt !== null) {
-    return reject("thread_already_archived", `thread ${thread.id} is already archived`);
+    return reject(RejectionCode.threadAlreadyArchived, `thread ${thread.id} is already archived`);
   }
-  return accept([threadEvent("thread.archived", { ...thread, archivedAt: ctx.now, updatedAt: ctx.now })]);
+  return accept([threadEvent("thread.archived", changed(thread, ctx, { archivedAt: ctx.now, pinnedRank: null, activeRank: null }))]);
+}
+
+/** Unarchiving does not restore a pin or an active rank: the thread comes back unranked. */
+export function decideThreadUnarchive(state: OrchestrationState, command: ThreadUnarchiveCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const thread = found.thread;
+  if (thread.archivedAt === null) {
+    return reject(RejectionCode.threadNotArchived, `thread ${thread.id} is not archived`);
+  }
+  return accept([threadEvent("thread.unarchived", changed(thread, ctx, { archivedAt: null }))]);
+}
+
+/**
+ * A soft delete: the record stays (deletedAt set, ranks cleared) so the log
+ * and lineage stay whole, but every later command on it is rejected with
+ * thread_deleted and lists never show it.
+ */
+export function decideThreadDelete(state: OrchestrationState, command: ThreadDeleteCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const thread = found.thread;
+  return accept([threadEvent("thread.deleted", changed(thread, ctx, { deletedAt: ctx.now, pinnedRank: null, activeRank: null }))]);
 }

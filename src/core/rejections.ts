@@ -1,0 +1,41 @@
+/**
+ * The closed set of codes a decision may reject a command with. A rejection is
+ * stored as the command's receipt, so a code is a stable wire value: rename one
+ * only with a migration. docs/threads.md lists which command raises which.
+ */
+export const RejectionCode = {
+  // Existence
+  threadNotFound: "thread_not_found",
+  threadDeleted: "thread_deleted",
+  threadAlreadyExists: "thread_already_exists",
+  // Lifecycle
+  threadAlreadyArchived: "thread_already_archived",
+  threadNotArchived: "thread_not_archived",
+  threadArchived: "thread_archived",
+  // Attention
+  threadAlreadySettled: "thread_already_settled",
+  threadNotSettled: "thread_not_settled",
+  autoSettleDisabled: "auto_settle_disabled",
+  autoSettleUnchanged: "auto_settle_unchanged",
+  threadWorkPending: "thread_work_pending",
+  threadAlreadySnoozed: "thread_already_snoozed",
+  threadNotSnoozed: "thread_not_snoozed",
+  invalidSnoozeTime: "invalid_snooze_time",
+  threadAlreadyUnread: "thread_already_unread",
+  // Ordering
+  threadAlreadyPinned: "thread_already_pinned",
+  threadNotPinned: "thread_not_pinned",
+  invalidReorder: "invalid_reorder",
+  // Settings
+  invalidTitle: "invalid_title",
+  titleUnchanged: "title_unchanged",
+  invalidMode: "invalid_mode",
+  runtimeModeUnchanged: "runtime_mode_unchanged",
+  interactionModeUnchanged: "interaction_mode_unchanged",
+  modelSelectionUnchanged: "model_selection_unchanged",
+  pullRequestAlreadyLinked: "pull_request_already_linked",
+  pullRequestNotLinked: "pull_request_not_linked",
+} as const;
+export type RejectionCode = (typeof RejectionCode)[keyof typeof RejectionCode];
+
+export const REJECTION_CODES: readonly RejectionCode[] = Object.values(RejectionCode);

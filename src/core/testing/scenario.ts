@@ -1,0 +1,127 @@
+import type { Command } from "../../contracts/commands.js";
+import type { NewEvent, NewOutboxEffect, Rejection } from "../../contracts/envelopes.js";
+import { type DomainEvent, decodeDomainEvent } from "../../contracts/events.js";
+import { decide } from "../decider.js";
+import type { DecideContext, Decision } from "../decision.js";
+import { makeAllocate } from "../ids.js";
+import type { RejectionCode } from "../rejections.js";
+import { type OrchestrationState, evolve, initialState } from "../state.js";
+
+/**
+ * Given/when/then for the pure decider (STYLE.md rule 2): fold the given
+ * events into a fresh state, decide one command with a fixed clock and a
+ * counting id source, then compare the exact events or the rejection code.
+ * No I/O and no test-runner import, so it works under any runner; a mismatch
+ * throws a ScenarioMismatch that carries actual/expected for a diff.
+ *
+ *   given(threadEvent("thread.created", t)).when(archive(t.id)).then([threadEvent("thread.archived", {...})]);
+ */
+
+/** The fixed decision time of every scenario unless a test passes its own ctx. */
+export const TEST_NOW = "2026-03-01T12:00:00.000Z";
+
+/** A context whose clock reads `now` and whose ids are uuid-shaped counters: ...-000000000001, -000000000002, ... */
+export function testContext(now: string = TEST_NOW): DecideContext {
+  let counter = 0;
+  const uuid = (): string => {
+    counter += 1;
+    return `00000000-0000-4000-8000-${counter.toString(16).padStart(12, "0")}`;
+  };
+  return { now, allocate: makeAllocate(uuid) };
+}
+
+/** A failed expectation. `showDiff`, `actual` and `expected` let vitest (and chai-style reporters) print a diff. */
+export class ScenarioMismatch extends Error {
+  readonly showDiff = true;
+  constructor(
+    message: string,
+    readonly actual: unknown,
+    readonly expected: unknown,
+  ) {
+    super(message);
+    this.name = "ScenarioMismatch";
+  }
+}
+
+export interface Scenario {
+  /** The decision, for assertions the helpers below do not cover. */
+  readonly decision: Decision;
+  /**
+   * Expect acceptance with exactly these events (and effects, none by
+   * default). Returns the state with the events folded in.
+   */
+  then(expected: readonly NewEvent[], expectedEffects?: readonly NewOutboxEffect[]): OrchestrationState;
+  /** Expect a rejection with this code. Returns the rejection, e.g. to check its message. */
+  thenRejects(code: RejectionCode): Rejection;
+}
+
+export function given(...history: readonly DomainEvent[]): { when(command: Command, ctx?: DecideContext): Scenario } {
+  return {
+    when(command: Command, ctx: DecideContext = testContext()): Scenario {
+      const state = initialState();
+      for (const event of history) evolve(state, event);
+      const before = snapshot(state);
+      const decision = decide(state, command, ctx);
+      if (!deepEqual(snapshot(state), before)) {
+        throw new ScenarioMismatch(`decide mutated the state while deciding ${command.type}`, snapshot(state), before);
+      }
+      return {
+        decision,
+        then(expected, expectedEffects = []) {
+          if (decision.kind === "rejected") {
+            throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, expected);
+          }
+          if (!deepEqual(decision.events, expected)) {
+            throw new ScenarioMismatch(`${command.type} emitted different events`, decision.events, expected);
+          }
+          if (!deepEqual(decision.effects, expectedEffects)) {
+            throw new ScenarioMismatch(`${command.type} emitted different effects`, decision.effects, expectedEffects);
+          }
+          for (const event of decision.events) evolve(state, checkedEvent(event));
+          return state;
+        },
+        thenRejects(code) {
+          if (decision.kind === "accepted") {
+            throw new ScenarioMismatch(`expected ${command.type} to be rejected with ${code}, it was accepted`, decision.events, code);
+          }
+          if (decision.rejection.code !== code) {
+            throw new ScenarioMismatch(`${command.type} was rejected with another code`, decision.rejection.code, code);
+          }
+          return decision.rejection;
+        },
+      };
+    },
+  };
+}
+
+/** An emitted event must decode as a known event whose stream is its thread: what the store would accept. */
+function checkedEvent(event: NewEvent): DomainEvent {
+  const decoded = decodeDomainEvent(event);
+  if (decoded.type === "unknown") {
+    throw new ScenarioMismatch(`emitted an event of unknown type ${event.type}`, event.type, "a known event type");
+  }
+  if (decoded.streamId !== decoded.data.thread.id) {
+    throw new ScenarioMismatch(`${event.type} is on the wrong stream`, decoded.streamId, decoded.data.thread.id);
+  }
+  return decoded;
+}
+
+function snapshot(state: OrchestrationState): unknown {
+  return { threads: [...state.threads.entries()], lastSequence: state.lastSequence };
+}
+
+/** Structural equality for plain data; unlike a JSON comparison, `{ a: undefined }` differs from `{}`. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
+  }
+  const aKeys = Object.keys(a);
+  const bKeys = Object.keys(b);
+  if (aKeys.length !== bKeys.length) return false;
+  const bRecord = b as Record<string, unknown>;
+  const aRecord = a as Record<string, unknown>;
+  return aKeys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && deepEqual(aRecord[key], bRecord[key]));
+}
