@@ -1,5 +1,11 @@
 import type { CommandReceipt, NewEvent, NewOutboxEffect, OutboxRow, StoredEvent } from "../contracts/envelopes.js";
 
+/**
+ * Page size of `readAll` when the caller gives no limit. `readAll` is a paged
+ * read: to read everything, loop until a page comes back shorter than asked.
+ */
+export const DEFAULT_READ_LIMIT = 10_000;
+
 /** Everything one command writes, committed in one transaction or not at all. */
 export interface CommitEntry {
   readonly receipt: CommandReceiptDraft;
@@ -9,7 +15,9 @@ export interface CommitEntry {
 
 /**
  * A receipt before the store assigns sequences. For an accepted command the
- * store fills in `sequence` and `eventCount`.
+ * store fills in `sequence` (its last event's sequence, or the log position
+ * before it when it wrote no events) and `eventCount`. A rejected draft is
+ * stored as is, with no events and no outbox rows even if the entry lists some.
  */
 export type CommandReceiptDraft =
   | { readonly status: "accepted"; readonly commandId: string; readonly commandType: string; readonly acceptedAt: string }
@@ -36,15 +44,27 @@ export interface OutboxClaim {
   readonly now: number;
   readonly leaseMs: number;
   readonly limit: number;
-  /** Only rows of these kinds; all kinds when omitted. */
+  /** Only rows of these kinds; all kinds when omitted (an empty list claims nothing). */
   readonly kinds?: readonly string[];
 }
 
+/**
+ * Receives one event at a time. A listener that throws is reported (backend
+ * option `onListenerError`, default console.error) and keeps its subscription;
+ * the error never reaches the committer or other listeners. Events are shared
+ * between listeners: do not mutate them.
+ */
 export type EventListener = (event: StoredEvent) => void;
 
 export interface Subscription {
-  /** Resolves with the last replayed sequence once the replay has been delivered. */
+  /**
+   * Resolves with the last replayed sequence (the subscription's `after` when
+   * there was nothing to replay) once the replay has been delivered; also
+   * resolves if the subscription or store is closed first. Rejects only when
+   * reading the log failed, in which case the subscription is closed.
+   */
   readonly caughtUp: Promise<number>;
+  /** Stop delivery at once, also mid-replay and from inside the listener. Idempotent. */
   close(): void;
 }
 
@@ -54,33 +74,52 @@ export interface Subscription {
  */
 export interface EventStore {
   /**
-   * Commit a batch of entries in ONE transaction. Each entry whose commandId
-   * already has a receipt (stored, or earlier in the same batch) writes
-   * nothing and returns that receipt with `duplicate: true`.
+   * Commit a batch of entries in ONE transaction: all of it or, when anything
+   * throws (e.g. event data with no JSON form), none of it. Results are in
+   * entry order. Each entry whose commandId already has a receipt (stored, or
+   * earlier in the same batch) writes nothing and returns that receipt with
+   * `duplicate: true`. Event data and outbox payloads are stored as JSON, so
+   * what comes back is their JSON round trip. Live subscribers have received
+   * the new events by the time the returned promise settles.
    */
   commit(entries: readonly CommitEntry[]): Promise<readonly CommitResult[]>;
-  /** Events with sequence > `after`, ascending, at most `limit`. */
+  /** Events with sequence > `after`, ascending, at most `limit` (default DEFAULT_READ_LIMIT). */
   readAll(after: number, limit?: number): Promise<readonly StoredEvent[]>;
   /** One stream's events with sequence > `after`, ascending. */
   readStream(streamId: string, after?: number): Promise<readonly StoredEvent[]>;
   /** The last committed sequence, 0 for an empty log. */
   lastSequence(): Promise<number>;
   lookupReceipt(commandId: string): Promise<CommandReceipt | null>;
-  /** Lease up to `limit` claimable rows: pending and available, or leased with an expired lease. */
+  /**
+   * Lease up to `limit` claimable rows, oldest first: pending with
+   * `availableAt <= now`, or leased with `leaseExpiresAt <= now` (a crashed
+   * worker). Each gets status leased, the owner, `leaseExpiresAt = now +
+   * leaseMs` and one more attempt, atomically.
+   */
   claimOutbox(claim: OutboxClaim): Promise<readonly OutboxRow[]>;
-  /** Mark a leased row done. Returns false when `owner` no longer holds the lease. */
+  /**
+   * Mark a leased row done. Returns false when `owner` does not hold the lease
+   * (another owner re-claimed it after expiry, or it is not leased). An
+   * expired lease nobody re-claimed still belongs to its owner.
+   */
   completeOutbox(id: string, owner: string): Promise<boolean>;
   /**
-   * Record a failed attempt. With `retryAt` the row returns to pending at that
-   * time; without it the row becomes failed for good.
+   * Record a failed attempt by the lease owner (false, and no change, otherwise).
+   * With `retryAt` (epoch ms) the row returns to pending, claimable from that
+   * time; with null it becomes failed for good. Either way the lease is cleared
+   * and `error` is kept as `lastError`.
    */
   failOutbox(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean>;
-  /** Rows in a given status (for boot reconciliation and inspection). */
+  /** Rows in a given status, in creation order (for boot reconciliation and inspection). */
   listOutbox(status: OutboxRow["status"]): Promise<readonly OutboxRow[]>;
   /**
    * Replay events after `after`, then deliver live ones: no gap and no
-   * duplicate at the switch. The listener sees every event once, in sequence order.
+   * duplicate at the switch. The listener sees every event once, in sequence
+   * order, starting on a later tick (never inside this call). Live events are
+   * delivered synchronously as each commit returns, so a slow listener slows
+   * commits: hand heavy work off.
    */
   subscribe(after: number, listener: EventListener): Subscription;
+  /** Close every subscription and release the backend. Idempotent; other calls fail afterwards. */
   close(): Promise<void>;
 }

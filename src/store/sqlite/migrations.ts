@@ -1,0 +1,129 @@
+import type { Database } from "better-sqlite3";
+import { StoreError, StoreErrorCode } from "../storeErrors.js";
+
+/**
+ * Versioned schema migrations for the SQLite event store. Append new
+ * migrations at the end with the next version; never edit or reorder one that
+ * has shipped, since databases record which versions they already applied.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "event log, receipts and outbox",
+    sql: `
+      CREATE TABLE events (
+        sequence    INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id    TEXT NOT NULL UNIQUE,
+        command_id  TEXT NOT NULL,
+        stream_id   TEXT NOT NULL,
+        type        TEXT NOT NULL,
+        data        TEXT NOT NULL,
+        occurred_at TEXT NOT NULL
+      );
+      CREATE INDEX events_by_stream ON events (stream_id, sequence);
+
+      -- body is the JSON of the full CommandReceipt. A rowid table on purpose:
+      -- commandIds arrive in random order, and random inserts into the small
+      -- primary-key index dirty fewer pages than into a WITHOUT ROWID table
+      -- that carries the whole body.
+      CREATE TABLE receipts (
+        command_id TEXT PRIMARY KEY,
+        status     TEXT NOT NULL,
+        body       TEXT NOT NULL
+      );
+
+      -- Creation order is rowid order (rows are only ever appended).
+      CREATE TABLE outbox (
+        id               TEXT PRIMARY KEY,
+        command_id       TEXT NOT NULL,
+        stream_id        TEXT NOT NULL,
+        kind             TEXT NOT NULL,
+        payload          TEXT NOT NULL,
+        replay_safe      INTEGER NOT NULL,
+        status           TEXT NOT NULL,
+        attempts         INTEGER NOT NULL,
+        lease_owner      TEXT,
+        lease_expires_at INTEGER,
+        available_at     INTEGER NOT NULL,
+        last_error       TEXT,
+        created_at       TEXT NOT NULL
+      );
+      CREATE INDEX outbox_claimable ON outbox (status, available_at);
+    `,
+  },
+];
+
+/** A migration recorded in schema_migrations. */
+export interface AppliedMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly appliedAt: string;
+}
+
+/**
+ * Apply, in version order, every migration the database has not recorded,
+ * each in its own transaction together with its schema_migrations row, so a
+ * crash leaves either the whole migration or none of it. Returns the versions
+ * applied by this call (empty when the schema is current). Throws when the
+ * database records a version this build does not know (written by a newer
+ * build) rather than running against a schema it does not understand.
+ */
+export function runMigrations(
+  db: Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+  now: () => string = () => new Date().toISOString(),
+): number[] {
+  assertOrdered(migrations);
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+  )`);
+  const known = new Set(migrations.map((migration) => migration.version));
+  const recorded = db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all() as number[];
+  const unknown = recorded.filter((version) => !known.has(version));
+  if (unknown.length > 0) {
+    throw new StoreError(
+      StoreErrorCode.unknownMigration,
+      `database has schema versions this build does not know: ${unknown.join(", ")}`,
+    );
+  }
+  const done = new Set(recorded);
+  const isRecorded = db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").pluck();
+  const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+  const applyOnce = db.transaction((migration: Migration): boolean => {
+    // Checked again under the write lock: another process may have migrated since the read above.
+    if (isRecorded.get(migration.version) !== undefined) return false;
+    db.exec(migration.sql);
+    record.run(migration.version, migration.name, now());
+    return true;
+  });
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    if (done.has(migration.version)) continue;
+    if (applyOnce.immediate(migration)) applied.push(migration.version);
+  }
+  return applied;
+}
+
+export function listAppliedMigrations(db: Database): AppliedMigration[] {
+  return db
+    .prepare("SELECT version, name, applied_at AS appliedAt FROM schema_migrations ORDER BY version")
+    .all() as AppliedMigration[];
+}
+
+function assertOrdered(migrations: readonly Migration[]): void {
+  let previous = 0;
+  for (const migration of migrations) {
+    if (!Number.isInteger(migration.version) || migration.version <= previous) {
+      throw new Error(`migrations must have strictly increasing positive integer versions (at "${migration.name}")`);
+    }
+    previous = migration.version;
+  }
+}

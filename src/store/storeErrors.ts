@@ -1,0 +1,43 @@
+/**
+ * Local errors raised by EventStore backends. Each carries a stable string
+ * code; none of them is retryable by simply calling again with the same input
+ * (a closed store stays closed, unserializable data stays unserializable).
+ */
+export const StoreErrorCode = {
+  /** The store (or its database) was closed; open a new one. */
+  closed: "store_closed",
+  /** Event data or an outbox payload has no JSON form (undefined, BigInt, a cycle). */
+  notSerializable: "store_not_serializable",
+  /**
+   * SQLite assigned a sequence other than the one the receipt was written
+   * for: something else wrote the log during the transaction. The batch is rolled back.
+   */
+  sequenceMismatch: "store_sequence_mismatch",
+  /** The database was migrated by a newer build than this one. */
+  unknownMigration: "store_unknown_migration",
+} as const;
+export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
+
+export class StoreError extends Error {
+  override readonly name = "StoreError";
+
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * Run synchronous backend work behind the async EventStore interface: a
+ * throw becomes a rejected promise instead of escaping the call.
+ */
+export function settle<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
