@@ -1,0 +1,35 @@
+import { startLoomServer } from "../server/loomServer.js";
+import { resolveStateDir } from "../server/stateDir.js";
+
+export interface ServeArgs {
+  readonly host: string | undefined;
+  readonly port: string | undefined;
+  readonly stateDir: string | undefined;
+  readonly config: string | undefined;
+}
+
+/** Run the server until SIGINT or SIGTERM, then shut down cleanly. */
+export async function runServe(args: ServeArgs): Promise<number> {
+  const port = args.port === undefined ? 0 : Number(args.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`--port must be an integer from 0 to 65535, got "${args.port}"`);
+  }
+  const server = await startLoomServer({
+    stateDir: resolveStateDir(args.stateDir),
+    host: args.host ?? "127.0.0.1",
+    port,
+    configPath: args.config,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  process.stdout.write(`${JSON.stringify({ url: server.url, mcpUrl: server.mcpUrl, environmentId: server.environmentId })}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      process.stderr.write(`loom: ${signal} received, shutting down\n`);
+      resolve();
+    };
+    process.once("SIGINT", () => stop("SIGINT"));
+    process.once("SIGTERM", () => stop("SIGTERM"));
+  });
+  await server.close();
+  return 0;
+}

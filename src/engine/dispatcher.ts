@@ -1,0 +1,146 @@
+import type { Command } from "../contracts/commands.js";
+import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
+import { toDomainEvent } from "../contracts/events.js";
+import { decide } from "../core/decider.js";
+import type { DecideContext } from "../core/decision.js";
+import { makeAllocate, type UuidSource } from "../core/ids.js";
+import { evolve, type OrchestrationState } from "../core/state.js";
+import type { CommitEntry, EventStore } from "../store/eventStore.js";
+
+export interface DispatcherOptions {
+  readonly store: EventStore;
+  readonly state: OrchestrationState;
+  /** Epoch milliseconds. */
+  readonly clock: () => number;
+  readonly uuid: UuidSource;
+  /** Most commands committed in one transaction. */
+  readonly maxBatch?: number;
+  /** Called with the events of each commit, after the state has them. */
+  readonly onCommitted?: (events: readonly StoredEvent[]) => void;
+  /** Rebuilds the state from the log after a failed commit left it ahead of the store. */
+  readonly rebuild: () => Promise<void>;
+}
+
+interface Pending {
+  readonly command: Command;
+  readonly resolve: (receipt: CommandReceipt) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * The one writer (DESIGN.md invariant 13). Commands are decided one at a time
+ * in arrival order against the in-memory state, so every thread is
+ * serialized; the commands that queued up while a commit was running are
+ * committed together in one transaction (group commit).
+ */
+export class Dispatcher {
+  private readonly queue: Pending[] = [];
+  private draining = false;
+  private readonly maxBatch: number;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.maxBatch = options.maxBatch ?? 512;
+  }
+
+  dispatch(command: Command): Promise<CommandReceipt> {
+    return new Promise<CommandReceipt>((resolve, reject) => {
+      this.queue.push({ command, resolve, reject });
+      if (!this.draining) {
+        this.draining = true;
+        void this.drain();
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        await this.runBatch(batch);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async runBatch(batch: readonly Pending[]): Promise<void> {
+    const { store, state } = this.options;
+    let stored: (CommandReceipt | null)[];
+    try {
+      stored = await Promise.all(batch.map((p) => store.lookupReceipt(p.command.commandId)));
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    const entries: CommitEntry[] = [];
+    const owners: Pending[] = [];
+    const replies: { pending: Pending; receipt: CommandReceipt }[] = [];
+    const seenInBatch = new Set<string>();
+    const ctx = this.context();
+    let evolved = false;
+    try {
+      batch.forEach((pending, index) => {
+        const known = stored[index];
+        if (known) {
+          replies.push({ pending, receipt: known });
+          return;
+        }
+        const { command } = pending;
+        if (seenInBatch.has(command.commandId)) {
+          // The store answers a repeated commandId in one batch with the first receipt.
+          entries.push(this.duplicateProbe(command));
+          owners.push(pending);
+          return;
+        }
+        seenInBatch.add(command.commandId);
+        const decision = decide(state, command, ctx);
+        if (decision.kind === "rejected") {
+          entries.push({
+            receipt: { status: "rejected", commandId: command.commandId, commandType: command.type, rejection: decision.rejection, rejectedAt: ctx.now },
+            events: [],
+            outbox: [],
+          });
+        } else {
+          for (const event of decision.events) evolve(state, toDomainEvent(event));
+          evolved ||= decision.events.length > 0;
+          entries.push({
+            receipt: { status: "accepted", commandId: command.commandId, commandType: command.type, acceptedAt: ctx.now },
+            events: decision.events,
+            outbox: decision.effects,
+          });
+        }
+        owners.push(pending);
+      });
+      const results = entries.length > 0 ? await store.commit(entries) : [];
+      const committed: StoredEvent[] = [];
+      results.forEach((result, index) => {
+        committed.push(...result.events);
+        replies.push({ pending: owners[index]!, receipt: result.receipt });
+      });
+      if (committed.length > 0) {
+        state.lastSequence = committed[committed.length - 1]!.sequence;
+        this.options.onCommitted?.(committed);
+      }
+    } catch (error) {
+      // The state may hold events that never reached the log: start again from the log.
+      if (evolved) await this.options.rebuild().catch(() => undefined);
+      for (const p of owners) p.reject(error);
+      for (const r of replies) r.pending.resolve(r.receipt);
+      return;
+    }
+    for (const r of replies) r.pending.resolve(r.receipt);
+  }
+
+  /** An entry the store will recognise as a duplicate of an earlier one in the same batch. */
+  private duplicateProbe(command: Command): CommitEntry {
+    return {
+      receipt: { status: "accepted", commandId: command.commandId, commandType: command.type, acceptedAt: this.context().now },
+      events: [],
+      outbox: [],
+    };
+  }
+
+  private context(): DecideContext {
+    return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid) };
+  }
+}

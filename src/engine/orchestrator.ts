@@ -1,0 +1,104 @@
+import type { Command } from "../contracts/commands.js";
+import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
+import { toDomainEvent } from "../contracts/events.js";
+import type { UuidSource } from "../core/ids.js";
+import { evolve, initialState, type OrchestrationState } from "../core/state.js";
+import type { EventStore } from "../store/eventStore.js";
+import { Dispatcher } from "./dispatcher.js";
+import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
+
+export interface OrchestratorOptions {
+  readonly store: EventStore;
+  readonly clock?: () => number;
+  readonly uuid?: UuidSource;
+  readonly maxBatch?: number;
+}
+
+export type CommittedListener = (events: readonly StoredEvent[]) => void;
+
+/** Page size for replaying the log into the state. */
+const REPLAY_PAGE = 10_000;
+
+/**
+ * The engine's front door: dispatches commands through the single writer and
+ * answers queries from the state, which is rebuilt from the log on open.
+ */
+export class Orchestrator {
+  private state: OrchestrationState;
+  private readonly dispatcher: Dispatcher;
+  private readonly listeners = new Set<CommittedListener>();
+
+  private constructor(
+    private readonly store: EventStore,
+    state: OrchestrationState,
+    options: OrchestratorOptions,
+  ) {
+    this.state = state;
+    this.dispatcher = new Dispatcher({
+      store,
+      state,
+      clock: options.clock ?? Date.now,
+      uuid: options.uuid ?? (() => crypto.randomUUID()),
+      maxBatch: options.maxBatch,
+      onCommitted: (events) => this.notify(events),
+      rebuild: async () => {
+        const fresh = await replay(store);
+        Object.assign(this.state, fresh);
+      },
+    });
+  }
+
+  static async open(options: OrchestratorOptions): Promise<Orchestrator> {
+    const state = await replay(options.store);
+    return new Orchestrator(options.store, state, options);
+  }
+
+  dispatch(command: Command): Promise<CommandReceipt> {
+    return this.dispatcher.dispatch(command);
+  }
+
+  /** Read-only view of the current state. Callers must not mutate it. */
+  get snapshotState(): Readonly<OrchestrationState> {
+    return this.state;
+  }
+
+  shellSnapshot(options: { includeArchived?: boolean } = {}): ShellSnapshot {
+    return shellSnapshot(this.state, options);
+  }
+
+  threadSnapshot(threadId: string): ThreadSnapshot | null {
+    return threadSnapshot(this.state, threadId);
+  }
+
+  /** Listen to every commit's events, after the state has applied them. */
+  onCommitted(listener: CommittedListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(events: readonly StoredEvent[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(events);
+      } catch (error) {
+        console.error("loom: commit listener failed", error);
+      }
+    }
+  }
+
+  /** Wait for queued commands to finish, then close the store. */
+  async close(): Promise<void> {
+    await this.store.close();
+  }
+}
+
+/** Fold the whole log into a fresh state. */
+export async function replay(store: EventStore): Promise<OrchestrationState> {
+  const state = initialState();
+  for (;;) {
+    const page = await store.readAll(state.lastSequence, REPLAY_PAGE);
+    if (page.length === 0) return state;
+    for (const event of page) evolve(state, toDomainEvent(event));
+    state.lastSequence = page[page.length - 1]!.sequence;
+  }
+}

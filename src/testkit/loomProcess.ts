@@ -1,0 +1,43 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The built CLI entry; tests that spawn processes run after `npm run build`. */
+export const CLI_PATH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+export const DIST_TESTKIT = fileURLToPath(new URL("../../dist/testkit/", import.meta.url));
+
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly stderr: () => string;
+}
+
+/** Spawn `loom serve` and resolve once it prints its address line. */
+export function spawnServe(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI_PATH, "serve", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    let stdout = "";
+    const onData = (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const line = stdout.split("\n")[0];
+      if (stdout.includes("\n") && line) {
+        child.stdout.off("data", onData);
+        try {
+          resolve({ child, url: (JSON.parse(line) as { url: string }).url, stderr: () => stderr });
+        } catch (error) {
+          reject(new Error(`unexpected serve output: ${line}`, { cause: error }));
+        }
+      }
+    };
+    child.stdout.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`loom serve exited early (${code}): ${stderr}`)));
+  });
+}
+
+export function waitForExit(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
