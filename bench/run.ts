@@ -1,0 +1,17 @@
+/**
+ * `npm run bench`: every figure is printed next to a baseline measured in the
+ * same run, as a ratio. LOOM_BENCH_QUICK=1 runs smaller sizes.
+ */
+import { runCoreBench } from "./coreBench.js";
+
+const quick = process.env.LOOM_BENCH_QUICK === "1";
+
+async function main(): Promise<void> {
+  console.log(`loom benchmarks (node ${process.version}${quick ? ", quick sizes" : ""})`);
+  await runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
