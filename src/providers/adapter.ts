@@ -1,0 +1,128 @@
+import type { ProviderCapabilities } from "../contracts/capabilities.js";
+import type { InteractionMode, RuntimeMode } from "../contracts/modes.js";
+import type { ProviderInstanceConfig } from "./config.js";
+import type { NormalizedProviderEvent } from "./events.js";
+
+export type { NormalizedProviderEvent } from "./events.js";
+export { McpTransport, type ProviderCapabilities } from "../contracts/capabilities.js";
+
+/**
+ * The provider adapter contract (STYLE rule 4, DESIGN invariant 10). A driver
+ * is a plain value registered under its name (`scripted`, `codex`, ...); it
+ * declares what it can do as a capability record, and policies read that
+ * record instead of the driver name.
+ */
+
+export interface ProviderProbe {
+  /** The executable (or SDK) the driver needs is present. */
+  readonly installed: boolean;
+  readonly authenticated: boolean;
+  /** Why not, in words a model can read; null when both hold. */
+  readonly reason: string | null;
+}
+
+export interface OpenSessionInput {
+  readonly instance: ProviderInstanceConfig;
+  readonly threadId: string;
+  readonly providerSessionId: string;
+  /** Absolute working directory of the agent. */
+  readonly cwd: string;
+  readonly runtimeMode: RuntimeMode;
+  readonly interactionMode: InteractionMode;
+  /** Null: the provider's default model. */
+  readonly model: string | null;
+  /**
+   * Loom's MCP endpoint and this session's bearer token, or null when the
+   * session gets no Loom tools. Adapters pass the token to the agent and
+   * never log it or write it into events (DESIGN invariant 8).
+   */
+  readonly mcp: { readonly url: string; readonly token: string } | null;
+  /** Aborts opening (process spawn, handshake); it does not stop an open session. */
+  readonly signal?: AbortSignal;
+  /**
+   * Event delivery. Installed before the adapter starts anything, so no event
+   * is lost. The adapter calls it synchronously, in order, for this session
+   * only; it never awaits it. The callback must not throw: it should hand the
+   * event to a queue and return.
+   */
+  readonly onEvent: (event: NormalizedProviderEvent) => void;
+}
+
+/**
+ * One open provider session. Methods resolve when the provider accepted the
+ * request, not when the work is done: results arrive as events. A method the
+ * capability record does not offer rejects with `ProviderError` code
+ * `unsupported`. After `stop()` every method rejects with `session_closed`.
+ */
+export interface ProviderSessionRuntime {
+  /** Start a turn for `runId`. Its events carry the same runId. */
+  startTurn(input: { readonly runId: string; readonly input: string }): Promise<void>;
+  /** Add input to the running turn `runId` (capabilities.steering). */
+  steerTurn(input: { readonly runId: string; readonly input: string }): Promise<void>;
+  /** Ask the running turn to stop; it still ends with turn.completed "interrupted". */
+  interruptTurn(input: { readonly runId: string }): Promise<void>;
+  /** Answer an approval_request or user_input_request by its requestId. */
+  respondToRequest(input: { readonly requestId: string; readonly response: unknown }): Promise<void>;
+  /** Release the session and its process. Idempotent. No events follow it. */
+  stop(): Promise<void>;
+}
+
+export interface ProviderDriver {
+  /** The `driver` name config entries use. */
+  readonly driver: string;
+  /** Pure and cheap: no process is spawned. */
+  capabilities(instance: ProviderInstanceConfig): ProviderCapabilities;
+  /** May spawn a process; callers cache the answer (see ProviderRegistry). */
+  probe(instance: ProviderInstanceConfig): Promise<ProviderProbe>;
+  openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime>;
+}
+
+export const ProviderErrorCode = {
+  notInstalled: "not_installed",
+  notAuthenticated: "not_authenticated",
+  unsupported: "unsupported",
+  startFailed: "start_failed",
+  sessionClosed: "session_closed",
+  turnNotActive: "turn_not_active",
+  requestNotFound: "request_not_found",
+  protocol: "protocol_error",
+  aborted: "aborted",
+} as const;
+export type ProviderErrorCode = (typeof ProviderErrorCode)[keyof typeof ProviderErrorCode];
+
+/** Whether repeating the same call may succeed without a config or state change. */
+export function isRetryableProviderCode(code: ProviderErrorCode): boolean {
+  switch (code) {
+    case ProviderErrorCode.startFailed:
+    case ProviderErrorCode.protocol:
+    case ProviderErrorCode.aborted:
+      return true;
+    case ProviderErrorCode.notInstalled:
+    case ProviderErrorCode.notAuthenticated:
+    case ProviderErrorCode.unsupported:
+    case ProviderErrorCode.sessionClosed:
+    case ProviderErrorCode.turnNotActive:
+    case ProviderErrorCode.requestNotFound:
+      return false;
+    default:
+      return assertNever(code);
+  }
+}
+
+/** A local adapter failure. Its message may reach a model, so it never holds a token. */
+export class ProviderError extends Error {
+  readonly retryable: boolean;
+  constructor(
+    readonly code: ProviderErrorCode,
+    message: string,
+    options?: { readonly cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "ProviderError";
+    this.retryable = isRetryableProviderCode(code);
+  }
+}
+
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
+}

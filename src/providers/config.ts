@@ -1,0 +1,245 @@
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
+import { z } from "zod";
+
+/**
+ * The Loom config file. Every section is optional: without a file Loom runs
+ * one project ("default", at the working directory) and one provider instance
+ * (the built-in `scripted` driver). Relative project roots resolve against the
+ * directory of the config file, an explicit config path against `cwd`.
+ */
+/** Looked for in the state directory when no --config is given. */
+export const DEFAULT_CONFIG_FILE = "config.json";
+
+/** Instance and project ids appear in MCP tool inputs, so they stay plain. */
+const IdSchema = z
+  .string({ error: "must be a string" })
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
+    error: "must be 1-64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit",
+  });
+const NonEmptySchema = z.string({ error: "must be a string" }).trim().min(1, { error: "must not be empty" });
+const PositiveMsSchema = z
+  .number({ error: "must be a number of milliseconds" })
+  .int({ error: "must be a whole number of milliseconds" })
+  .positive({ error: "must be greater than 0" });
+const PositiveCountSchema = z
+  .number({ error: "must be a number" })
+  .int({ error: "must be a whole number" })
+  .positive({ error: "must be greater than 0" });
+
+export const ProviderInstanceEntrySchema = z.strictObject({
+  id: IdSchema,
+  driver: NonEmptySchema,
+  enabled: z.boolean({ error: "must be true or false" }).optional(),
+  displayName: NonEmptySchema.optional(),
+  models: z.array(NonEmptySchema).min(1, { error: "must list at least one model, or be left out" }).optional(),
+  options: z.record(z.string(), z.unknown(), { error: "must be an object" }).optional(),
+});
+
+export const ProjectEntrySchema = z.strictObject({
+  id: IdSchema,
+  root: NonEmptySchema,
+  name: NonEmptySchema.optional(),
+});
+
+export const LimitsSchema = z.strictObject({
+  /** Children of one parent thread that may be active at the same time. */
+  maxActiveChildrenPerThread: PositiveCountSchema.optional(),
+  /** Delegated tasks one root thread's whole tree may ever spawn: a budget ceiling. */
+  maxSpawnsPerRootThread: PositiveCountSchema.optional(),
+  /** How deep delegation may nest below a root thread. */
+  maxDelegationDepth: PositiveCountSchema.optional(),
+});
+
+export const CredentialsSchema = z.strictObject({
+  idleTtlMs: PositiveMsSchema.optional(),
+  maxLifetimeMs: PositiveMsSchema.optional(),
+});
+
+export const WaitsSchema = z.strictObject({
+  maxWaitMs: PositiveMsSchema.optional(),
+});
+
+function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  ids.forEach((id, index) => {
+    if (seen.has(id)) {
+      ctx.addIssue({ code: "custom", path: [key, index, "id"], message: `duplicate ${label} id "${id}"` });
+    }
+    seen.add(id);
+  });
+}
+
+export const LoomConfigSchema = z
+  .strictObject({
+    providers: z.array(ProviderInstanceEntrySchema).optional(),
+    projects: z.array(ProjectEntrySchema).optional(),
+    limits: LimitsSchema.optional(),
+    credentials: CredentialsSchema.optional(),
+    waits: WaitsSchema.optional(),
+  })
+  .superRefine((config, ctx) => {
+    checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
+    checkUnique((config.projects ?? []).map((p) => p.id), "project", "projects", ctx);
+  });
+export type LoomConfigFile = z.input<typeof LoomConfigSchema>;
+
+/** A provider instance after defaults: what drivers and the registry see. */
+export interface ProviderInstanceConfig {
+  readonly id: string;
+  readonly driver: string;
+  readonly enabled: boolean;
+  /** Null: the registry shows the instance id. */
+  readonly displayName: string | null;
+  /** Null: use the models the driver advertises. */
+  readonly models: readonly string[] | null;
+  /** Driver-specific settings, validated by the driver, never by Loom. */
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+export interface ProjectConfig {
+  readonly id: string;
+  /** Absolute path. */
+  readonly root: string;
+  readonly name: string;
+}
+
+export interface LimitsConfig {
+  readonly maxActiveChildrenPerThread: number;
+  readonly maxSpawnsPerRootThread: number;
+  readonly maxDelegationDepth: number;
+}
+
+export interface CredentialsConfig {
+  readonly idleTtlMs: number;
+  readonly maxLifetimeMs: number;
+}
+
+export interface WaitsConfig {
+  /** Server cap on any blocking MCP wait (DESIGN invariant 7). */
+  readonly maxWaitMs: number;
+}
+
+export interface LoomConfig {
+  /** Absolute path of the file that was read, or null when none was. */
+  readonly source: string | null;
+  readonly providers: readonly ProviderInstanceConfig[];
+  readonly projects: readonly ProjectConfig[];
+  readonly limits: LimitsConfig;
+  readonly credentials: CredentialsConfig;
+  readonly waits: WaitsConfig;
+}
+
+export const DEFAULT_LIMITS: LimitsConfig = { maxActiveChildrenPerThread: 16, maxSpawnsPerRootThread: 64, maxDelegationDepth: 4 };
+export const DEFAULT_CREDENTIALS: CredentialsConfig = { idleTtlMs: 30 * 60_000, maxLifetimeMs: 24 * 60 * 60_000 };
+/** Short enough that an agent CLI's own tool timeout does not fire first. */
+export const DEFAULT_WAITS: WaitsConfig = { maxWaitMs: 30_000 };
+export const DEFAULT_PROVIDER: ProviderInstanceConfig = {
+  id: "scripted",
+  driver: "scripted",
+  enabled: true,
+  displayName: null,
+  models: null,
+  options: {},
+};
+
+export const ConfigErrorCode = {
+  notFound: "config_not_found",
+  unreadable: "config_unreadable",
+  invalid: "invalid_config",
+} as const;
+export type ConfigErrorCode = (typeof ConfigErrorCode)[keyof typeof ConfigErrorCode];
+
+/** A config problem is never retryable: the file has to change. */
+export class ConfigError extends Error {
+  readonly retryable = false;
+  constructor(
+    readonly code: ConfigErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** `providers[0].models[2]`, or `(root)` for the top level. */
+export function formatIssuePath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const segment of path) {
+    out += typeof segment === "number" ? `[${segment}]` : `${out === "" ? "" : "."}${String(segment)}`;
+  }
+  return out === "" ? "(root)" : out;
+}
+
+/**
+ * Read the config. An explicit `path` must exist; the default file
+ * (`<stateDir>/config.json`) may be missing, which yields the defaults.
+ * Projects without a config default to one project at `cwd`.
+ */
+export function loadConfig(path: string | undefined, stateDir: string, cwd: string): LoomConfig {
+  const file = path === undefined ? resolve(stateDir, DEFAULT_CONFIG_FILE) : resolve(cwd, path);
+  if (!existsSync(file)) {
+    if (path !== undefined) {
+      throw new ConfigError(ConfigErrorCode.notFound, `config file not found: ${file}`);
+    }
+    return resolveConfig({}, null, cwd);
+  }
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(ConfigErrorCode.unreadable, `cannot read config file ${file}: ${messageOf(error)}`);
+  }
+  return parseConfigText(text, file, cwd);
+}
+
+/** Parse config text that came from `file` (used for messages and relative roots). */
+export function parseConfigText(text: string, file: string, cwd: string): LoomConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(ConfigErrorCode.invalid, `invalid config ${file}: not valid JSON: ${messageOf(error)}`);
+  }
+  const parsed = LoomConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${formatIssuePath(issue.path)}: ${issue.message}`);
+    throw new ConfigError(ConfigErrorCode.invalid, `invalid config ${file}: ${problems.join("; ")}`);
+  }
+  return resolveConfig(parsed.data, file, cwd);
+}
+
+function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string | null, cwd: string): LoomConfig {
+  const baseDir = source === null ? cwd : dirname(source);
+  const providers = (file.providers ?? []).map(
+    (p): ProviderInstanceConfig => ({
+      id: p.id,
+      driver: p.driver,
+      enabled: p.enabled ?? true,
+      displayName: p.displayName ?? null,
+      models: p.models ?? null,
+      options: p.options ?? {},
+    }),
+  );
+  const projects = (file.projects ?? []).map((p): ProjectConfig => {
+    const root = resolve(baseDir, p.root);
+    return { id: p.id, root, name: p.name ?? nameOf(root) };
+  });
+  const defaultRoot = resolve(cwd);
+  return {
+    source,
+    providers: providers.length > 0 ? providers : [DEFAULT_PROVIDER],
+    projects: projects.length > 0 ? projects : [{ id: "default", root: defaultRoot, name: nameOf(defaultRoot) }],
+    limits: { ...DEFAULT_LIMITS, ...file.limits },
+    credentials: { ...DEFAULT_CREDENTIALS, ...file.credentials },
+    waits: { ...DEFAULT_WAITS, ...file.waits },
+  };
+}
+
+function nameOf(root: string): string {
+  return basename(root) || root;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,218 @@
+/**
+ * What every adapter emits, whatever its native protocol: the protocol-mapping
+ * half of an adapter (STYLE rule 4) turns native messages into these. The
+ * engine turns them into commands; only `item.delta` skips the log (DESIGN
+ * invariant 14).
+ *
+ * Only `turn.completed` ends a turn. A failed command, an error item or a
+ * closed stream does not: an adapter that loses its process while a turn runs
+ * emits `turn.completed` with status "failed" itself.
+ */
+
+export const ProviderEventType = {
+  turnStarted: "turn.started",
+  itemCompleted: "item.completed",
+  itemDelta: "item.delta",
+  usage: "usage",
+  turnCompleted: "turn.completed",
+} as const;
+export type ProviderEventType = (typeof ProviderEventType)[keyof typeof ProviderEventType];
+
+export const ProviderItemKind = {
+  assistantMessage: "assistant_message",
+  reasoning: "reasoning",
+  commandExecution: "command_execution",
+  fileChange: "file_change",
+  todoList: "todo_list",
+  userInputRequest: "user_input_request",
+  approvalRequest: "approval_request",
+  error: "error",
+  dynamicTool: "dynamic_tool",
+} as const;
+export type ProviderItemKind = (typeof ProviderItemKind)[keyof typeof ProviderItemKind];
+
+export const ApprovalRequestKind = {
+  command: "command",
+  fileRead: "file-read",
+  fileChange: "file-change",
+  mcpElicitation: "mcp-elicitation",
+  permission: "permission",
+} as const;
+export type ApprovalRequestKind = (typeof ApprovalRequestKind)[keyof typeof ApprovalRequestKind];
+
+export const FileChangeKind = {
+  add: "add",
+  update: "update",
+  delete: "delete",
+} as const;
+export type FileChangeKind = (typeof FileChangeKind)[keyof typeof FileChangeKind];
+
+export const TodoStatus = {
+  pending: "pending",
+  inProgress: "in_progress",
+  completed: "completed",
+} as const;
+export type TodoStatus = (typeof TodoStatus)[keyof typeof TodoStatus];
+
+export const DynamicToolStatus = {
+  completed: "completed",
+  failed: "failed",
+} as const;
+export type DynamicToolStatus = (typeof DynamicToolStatus)[keyof typeof DynamicToolStatus];
+
+export const TurnEndStatus = {
+  completed: "completed",
+  failed: "failed",
+  interrupted: "interrupted",
+} as const;
+export type TurnEndStatus = (typeof TurnEndStatus)[keyof typeof TurnEndStatus];
+
+export interface AssistantMessageItem {
+  readonly kind: "assistant_message";
+  readonly text: string;
+}
+
+export interface ReasoningItem {
+  readonly kind: "reasoning";
+  readonly text: string;
+}
+
+export interface CommandExecutionItem {
+  readonly kind: "command_execution";
+  readonly command: string;
+  readonly cwd: string;
+  /** Null when the command was killed or never reported an exit code. */
+  readonly exitCode: number | null;
+  /** The head of the output; the full output is never stored. */
+  readonly outputPreview: string;
+  readonly outputTruncated: boolean;
+  readonly durationMs: number | null;
+}
+
+export interface FileChange {
+  readonly path: string;
+  readonly kind: FileChangeKind;
+  readonly additions: number;
+  readonly deletions: number;
+}
+
+export interface FileChangeItem {
+  readonly kind: "file_change";
+  readonly changes: readonly FileChange[];
+}
+
+export interface TodoItem {
+  readonly text: string;
+  readonly status: TodoStatus;
+}
+
+export interface TodoListItem {
+  readonly kind: "todo_list";
+  readonly items: readonly TodoItem[];
+}
+
+/** The turn waits until `respondToRequest(requestId, ...)` answers it. */
+export interface UserInputRequestItem {
+  readonly kind: "user_input_request";
+  readonly requestId: string;
+  readonly questions: readonly { readonly id: string; readonly question: string }[];
+}
+
+/** The turn waits until `respondToRequest(requestId, ...)` answers it. */
+export interface ApprovalRequestItem {
+  readonly kind: "approval_request";
+  readonly requestId: string;
+  readonly requestKind: ApprovalRequestKind;
+  readonly title: string;
+  readonly detail: string;
+}
+
+/** A provider-reported error inside a turn; it does not end the turn. */
+export interface ErrorItem {
+  readonly kind: "error";
+  readonly message: string;
+}
+
+/** A tool call the provider ran (MCP tools included), with its outcome. */
+export interface DynamicToolItem {
+  readonly kind: "dynamic_tool";
+  readonly toolName: string;
+  readonly arguments: unknown;
+  readonly result: unknown;
+  readonly status: DynamicToolStatus;
+}
+
+export type ProviderItem =
+  | AssistantMessageItem
+  | ReasoningItem
+  | CommandExecutionItem
+  | FileChangeItem
+  | TodoListItem
+  | UserInputRequestItem
+  | ApprovalRequestItem
+  | ErrorItem
+  | DynamicToolItem;
+
+export interface TurnStartedEvent {
+  readonly type: "turn.started";
+  readonly runId: string;
+}
+
+export interface ItemCompletedEvent {
+  readonly type: "item.completed";
+  readonly runId: string;
+  /**
+   * The provider's id for the item, stable across a replayed stream; deltas
+   * of the same item carry it too. Loom derives its turn-item id from it.
+   */
+  readonly itemId: string;
+  readonly item: ProviderItem;
+}
+
+/** Streaming text for a live subscriber. Never stored (DESIGN invariant 14). */
+export interface ItemDeltaEvent {
+  readonly type: "item.delta";
+  readonly runId: string;
+  readonly itemId: string;
+  readonly text: string;
+}
+
+/** Token use so far in the turn (cumulative, not an increment). */
+export interface UsageEvent {
+  readonly type: "usage";
+  readonly runId: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+/** The one event that ends a turn. `error` is set exactly when status is "failed". */
+export interface TurnCompletedEvent {
+  readonly type: "turn.completed";
+  readonly runId: string;
+  readonly status: TurnEndStatus;
+  readonly error: string | null;
+}
+
+export type NormalizedProviderEvent =
+  | TurnStartedEvent
+  | ItemCompletedEvent
+  | ItemDeltaEvent
+  | UsageEvent
+  | TurnCompletedEvent;
+
+/** True for the events the engine records; false for streaming-only ones. */
+export function isDurableProviderEvent(event: NormalizedProviderEvent): boolean {
+  switch (event.type) {
+    case "turn.started":
+    case "item.completed":
+    case "usage":
+    case "turn.completed":
+      return true;
+    case "item.delta":
+      return false;
+    default: {
+      const unexpected: never = event;
+      throw new Error(`unexpected provider event: ${JSON.stringify(unexpected)}`);
+    }
+  }
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import type { ProviderCapabilities, ProviderDriver, ProviderProbe } from "./adapter.js";
+import { ProviderError } from "./adapter.js";
+import type { ProviderInstanceConfig } from "./config.js";
+import { ProviderRegistry } from "./registry.js";
+
+const capabilities: ProviderCapabilities = {
+  steering: true,
+  interrupt: true,
+  restart: false,
+  fork: false,
+  resume: true,
+  runtimeModes: ["approval-required", "full-access"],
+  models: ["fake-large", "fake-small"],
+  mcpTransport: "http",
+};
+
+function fakeDriver(driver: string, probe: () => Promise<ProviderProbe>): ProviderDriver & { probes: number } {
+  const fake = {
+    driver,
+    probes: 0,
+    capabilities: () => capabilities,
+    probe: async () => {
+      fake.probes += 1;
+      return probe();
+    },
+    openSession: () => Promise.reject(new ProviderError("unsupported", "fake driver opens no sessions")),
+  };
+  return fake;
+}
+
+function instance(id: string, driver: string, extra: Partial<ProviderInstanceConfig> = {}): ProviderInstanceConfig {
+  return { id, driver, enabled: true, displayName: null, models: null, options: {}, ...extra };
+}
+
+const ok = (): Promise<ProviderProbe> => Promise.resolve({ installed: true, authenticated: true, reason: null });
+
+describe("ProviderRegistry availability", () => {
+  it("an available instance reports capabilities, models and no reason", async () => {
+    const registry = new ProviderRegistry([instance("fake", "fake")], new Map([["fake", fakeDriver("fake", ok)]]));
+    const availability = await registry.get("fake");
+    expect(availability).toMatchObject({
+      driver: "fake",
+      displayName: "fake",
+      enabled: true,
+      installed: true,
+      authenticated: true,
+      adapterPresent: true,
+      available: true,
+      reason: null,
+      models: ["fake-large", "fake-small"],
+    });
+    expect(availability?.capabilities).toEqual(capabilities);
+  });
+
+  it("a disabled instance is unavailable and never probed", async () => {
+    const driver = fakeDriver("fake", ok);
+    const registry = new ProviderRegistry([instance("off", "fake", { enabled: false })], new Map([["fake", driver]]));
+    const availability = await registry.get("off");
+    expect(availability).toMatchObject({ enabled: false, available: false, reason: "disabled in config", adapterPresent: true });
+    expect(driver.probes).toBe(0);
+  });
+
+  it("an instance whose driver has no adapter is listed but unavailable", async () => {
+    const registry = new ProviderRegistry([instance("gem", "gemini", { displayName: "Gemini" })], new Map());
+    const [availability] = await registry.list();
+    expect(availability).toMatchObject({
+      displayName: "Gemini",
+      adapterPresent: false,
+      available: false,
+      capabilities: null,
+      models: [],
+      reason: "no adapter for driver gemini",
+    });
+  });
+
+  it("a probe that finds no executable says so", async () => {
+    const driver = fakeDriver("fake", () => Promise.resolve({ installed: false, authenticated: false, reason: "fake-cli" }));
+    const registry = new ProviderRegistry([instance("fake", "fake")], new Map([["fake", driver]]));
+    expect(await registry.get("fake")).toMatchObject({
+      installed: false,
+      available: false,
+      reason: "executable not found: fake-cli",
+    });
+  });
+
+  it("a probe that finds no login says so", async () => {
+    const driver = fakeDriver("fake", () =>
+      Promise.resolve({ installed: true, authenticated: false, reason: "run `fake login`" }),
+    );
+    const registry = new ProviderRegistry([instance("fake", "fake")], new Map([["fake", driver]]));
+    expect(await registry.get("fake")).toMatchObject({
+      installed: true,
+      authenticated: false,
+      available: false,
+      reason: "not authenticated: run `fake login`",
+    });
+  });
+
+  it("a probe that throws makes the instance unavailable instead of failing the list", async () => {
+    const driver = fakeDriver("fake", () => Promise.reject(new Error("spawn EACCES")));
+    const registry = new ProviderRegistry([instance("fake", "fake"), instance("other", "none")], new Map([["fake", driver]]));
+    const list = await registry.list();
+    expect(list.map((a) => [a.instance.id, a.available, a.reason])).toEqual([
+      ["fake", false, "probe failed: spawn EACCES"],
+      ["other", false, "no adapter for driver none"],
+    ]);
+  });
+
+  it("configured models override the driver's", async () => {
+    const registry = new ProviderRegistry(
+      [instance("fake", "fake", { models: ["pinned"] })],
+      new Map([["fake", fakeDriver("fake", ok)]]),
+    );
+    expect((await registry.get("fake"))?.models).toEqual(["pinned"]);
+  });
+
+  it("unknown ids give null", async () => {
+    const registry = new ProviderRegistry([instance("fake", "fake")], new Map([["fake", fakeDriver("fake", ok)]]));
+    expect(await registry.get("nope")).toBeNull();
+    expect(registry.driverFor("nope")).toBeNull();
+    expect(registry.driverFor("fake")?.driver).toBe("fake");
+  });
+});
+
+describe("ProviderRegistry probe cache", () => {
+  it("reuses a probe within the TTL, shares concurrent probes, and probes again after it", async () => {
+    let now = 1_000;
+    const driver = fakeDriver("fake", ok);
+    const registry = new ProviderRegistry([instance("fake", "fake")], new Map([["fake", driver]]), {
+      probeTtlMs: 5_000,
+      now: () => now,
+    });
+    await Promise.all([registry.list(), registry.get("fake"), registry.get("fake")]);
+    expect(driver.probes).toBe(1);
+    now += 4_999;
+    await registry.get("fake");
+    expect(driver.probes).toBe(1);
+    now += 1;
+    await registry.get("fake");
+    expect(driver.probes).toBe(2);
+    registry.invalidate("fake");
+    await registry.get("fake");
+    expect(driver.probes).toBe(3);
+  });
+});

@@ -1,0 +1,164 @@
+import type { ProviderCapabilities, ProviderDriver, ProviderProbe } from "./adapter.js";
+import type { ProviderInstanceConfig } from "./config.js";
+
+/**
+ * Whether a configured provider instance can run work right now, with the
+ * reason in words a model can read (spec 000, Provider Support and
+ * orchestrator_capabilities). Instances without an adapter are still listed,
+ * marked unavailable, so provider selection stays model-visible.
+ */
+export interface ProviderAvailability {
+  readonly instance: ProviderInstanceConfig;
+  readonly driver: string;
+  readonly displayName: string;
+  readonly enabled: boolean;
+  /** False also when the instance was not probed (disabled, or no adapter). */
+  readonly installed: boolean;
+  readonly authenticated: boolean;
+  readonly adapterPresent: boolean;
+  /** enabled && adapterPresent && installed && authenticated. */
+  readonly available: boolean;
+  /** Null exactly when available. */
+  readonly reason: string | null;
+  readonly capabilities: ProviderCapabilities | null;
+  /** The instance's configured models, else the driver's advertised ones. */
+  readonly models: readonly string[];
+}
+
+export interface ProviderRegistryOptions {
+  /** How long a probe answer is reused. Probes may spawn processes. */
+  readonly probeTtlMs?: number;
+  readonly now?: () => number;
+}
+
+export const DEFAULT_PROBE_TTL_MS = 5_000;
+
+interface CachedProbe {
+  readonly at: number;
+  readonly result: Promise<ProbeOutcome>;
+}
+
+export class ProviderRegistry {
+  private readonly instances: ReadonlyMap<string, ProviderInstanceConfig>;
+  private readonly probes = new Map<string, CachedProbe>();
+  private readonly probeTtlMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    instances: readonly ProviderInstanceConfig[],
+    private readonly drivers: ReadonlyMap<string, ProviderDriver>,
+    options: ProviderRegistryOptions = {},
+  ) {
+    this.instances = new Map(instances.map((instance) => [instance.id, instance]));
+    this.probeTtlMs = options.probeTtlMs ?? DEFAULT_PROBE_TTL_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Every configured instance in config order, probed concurrently. */
+  async list(): Promise<ProviderAvailability[]> {
+    return Promise.all([...this.instances.values()].map((instance) => this.availabilityOf(instance)));
+  }
+
+  /** Null when no instance has this id. */
+  async get(instanceId: string): Promise<ProviderAvailability | null> {
+    const instance = this.instances.get(instanceId);
+    return instance === undefined ? null : this.availabilityOf(instance);
+  }
+
+  instance(instanceId: string): ProviderInstanceConfig | null {
+    return this.instances.get(instanceId) ?? null;
+  }
+
+  /** The driver behind an instance, or null when the instance or its adapter is missing. */
+  driverFor(instanceId: string): ProviderDriver | null {
+    const instance = this.instances.get(instanceId);
+    return instance === undefined ? null : (this.drivers.get(instance.driver) ?? null);
+  }
+
+  /** Forget cached probe answers (all, or one instance's), e.g. after a login. */
+  invalidate(instanceId?: string): void {
+    if (instanceId === undefined) {
+      this.probes.clear();
+    } else {
+      this.probes.delete(instanceId);
+    }
+  }
+
+  private async availabilityOf(instance: ProviderInstanceConfig): Promise<ProviderAvailability> {
+    const driver = this.drivers.get(instance.driver);
+    const capabilities = driver === undefined ? null : driver.capabilities(instance);
+    const base = {
+      instance,
+      driver: instance.driver,
+      displayName: instance.displayName ?? instance.id,
+      enabled: instance.enabled,
+      adapterPresent: driver !== undefined,
+      capabilities,
+      models: instance.models ?? capabilities?.models ?? [],
+    };
+    if (!instance.enabled) {
+      return { ...base, installed: false, authenticated: false, available: false, reason: "disabled in config" };
+    }
+    if (driver === undefined) {
+      return {
+        ...base,
+        installed: false,
+        authenticated: false,
+        available: false,
+        reason: `no adapter for driver ${instance.driver}`,
+      };
+    }
+    return { ...base, ...verdict(instance, await this.probe(driver, instance)) };
+  }
+
+  /** Concurrent callers share one probe; a probe that throws counts as not installed. */
+  private probe(driver: ProviderDriver, instance: ProviderInstanceConfig): Promise<ProbeOutcome> {
+    const now = this.now();
+    const cached = this.probes.get(instance.id);
+    if (cached !== undefined && now - cached.at < this.probeTtlMs) {
+      return cached.result;
+    }
+    const result = runProbe(driver, instance);
+    this.probes.set(instance.id, { at: now, result });
+    return result;
+  }
+}
+
+/** A probe's answer, or the message of the exception it threw instead. */
+type ProbeOutcome =
+  | { readonly kind: "answered"; readonly probe: ProviderProbe }
+  | { readonly kind: "threw"; readonly message: string };
+
+async function runProbe(driver: ProviderDriver, instance: ProviderInstanceConfig): Promise<ProbeOutcome> {
+  try {
+    return { kind: "answered", probe: await driver.probe(instance) };
+  } catch (error) {
+    return { kind: "threw", message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+interface Verdict {
+  readonly installed: boolean;
+  readonly authenticated: boolean;
+  readonly available: boolean;
+  readonly reason: string | null;
+}
+
+function verdict(instance: ProviderInstanceConfig, outcome: ProbeOutcome): Verdict {
+  if (outcome.kind === "threw") {
+    return { installed: false, authenticated: false, available: false, reason: `probe failed: ${outcome.message}` };
+  }
+  const { installed, authenticated, reason } = outcome.probe;
+  if (!installed) {
+    return { installed, authenticated, available: false, reason: `executable not found: ${reason ?? instance.driver}` };
+  }
+  if (!authenticated) {
+    return {
+      installed,
+      authenticated,
+      available: false,
+      reason: `not authenticated: ${reason ?? `log in to ${instance.driver}`}`,
+    };
+  }
+  return { installed, authenticated, available: true, reason: null };
+}
