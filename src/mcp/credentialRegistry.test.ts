@@ -177,3 +177,36 @@ describe("McpCredentialRegistry owner token", () => {
     expect(() => registry.registerOwnerToken("short")).toThrow(/at least 16 characters/);
   });
 });
+
+describe("McpCredentialRegistry isActive and narrowed capabilities", () => {
+  it("isActive follows revocation and expiry without refreshing the idle timer", () => {
+    const { registry, clock } = setup({ idleTtlMs: 1_000 });
+    const a = registry.issue(scope);
+    const b = registry.issue({ ...scope, providerSessionId: "provider-session:2" });
+    expect(registry.isActive(a.credentialId)).toBe(true);
+    clock.now += 600;
+    expect(registry.isActive(a.credentialId)).toBe(true);
+    expect(registry.resolve(b.token).ok).toBe(true);
+    clock.now += 600;
+    // a: 1,200 ms idle, the isActive check at 600 ms did not count as use; b was used at 600 ms.
+    expect(registry.isActive(a.credentialId)).toBe(false);
+    expect(registry.isActive(b.credentialId)).toBe(true);
+    expect(registry.resolve(a.token)).toEqual({ ok: false, reason: "expired" });
+    expect(registry.isActive("mcp-credential:nope")).toBe(false);
+  });
+
+  it("a revoked credential is not active", () => {
+    const { registry } = setup();
+    const issued = registry.issue(scope);
+    registry.revokeSession(scope.providerSessionId);
+    expect(registry.isActive(issued.credentialId)).toBe(false);
+  });
+
+  it("issues a preview-only credential and refuses unknown capabilities", () => {
+    const { registry } = setup();
+    const issued = registry.issue(scope, { capabilities: ["preview", "preview"] });
+    const resolved = registry.resolve(issued.token);
+    expect(resolved.ok && resolved.scope.capabilities).toEqual(["preview"]);
+    expect(() => registry.issue(scope, { capabilities: ["admin" as never] })).toThrow(McpCredentialError);
+  });
+});

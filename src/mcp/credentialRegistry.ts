@@ -56,6 +56,11 @@ export type CredentialResolution =
   | { readonly ok: true; readonly scope: McpInvocationScope }
   | { readonly ok: false; readonly reason: CredentialRejection };
 
+export interface IssueOptions {
+  /** Defaults to every capability (MCP_CREDENTIAL_CAPABILITIES). */
+  readonly capabilities?: readonly McpCapability[];
+}
+
 export interface IssuedCredential {
   /** The raw bearer token. Pass it to the agent; do not keep or log it. */
   readonly token: string;
@@ -122,12 +127,19 @@ export class McpCredentialRegistry {
     this.randomBytes = options.randomBytes ?? nodeRandomBytes;
   }
 
-  /** Mint a credential with the preview and orchestration capabilities. */
-  issue(input: CredentialScopeInput): IssuedCredential {
+  /**
+   * Mint a credential. It grants the preview and orchestration capabilities
+   * unless `options.capabilities` narrows them (e.g. a preview-only observer).
+   */
+  issue(input: CredentialScopeInput, options: IssueOptions = {}): IssuedCredential {
     for (const key of ["environmentId", "threadId", "providerInstanceId", "providerSessionId"] as const) {
       if (typeof input[key] !== "string" || input[key] === "") {
         throw new McpCredentialError("invalid_scope", `credential scope needs a non-empty ${key}`);
       }
+    }
+    const capabilities = options.capabilities ?? MCP_CREDENTIAL_CAPABILITIES;
+    if (capabilities.some((capability) => !MCP_CREDENTIAL_CAPABILITIES.includes(capability))) {
+      throw new McpCredentialError("invalid_scope", "credential capabilities must be preview and/or orchestration");
     }
     const token = this.randomBytes(TOKEN_BYTES).toString("base64url");
     const credentialId = `mcp-credential:${this.randomBytes(CREDENTIAL_ID_BYTES).toString("hex")}`;
@@ -144,7 +156,7 @@ export class McpCredentialRegistry {
       threadId: input.threadId,
       providerInstanceId: input.providerInstanceId,
       providerSessionId: input.providerSessionId,
-      capabilities: MCP_CREDENTIAL_CAPABILITIES,
+      capabilities: [...new Set(capabilities)],
     };
     this.live.set(hash, { scope, expiresAt, lastUsedAt: now });
     this.hashById.set(credentialId, hash);
@@ -171,6 +183,17 @@ export class McpCredentialRegistry {
     }
     credential.lastUsedAt = now;
     return { ok: true, scope: credential.scope };
+  }
+
+  /**
+   * True while the credential is neither revoked nor expired. Unlike
+   * `resolve()` it does not refresh the idle timer: holders of open MCP
+   * sessions use it to notice that their credential has ended.
+   */
+  isActive(credentialId: string): boolean {
+    const hash = this.hashById.get(credentialId);
+    const credential = hash === undefined ? undefined : this.live.get(hash);
+    return credential !== undefined && !this.isExpired(credential, this.now());
   }
 
   /** True when a live credential was revoked. */

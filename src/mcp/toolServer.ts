@@ -1,0 +1,145 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, RequestId, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { McpInvocationScope } from "./credentialRegistry.js";
+import { OrchestratorMcpError, OrchestratorMcpFailureCode, formatZodIssues, isUnexpectedFailure, toMcpFailure } from "./failures.js";
+import type { McpProgressUpdate, McpToolContext, McpToolDefinition, McpToolkit } from "./toolkit.js";
+import { TOOL_NAME_PATTERN } from "./toolkit.js";
+
+/**
+ * The SDK's low-level `Server` wired to Loom's toolkits. Loom, not the SDK,
+ * lists the tools (JSON Schema from zod 4), checks capabilities, validates
+ * arguments and turns every thrown value into an OrchestratorMcpFailure result.
+ */
+
+export class McpToolCatalogError extends Error {
+  constructor(
+    readonly code: "duplicate_tool" | "invalid_tool_name" | "invalid_input_schema",
+    message: string,
+  ) {
+    super(message);
+    this.name = "McpToolCatalogError";
+  }
+}
+
+export interface McpToolCatalog {
+  /** The tools/list entries, computed once. */
+  readonly listing: readonly Tool[];
+  get(name: string): McpToolDefinition | undefined;
+}
+
+/** Index the toolkits' tools by name; throws on duplicates or a non-object schema. */
+export function buildToolCatalog(toolkits: readonly McpToolkit[]): McpToolCatalog {
+  const byName = new Map<string, McpToolDefinition>();
+  const listing: Tool[] = [];
+  for (const toolkit of toolkits) {
+    for (const tool of toolkit.tools) {
+      if (!TOOL_NAME_PATTERN.test(tool.name)) {
+        throw new McpToolCatalogError("invalid_tool_name", `tool name ${JSON.stringify(tool.name)} in toolkit ${toolkit.name} is not [A-Za-z0-9_.-]{1,128}`);
+      }
+      if (byName.has(tool.name)) {
+        throw new McpToolCatalogError("duplicate_tool", `tool ${tool.name} is defined twice (toolkit ${toolkit.name})`);
+      }
+      byName.set(tool.name, tool);
+      listing.push(toolListing(tool));
+    }
+  }
+  return { listing, get: (name) => byName.get(name) };
+}
+
+function toolListing(tool: McpToolDefinition): Tool {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.inputSchema, { io: "input", unrepresentable: "any" });
+  if (schema.type !== "object") {
+    throw new McpToolCatalogError("invalid_input_schema", `tool ${tool.name}: inputSchema must be a zod object`);
+  }
+  return {
+    name: tool.name,
+    ...(tool.title === undefined ? {} : { title: tool.title }),
+    description: tool.description,
+    inputSchema: schema as Tool["inputSchema"],
+    ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+  };
+}
+
+export interface ToolServerOptions {
+  readonly catalog: McpToolCatalog;
+  readonly serverName: string;
+  readonly version: string;
+  readonly log: (line: string) => void;
+  /** The scope of the session's caller, as resolved on the latest request. */
+  readonly scope: () => McpInvocationScope;
+  /** Aborted when the HTTP response a call answers on goes away. */
+  readonly responseSignal?: (requestId: RequestId) => AbortSignal | undefined;
+}
+
+/** One SDK Server per MCP session; connect it to that session's transport. */
+export function createToolServer(options: ToolServerOptions): Server {
+  const { catalog, log } = options;
+  const server = new Server({ name: options.serverName, version: options.version }, { capabilities: { tools: { listChanged: false } } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...catalog.listing] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const progressToken = extra._meta?.progressToken;
+    const responseSignal = options.responseSignal?.(extra.requestId);
+    const signal = responseSignal === undefined ? extra.signal : AbortSignal.any([extra.signal, responseSignal]);
+    let progressFailed = false;
+    const ctx: McpToolContext = {
+      scope: options.scope(),
+      signal,
+      requestId: extra.requestId,
+      async progress(update: McpProgressUpdate) {
+        if (progressToken === undefined || signal.aborted || progressFailed) return;
+        try {
+          await extra.sendNotification({ method: "notifications/progress", params: { progressToken, ...progressParams(update) } });
+        } catch (error) {
+          // Progress is advisory: a lost stream must not fail the call.
+          progressFailed = true;
+          log(`mcp: progress for ${request.params.name} not delivered: ${(error as Error).message}`);
+        }
+      },
+    };
+    return callTool(catalog, request.params.name, request.params.arguments, ctx, log);
+  });
+  server.onerror = (error) => log(`mcp: ${error.message}`);
+  return server;
+}
+
+/** Look up, authorize, validate and run one tool call; never throws. */
+export async function callTool(catalog: McpToolCatalog, name: string, args: unknown, ctx: McpToolContext, log: (line: string) => void): Promise<CallToolResult> {
+  try {
+    const tool = catalog.get(name);
+    if (tool === undefined) {
+      throw new OrchestratorMcpError(OrchestratorMcpFailureCode.invalid_request, `unknown tool ${JSON.stringify(name)}`);
+    }
+    if (!ctx.scope.capabilities.includes(tool.capability)) {
+      throw new OrchestratorMcpError(OrchestratorMcpFailureCode.capability_denied, `tool ${name} needs the ${tool.capability} capability, which this credential does not grant`);
+    }
+    const parsed = tool.inputSchema.safeParse(args ?? {});
+    if (!parsed.success) {
+      throw new OrchestratorMcpError(OrchestratorMcpFailureCode.invalid_request, `invalid arguments for ${name}: ${formatZodIssues(parsed.error)}`);
+    }
+    const result = await tool.handler(parsed.data, ctx);
+    if (typeof result !== "object" || result === null || Array.isArray(result)) {
+      throw new TypeError(`tool ${name} returned ${Array.isArray(result) ? "an array" : typeof result}, not an object`);
+    }
+    return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+  } catch (error) {
+    if (isUnexpectedFailure(error)) {
+      log(`mcp: tool ${name} (request ${String(ctx.requestId)}) failed: ${describe(error)}`);
+    }
+    const failure = toMcpFailure(error);
+    return { isError: true, content: [{ type: "text", text: `${failure.code}: ${failure.message}` }], structuredContent: { error: failure } };
+  }
+}
+
+function progressParams(update: McpProgressUpdate): McpProgressUpdate {
+  return {
+    progress: update.progress,
+    ...(update.total === undefined ? {} : { total: update.total }),
+    ...(update.message === undefined ? {} : { message: update.message }),
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+}
