@@ -1,0 +1,244 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { ProviderCapabilities } from "../../contracts/capabilities.js";
+import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime } from "../adapter.js";
+import { ProviderError, ProviderErrorCode } from "../adapter.js";
+import type { ProviderInstanceConfig } from "../config.js";
+import type { NormalizedProviderEvent, ProviderItem } from "../events.js";
+import { ScriptedMcpClient } from "./mcpClient.js";
+import { DEFAULT_SCRIPTED_CAPABILITIES, ScriptedOptionsError, parseScriptedOptions } from "./options.js";
+import type { ScriptedOptions } from "./options.js";
+import { PendingRequests } from "./pendingRequests.js";
+import { runTurn } from "./runner.js";
+import type { TurnEnd } from "./runner.js";
+
+/**
+ * The `scripted` driver: a deterministic agent with no model behind it. A
+ * turn whose input is `{"script":[...]}` runs those steps (say, call a Loom
+ * MCP tool over real HTTP, ask, approve, write, run, sleep, fail); any other
+ * input is echoed. Integration tests drive Loom with it, and it is how a
+ * user tries Loom without an agent installed (docs/scripted-driver.md).
+ */
+
+export const SCRIPTED_DRIVER = "scripted";
+
+export const scriptedDriver: ProviderDriver = {
+  driver: SCRIPTED_DRIVER,
+
+  /** Bad options fall back to the defaults here; probe() reports them. */
+  capabilities(instance: ProviderInstanceConfig): ProviderCapabilities {
+    try {
+      return parseScriptedOptions(instance).capabilities;
+    } catch (error) {
+      if (error instanceof ScriptedOptionsError) {
+        return { ...DEFAULT_SCRIPTED_CAPABILITIES, models: instance.models ?? DEFAULT_SCRIPTED_CAPABILITIES.models };
+      }
+      throw error;
+    }
+  },
+
+  /** Nothing to install or log in to; invalid options make the probe throw with their message. */
+  probe(instance: ProviderInstanceConfig): Promise<ProviderProbe> {
+    try {
+      parseScriptedOptions(instance);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return Promise.resolve({ installed: true, authenticated: true, reason: null });
+  },
+
+  async openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime> {
+    let options: ScriptedOptions;
+    try {
+      options = parseScriptedOptions(input.instance);
+    } catch (error) {
+      throw new ProviderError(ProviderErrorCode.startFailed, error instanceof Error ? error.message : String(error), {
+        cause: error,
+      });
+    }
+    if (!options.capabilities.runtimeModes.includes(input.runtimeMode)) {
+      throw new ProviderError(
+        ProviderErrorCode.unsupported,
+        `scripted instance "${input.instance.id}" does not offer runtime mode ${input.runtimeMode}`,
+      );
+    }
+    try {
+      input.signal?.throwIfAborted();
+      if (options.startupDelayMs > 0) {
+        await delay(options.startupDelayMs, undefined, { signal: input.signal });
+      }
+    } catch (error) {
+      throw new ProviderError(ProviderErrorCode.aborted, "opening the scripted session was aborted", { cause: error });
+    }
+    return new ScriptedSession(input, options);
+  },
+};
+
+interface ActiveTurn {
+  readonly runId: string;
+  readonly controller: AbortController;
+  /** Settles when the runner has stopped; never rejects. */
+  done: Promise<void>;
+  /** Set once turn.completed was emitted: nothing for this run follows it. */
+  ended: boolean;
+}
+
+/**
+ * One open scripted session: the lifecycle concern. At most one turn runs at
+ * a time. turn.completed is emitted exactly once per turn, by `endTurn`,
+ * whether the script finished, failed or was interrupted.
+ */
+export class ScriptedSession implements ProviderSessionRuntime {
+  private readonly requests = new PendingRequests();
+  private readonly mcp: ScriptedMcpClient | null;
+  private readonly onEvent: (event: NormalizedProviderEvent) => void;
+  private readonly cwd: string;
+  private active: ActiveTurn | null = null;
+  private itemCounter = 0;
+  private closed = false;
+
+  constructor(
+    input: OpenSessionInput,
+    private readonly options: ScriptedOptions,
+  ) {
+    this.cwd = input.cwd;
+    this.onEvent = input.onEvent;
+    const reachable = input.mcp !== null && options.capabilities.mcpTransport === "http";
+    this.mcp = reachable && input.mcp !== null ? new ScriptedMcpClient(input.mcp) : null;
+  }
+
+  startTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
+    return settle(() => {
+      this.assertOpen();
+      if (this.active !== null) {
+        throw new ProviderError(
+          ProviderErrorCode.turnNotActive,
+          `a turn is already running (run ${this.active.runId}); steer or interrupt it`,
+        );
+      }
+      const turn: ActiveTurn = {
+        runId: input.runId,
+        controller: new AbortController(),
+        done: Promise.resolve(),
+        ended: false,
+      };
+      this.active = turn;
+      this.emit(turn, { type: "turn.started", runId: turn.runId });
+      turn.done = this.drive(turn, input.input);
+    });
+  }
+
+  /** Steering is deterministic: it is acknowledged with an assistant message and the script goes on. */
+  steerTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
+    return settle(() => {
+      this.assertOpen();
+      if (!this.options.capabilities.steering) {
+        throw new ProviderError(ProviderErrorCode.unsupported, "this scripted instance does not support steering");
+      }
+      const turn = this.activeTurn(input.runId);
+      this.emitItem(turn, { kind: "assistant_message", text: `Steered: ${input.input}` });
+    });
+  }
+
+  /** Resolves after turn.completed "interrupted" was emitted and the running step stopped. */
+  async interruptTurn(input: { readonly runId: string }): Promise<void> {
+    this.assertOpen();
+    if (!this.options.capabilities.interrupt) {
+      throw new ProviderError(ProviderErrorCode.unsupported, "this scripted instance does not support interrupting");
+    }
+    const turn = this.activeTurn(input.runId);
+    this.endTurn(turn, { status: "interrupted" });
+    await turn.done;
+  }
+
+  respondToRequest(input: { readonly requestId: string; readonly response: unknown }): Promise<void> {
+    return settle(() => {
+      this.assertOpen();
+      this.requests.respond(input.requestId, input.response);
+    });
+  }
+
+  /** Interrupts a running turn (its turn.completed is the last event), then closes the MCP client. */
+  async stop(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const turn = this.active;
+    if (turn !== null) {
+      this.endTurn(turn, { status: "interrupted" });
+      await turn.done;
+    }
+    await this.mcp?.close();
+  }
+
+  private async drive(turn: ActiveTurn, input: string): Promise<void> {
+    let end: TurnEnd;
+    try {
+      end = await runTurn(input, {
+        cwd: this.cwd,
+        signal: turn.controller.signal,
+        commandTimeoutMs: this.options.commandTimeoutMs,
+        turnDelayMs: this.options.turnDelayMs,
+        requests: this.requests,
+        tools: this.mcp,
+        emitItem: (item) => this.emitItem(turn, item),
+      });
+    } catch (error) {
+      end = { status: "failed", error: `scripted turn failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    this.endTurn(turn, end);
+  }
+
+  /**
+   * Emits turn.completed once. The session is free for the next turn before
+   * the event goes out, and whatever still waits is aborted first, so nothing
+   * of this run can follow it.
+   */
+  private endTurn(turn: ActiveTurn, end: TurnEnd): void {
+    if (turn.ended) return;
+    turn.ended = true;
+    if (this.active === turn) this.active = null;
+    turn.controller.abort();
+    this.onEvent({
+      type: "turn.completed",
+      runId: turn.runId,
+      status: end.status,
+      error: end.status === "failed" ? end.error : null,
+    });
+  }
+
+  private activeTurn(runId: string): ActiveTurn {
+    const turn = this.active;
+    if (turn === null || turn.runId !== runId) {
+      throw new ProviderError(
+        ProviderErrorCode.turnNotActive,
+        turn === null ? `no turn is running (run ${runId})` : `run ${runId} is not the running turn (${turn.runId} is)`,
+      );
+    }
+    return turn;
+  }
+
+  private emitItem(turn: ActiveTurn, item: ProviderItem): void {
+    if (turn.ended) return;
+    this.itemCounter += 1;
+    this.emit(turn, { type: "item.completed", runId: turn.runId, itemId: `item-${this.itemCounter}`, item });
+  }
+
+  private emit(turn: ActiveTurn, event: NormalizedProviderEvent): void {
+    if (!turn.ended) this.onEvent(event);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) {
+      throw new ProviderError(ProviderErrorCode.sessionClosed, "the scripted session was stopped");
+    }
+  }
+}
+
+/** Runs `body` now and reports its outcome as a promise, so a method never throws synchronously. */
+function settle(body: () => void): Promise<void> {
+  try {
+    body();
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}

@@ -1,0 +1,122 @@
+import { z } from "zod";
+import type { ProviderCapabilities } from "../../contracts/capabilities.js";
+import { RUNTIME_MODES, RuntimeModeSchema } from "../../contracts/modes.js";
+import type { ProviderInstanceConfig } from "../config.js";
+import { formatIssuePath } from "../config.js";
+
+/**
+ * The `options` of a `scripted` provider instance. Unknown keys are errors,
+ * so a typo in config.json is reported rather than ignored.
+ */
+
+const DelayMs = z
+  .number({ error: "must be a number of milliseconds" })
+  .int({ error: "must be a whole number of milliseconds" })
+  .nonnegative({ error: "must not be negative" });
+const RuntimeModes = z
+  .array(RuntimeModeSchema, { error: "must be a list of runtime modes" })
+  .min(1, { error: "must list at least one runtime mode" });
+const Models = z
+  .array(z.string({ error: "must be a string" }).trim().min(1, { error: "must not be empty" }), {
+    error: "must be a list of model names",
+  })
+  .min(1, { error: "must list at least one model" });
+
+/** Only the wrong-type message is ours; unknown keys keep zod's message, which names them. */
+function objectError(issue: { readonly code?: string }): string | undefined {
+  return issue.code === "invalid_type" ? "must be an object" : undefined;
+}
+
+export const ScriptedOptionsSchema = z.strictObject(
+  {
+    /** Wait inside openSession, like an agent process starting up. */
+    startupDelayMs: DelayMs.optional(),
+    /** Wait at the start of every turn, after turn.started. Interruptible. */
+    turnDelayMs: DelayMs.optional(),
+    /** Kill a `run` step's command after this long. */
+    commandTimeoutMs: DelayMs.positive({ error: "must be greater than 0" }).optional(),
+    /** Overrides of the default capability record. */
+    capabilities: z
+      .strictObject(
+        {
+          steering: z.boolean({ error: "must be true or false" }).optional(),
+          interrupt: z.boolean({ error: "must be true or false" }).optional(),
+          restart: z.boolean({ error: "must be true or false" }).optional(),
+          fork: z.boolean({ error: "must be true or false" }).optional(),
+          resume: z.boolean({ error: "must be true or false" }).optional(),
+          runtimeModes: RuntimeModes.optional(),
+          models: Models.optional(),
+          mcpTransport: z.enum(["http", "none"], { error: 'must be "http" or "none"' }).optional(),
+        },
+        { error: objectError },
+      )
+      .optional(),
+    runtimeModes: RuntimeModes.optional(),
+    models: Models.optional(),
+  },
+  { error: objectError },
+);
+
+export interface ScriptedOptions {
+  readonly startupDelayMs: number;
+  readonly turnDelayMs: number;
+  readonly commandTimeoutMs: number;
+  readonly capabilities: ProviderCapabilities;
+}
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
+export const DEFAULT_SCRIPTED_MODEL = "scripted-1";
+
+export const DEFAULT_SCRIPTED_CAPABILITIES: ProviderCapabilities = {
+  steering: true,
+  interrupt: true,
+  restart: true,
+  fork: false,
+  resume: false,
+  runtimeModes: RUNTIME_MODES,
+  models: [DEFAULT_SCRIPTED_MODEL],
+  mcpTransport: "http",
+};
+
+/** Bad instance options. Not retryable: the config has to change. */
+export class ScriptedOptionsError extends Error {
+  readonly code = "invalid_options";
+  readonly retryable = false;
+  constructor(message: string) {
+    super(message);
+    this.name = "ScriptedOptionsError";
+  }
+}
+
+/**
+ * Validate an instance's options and apply defaults. Model precedence: the
+ * instance's top-level `models`, then `options.models`, then
+ * `options.capabilities.models`, then "scripted-1"; runtime modes likewise
+ * from `options.runtimeModes`, then `options.capabilities.runtimeModes`.
+ * Throws ScriptedOptionsError naming every bad field.
+ */
+export function parseScriptedOptions(instance: ProviderInstanceConfig): ScriptedOptions {
+  const parsed = ScriptedOptionsSchema.safeParse(instance.options);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.length === 0 ? "options" : `options.${formatIssuePath(issue.path)}`}: ${issue.message}`,
+    );
+    throw new ScriptedOptionsError(`invalid options for scripted instance "${instance.id}": ${problems.join("; ")}`);
+  }
+  const options = parsed.data;
+  const overrides = options.capabilities ?? {};
+  return {
+    startupDelayMs: options.startupDelayMs ?? 0,
+    turnDelayMs: options.turnDelayMs ?? 0,
+    commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    capabilities: {
+      ...DEFAULT_SCRIPTED_CAPABILITIES,
+      ...overrides,
+      // The record lists modes narrowest first, whatever order the config used.
+      runtimeModes: RUNTIME_MODES.filter((mode) =>
+        (options.runtimeModes ?? overrides.runtimeModes ?? RUNTIME_MODES).includes(mode),
+      ),
+      models: instance.models ?? options.models ?? overrides.models ?? DEFAULT_SCRIPTED_CAPABILITIES.models,
+    },
+  };
+}

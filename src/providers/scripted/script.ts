@@ -1,0 +1,231 @@
+import { z } from "zod";
+import type { ApprovalRequestKind } from "../events.js";
+import { isVariableName, renderTemplate, resolveTemplates } from "./template.js";
+import type { ScriptVariables } from "./template.js";
+
+/**
+ * What a scripted turn does (pure). A turn input that is a JSON object with a
+ * `script` key is a script: an array of steps run in order. Any other input
+ * gets the echo reply. The whole script is validated before the first step
+ * runs, so a malformed script fails its turn without side effects.
+ */
+
+export const ScriptStepKind = {
+  say: "say",
+  call: "call",
+  sleep: "sleep",
+  ask: "ask",
+  approve: "approve",
+  write: "write",
+  run: "run",
+  fail: "fail",
+} as const;
+export type ScriptStepKind = (typeof ScriptStepKind)[keyof typeof ScriptStepKind];
+const STEP_KINDS = Object.values(ScriptStepKind);
+
+export type ScriptStep =
+  | { readonly kind: "say"; readonly text: string }
+  | {
+      readonly kind: "call";
+      readonly tool: string;
+      readonly args: Readonly<Record<string, unknown>>;
+      /** The variable the result is stored under; null: not stored. */
+      readonly as: string | null;
+    }
+  | { readonly kind: "sleep"; readonly ms: number }
+  | { readonly kind: "ask"; readonly question: string }
+  | {
+      readonly kind: "approve";
+      readonly requestKind: ApprovalRequestKind;
+      readonly detail: string;
+      /** Null: a title derived from the kind. */
+      readonly title: string | null;
+    }
+  | { readonly kind: "write"; readonly path: string; readonly content: string }
+  | { readonly kind: "run"; readonly command: string }
+  | { readonly kind: "fail"; readonly message: string };
+
+export type TurnPlan =
+  | { readonly kind: "echo"; readonly text: string }
+  | { readonly kind: "script"; readonly steps: readonly ScriptStep[] }
+  /** The input is a script but not a valid one; `message` names the step. */
+  | { readonly kind: "invalid"; readonly message: string };
+
+const Text = z.string({ error: "must be a string" });
+const NonEmpty = Text.min(1, { error: "must not be empty" });
+const VariableName = Text.refine(isVariableName, {
+  error: "must be a variable name (letters, digits, '_' or '-', not starting with a digit)",
+});
+
+/** Only the wrong-type message is ours; unknown keys keep zod's message, which names them. */
+const objectError = (shape: string) => (issue: { readonly code?: string }) =>
+  issue.code === "invalid_type" ? `must be an object ${shape}` : undefined;
+
+const StepSchemas = {
+  say: z.strictObject({ say: Text }),
+  call: z.strictObject({
+    call: NonEmpty,
+    args: z.record(z.string(), z.unknown(), { error: "must be an object" }).optional(),
+    as: VariableName.optional(),
+  }),
+  sleep: z.strictObject({
+    sleep: z
+      .number({ error: "must be a number of milliseconds" })
+      .int({ error: "must be a whole number of milliseconds" })
+      .nonnegative({ error: "must not be negative" }),
+  }),
+  ask: z.strictObject({ ask: NonEmpty }),
+  approve: z.strictObject({
+    approve: z.strictObject(
+      {
+        kind: z.enum(["command", "file-read", "file-change", "mcp-elicitation", "permission"], {
+          error: "must be one of command, file-read, file-change, mcp-elicitation, permission",
+        }),
+        detail: Text,
+        title: NonEmpty.optional(),
+      },
+      { error: objectError("{ kind, detail }") },
+    ),
+  }),
+  write: z.strictObject({
+    write: z.strictObject({ path: NonEmpty, content: Text }, { error: objectError("{ path, content }") }),
+  }),
+  run: z.strictObject({ run: NonEmpty }),
+  fail: z.strictObject({ fail: Text }),
+} as const;
+
+/** Decide what a turn input asks for. Never throws. */
+export function parseTurnInput(input: string): TurnPlan {
+  const found = scriptOf(input);
+  if (found === undefined) {
+    return { kind: "echo", text: input };
+  }
+  if ("problem" in found) {
+    return { kind: "invalid", message: `invalid script: ${found.problem}` };
+  }
+  const { script } = found;
+  if (!Array.isArray(script)) {
+    return { kind: "invalid", message: "invalid script: `script` must be an array of steps" };
+  }
+  const steps: ScriptStep[] = [];
+  for (const [index, raw] of script.entries()) {
+    const parsed = parseStep(raw);
+    if (typeof parsed === "string") {
+      return { kind: "invalid", message: `invalid script: script[${index}]: ${parsed}` };
+    }
+    steps.push(parsed);
+  }
+  return { kind: "script", steps };
+}
+
+/** The `script` member of a JSON object input; undefined when the input is not one. */
+function scriptOf(input: string): { readonly script: unknown } | { readonly problem: string } | undefined {
+  const trimmed = input.trim();
+  if (!trimmed.startsWith("{")) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || !("script" in value)) return undefined;
+  const extra = Object.keys(value).filter((key) => key !== "script");
+  // A typo next to `script` should not silently turn the script into an echo.
+  return extra.length > 0
+    ? { problem: `unexpected key${extra.length > 1 ? "s" : ""} ${extra.join(", ")} next to \`script\`` }
+    : { script: value.script };
+}
+
+/** A parsed step, or a message saying what is wrong with it. */
+function parseStep(raw: unknown): ScriptStep | string {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return `a step must be an object with one of ${STEP_KINDS.join(", ")}`;
+  }
+  const keys = STEP_KINDS.filter((kind) => kind in raw);
+  const [kind] = keys;
+  if (kind === undefined) {
+    const got = Object.keys(raw);
+    return `unknown step${got.length > 0 ? ` (keys: ${got.join(", ")})` : ""}; expected one of ${STEP_KINDS.join(", ")}`;
+  }
+  if (keys.length > 1) {
+    return `a step has exactly one kind, this one has ${keys.join(" and ")}`;
+  }
+  return toStep(kind, raw);
+}
+
+function toStep(kind: ScriptStepKind, raw: object): ScriptStep | string {
+  switch (kind) {
+    case "say":
+      return check(StepSchemas.say, raw, kind, (s) => ({ kind, text: s.say }));
+    case "call":
+      return check(StepSchemas.call, raw, kind, (s) => ({ kind, tool: s.call, args: s.args ?? {}, as: s.as ?? null }));
+    case "sleep":
+      return check(StepSchemas.sleep, raw, kind, (s) => ({ kind, ms: s.sleep }));
+    case "ask":
+      return check(StepSchemas.ask, raw, kind, (s) => ({ kind, question: s.ask }));
+    case "approve":
+      return check(StepSchemas.approve, raw, kind, (s) => ({
+        kind,
+        requestKind: s.approve.kind,
+        detail: s.approve.detail,
+        title: s.approve.title ?? null,
+      }));
+    case "write":
+      return check(StepSchemas.write, raw, kind, (s) => ({ kind, path: s.write.path, content: s.write.content }));
+    case "run":
+      return check(StepSchemas.run, raw, kind, (s) => ({ kind, command: s.run }));
+    case "fail":
+      return check(StepSchemas.fail, raw, kind, (s) => ({ kind, message: s.fail }));
+    default: {
+      const unexpected: never = kind;
+      return `unknown step ${String(unexpected)}`;
+    }
+  }
+}
+
+function check<S extends z.ZodType, T>(
+  schema: S,
+  raw: object,
+  kind: ScriptStepKind,
+  build: (parsed: z.output<S>) => T,
+): T | string {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return build(parsed.data);
+  // Paths start at the step's own key ("say", "approve.kind"); step-level issues get the kind.
+  const problems = parsed.error.issues.map((issue) => {
+    const where = issue.path.map(String).join(".");
+    return `${where === "" ? kind : where}: ${issue.message}`;
+  });
+  return problems.join("; ");
+}
+
+/**
+ * The step with its templates resolved against the variables defined so far.
+ * Throws TemplateError. Tool arguments keep raw values for whole-string
+ * templates; every other field is text.
+ */
+export function resolveStep(step: ScriptStep, variables: ScriptVariables): ScriptStep {
+  const render = (text: string): string => renderTemplate(text, variables);
+  switch (step.kind) {
+    case "say":
+      return { ...step, text: render(step.text) };
+    case "call":
+      return { ...step, tool: render(step.tool), args: resolveTemplates(step.args, variables) as Record<string, unknown> };
+    case "sleep":
+      return step;
+    case "ask":
+      return { ...step, question: render(step.question) };
+    case "approve":
+      return { ...step, detail: render(step.detail), title: step.title === null ? null : render(step.title) };
+    case "write":
+      return { ...step, path: render(step.path), content: render(step.content) };
+    case "run":
+      return { ...step, command: render(step.command) };
+    case "fail":
+      return { ...step, message: render(step.message) };
+    default: {
+      const unexpected: never = step;
+      throw new Error(`unexpected step ${JSON.stringify(unexpected)}`);
+    }
+  }
+}

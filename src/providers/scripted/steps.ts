@@ -1,0 +1,168 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { ApprovalRequestKind, ProviderItem } from "../events.js";
+import { writeFileInCwd } from "./fileWrite.js";
+import type { ToolCallResult } from "./mcpClient.js";
+import { toolResultValue } from "./mcpClient.js";
+import type { PendingRequests } from "./pendingRequests.js";
+import { ApprovalDecision, RequestKind, parseApprovalResponse, parseUserInputResponse } from "./pendingRequests.js";
+import type { ScriptStep } from "./script.js";
+import { runShellCommand } from "./shell.js";
+
+/**
+ * Executing one resolved step. Each step emits its own items through the
+ * context and stores what later steps may template on in `variables`.
+ * Blocking steps honour `signal`: when it aborts they stop waiting and
+ * throw, and the session has already ended the turn as interrupted.
+ */
+
+/** The id of the single question an `ask` step asks. */
+export const ASK_QUESTION_ID = "q1";
+
+export interface ToolCaller {
+  /** Rejects (with a token-free message) when no tool answer came back. */
+  callTool(name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<ToolCallResult>;
+}
+
+export interface StepContext {
+  readonly cwd: string;
+  readonly signal: AbortSignal;
+  readonly commandTimeoutMs: number;
+  /** This turn's script variables. */
+  readonly variables: Map<string, unknown>;
+  readonly requests: PendingRequests;
+  /** Null: the session has no Loom MCP endpoint. */
+  readonly tools: ToolCaller | null;
+  emitItem(item: ProviderItem): void;
+}
+
+/** `fail`: the step ends the turn as failed with this message. */
+export type StepOutcome = { readonly kind: "continue" } | { readonly kind: "fail"; readonly message: string };
+
+const CONTINUE: StepOutcome = { kind: "continue" };
+
+/** Throws on a failure the turn cannot go on from (a refused write, an abort). */
+export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<StepOutcome> {
+  switch (step.kind) {
+    case "say":
+      ctx.emitItem({ kind: "assistant_message", text: step.text });
+      return CONTINUE;
+    case "call":
+      await callTool(step.tool, step.args, step.as, ctx);
+      return CONTINUE;
+    case "sleep":
+      await delay(step.ms, undefined, { signal: ctx.signal });
+      return CONTINUE;
+    case "ask":
+      await ask(step.question, ctx);
+      return CONTINUE;
+    case "approve":
+      await approve(step.requestKind, step.title ?? defaultTitle(step.requestKind), step.detail, ctx);
+      return CONTINUE;
+    case "write": {
+      const change = await writeFileInCwd(ctx.cwd, step.path, step.content);
+      ctx.emitItem({ kind: "file_change", changes: [change] });
+      return CONTINUE;
+    }
+    case "run": {
+      const result = await runShellCommand(step.command, {
+        cwd: ctx.cwd,
+        timeoutMs: ctx.commandTimeoutMs,
+        signal: ctx.signal,
+      });
+      ctx.signal.throwIfAborted();
+      ctx.emitItem({
+        kind: "command_execution",
+        command: step.command,
+        cwd: ctx.cwd,
+        exitCode: result.exitCode,
+        outputPreview: result.outputPreview,
+        outputTruncated: result.outputTruncated,
+        durationMs: result.durationMs,
+      });
+      return CONTINUE;
+    }
+    case "fail":
+      return { kind: "fail", message: step.message };
+    default: {
+      const unexpected: never = step;
+      throw new Error(`unexpected step ${JSON.stringify(unexpected)}`);
+    }
+  }
+}
+
+/**
+ * A tool answer (isError included) is stored under `as`, so a script can
+ * read a failure code; a call that got no answer is reported as a failed
+ * item, stores nothing, and the script goes on.
+ */
+async function callTool(
+  toolName: string,
+  args: Readonly<Record<string, unknown>>,
+  as: string | null,
+  ctx: StepContext,
+): Promise<void> {
+  if (ctx.tools === null) {
+    const message = "this session has no Loom MCP endpoint";
+    ctx.emitItem({ kind: "dynamic_tool", toolName, arguments: args, result: { error: message }, status: "failed" });
+    return;
+  }
+  let result: ToolCallResult;
+  try {
+    result = await ctx.tools.callTool(toolName, args, ctx.signal);
+  } catch (error) {
+    ctx.signal.throwIfAborted();
+    const message = error instanceof Error ? error.message : String(error);
+    ctx.emitItem({ kind: "dynamic_tool", toolName, arguments: args, result: { error: message }, status: "failed" });
+    return;
+  }
+  if (as !== null) {
+    ctx.variables.set(as, toolResultValue(result));
+  }
+  const status = result.isError === true ? "failed" : "completed";
+  ctx.emitItem({ kind: "dynamic_tool", toolName, arguments: args, result, status });
+}
+
+async function ask(question: string, ctx: StepContext): Promise<void> {
+  const requestId = ctx.requests.nextRequestId();
+  const answered = ctx.requests.wait(
+    requestId,
+    RequestKind.userInput,
+    (response) => parseUserInputResponse(response, ASK_QUESTION_ID),
+    ctx.signal,
+  );
+  ctx.emitItem({ kind: "user_input_request", requestId, questions: [{ id: ASK_QUESTION_ID, question }] });
+  const { answer, answers } = await answered;
+  ctx.variables.set("answer", answer);
+  ctx.variables.set("answers", answers);
+}
+
+async function approve(requestKind: ApprovalRequestKind, title: string, detail: string, ctx: StepContext): Promise<void> {
+  const requestId = ctx.requests.nextRequestId();
+  const decided = ctx.requests.wait(requestId, RequestKind.approval, parseApprovalResponse, ctx.signal);
+  ctx.emitItem({ kind: "approval_request", requestId, requestKind, title, detail });
+  const decision = await decided;
+  ctx.variables.set("approval", { decision });
+  if (decision === ApprovalDecision.decline || decision === ApprovalDecision.cancel) {
+    const verb = decision === ApprovalDecision.decline ? "declined" : "cancelled";
+    ctx.emitItem({ kind: "assistant_message", text: `Approval ${verb}: ${title}${detail === "" ? "" : ` (${detail})`}` });
+  }
+}
+
+function defaultTitle(kind: ApprovalRequestKind): string {
+  switch (kind) {
+    case "command":
+      return "Run a command";
+    case "file-read":
+      return "Read a file";
+    case "file-change":
+      return "Change files";
+    case "mcp-elicitation":
+      return "Answer an MCP request";
+    case "permission":
+      return "Grant a permission";
+    default: {
+      const unexpected: never = kind;
+      return String(unexpected);
+    }
+  }
+}
