@@ -110,6 +110,12 @@ export interface EventStore {
    * and `error` is kept as `lastError`.
    */
   failOutbox(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean>;
+  /**
+   * Fail a pending or leased row for good, whoever holds its lease. Only for
+   * boot reconciliation, when the previous lease owner is known to be dead.
+   * Returns false when the row is already done or failed.
+   */
+  abandonOutbox(id: string, error: string): Promise<boolean>;
   /** Rows in a given status, in creation order (for boot reconciliation and inspection). */
   listOutbox(status: OutboxRow["status"]): Promise<readonly OutboxRow[]>;
   /**

@@ -123,6 +123,24 @@ export function describeOutboxContract(harness: StoreHarness): void {
       expect(await store.completeOutbox(rows[0]!.id, "w1")).toBe(false);
     });
 
+    it("abandons pending and leased rows whoever holds them, but never a finished one", async () => {
+      const { store } = harness;
+      const { rows, t0 } = await commitEffects(store, ["a", "b", "c"]);
+      await store.claimOutbox({ owner: "dead", now: t0, leaseMs: 60_000, limit: 2 });
+      await store.completeOutbox(rows[1]!.id, "dead");
+
+      expect(await store.abandonOutbox(rows[0]!.id, "lost")).toBe(true); // leased by a dead owner
+      expect(await store.abandonOutbox(rows[1]!.id, "lost")).toBe(false); // already done
+      expect(await store.abandonOutbox(rows[2]!.id, "lost")).toBe(true); // pending
+      expect(await store.abandonOutbox(rows[2]!.id, "lost")).toBe(false); // already failed
+      expect((await store.listOutbox("failed")).map((row) => [row.id, row.lastError, row.leaseOwner])).toEqual([
+        [rows[0]!.id, "lost", null],
+        [rows[2]!.id, "lost", null],
+      ]);
+      expect(await store.claimOutbox({ owner: "next", now: t0 + 10_000_000, leaseMs: 1, limit: 10 })).toEqual([]);
+      expect(await store.completeOutbox(rows[0]!.id, "dead")).toBe(false);
+    });
+
     it("lets another owner take over an expired lease; the old owner then cannot finish it", async () => {
       const { store } = harness;
       const { rows, t0 } = await commitEffects(store, ["a"]);

@@ -145,6 +145,10 @@ export class MemoryEventStore implements EventStore {
     return this.run(() => this.outbox.complete(id, owner));
   }
 
+  abandonOutbox(id: string, error: string): Promise<boolean> {
+    return this.run(() => this.outbox.abandon(id, error));
+  }
+
   failOutbox(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean> {
     return this.run(() => this.outbox.fail(id, owner, error, retryAt));
   }

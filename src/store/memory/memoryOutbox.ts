@@ -91,6 +91,17 @@ export class MemoryOutbox {
     return true;
   }
 
+  abandon(id: string, error: string): boolean {
+    const row = this.rows.get(id);
+    if (row === undefined || (row.status !== "pending" && row.status !== "leased")) return false;
+    row.status = "failed";
+    row.lastError = error;
+    row.leaseOwner = null;
+    row.leaseExpiresAt = null;
+    this.open.delete(id);
+    return true;
+  }
+
   list(status: OutboxStatus): OutboxRow[] {
     const source = status === "pending" || status === "leased" ? this.open : this.rows;
     const result: OutboxRow[] = [];

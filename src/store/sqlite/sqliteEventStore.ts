@@ -188,6 +188,13 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
+  abandonOutbox(id: string, error: string): Promise<boolean> {
+    return settle(() => {
+      this.assertOpen();
+      return this.outbox.abandon(id, error);
+    });
+  }
+
   failOutbox(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean> {
     return settle(() => {
       this.assertOpen();

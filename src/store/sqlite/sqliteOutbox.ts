@@ -47,6 +47,7 @@ export class SqliteOutbox {
   private readonly markDone: Statement<[string, string]>;
   private readonly markRetry: Statement<[number, string, string, string]>;
   private readonly markFailed: Statement<[string, string, string]>;
+  private readonly markAbandoned: Statement<[string, string]>;
   private readonly selectByStatus: Statement<[string], OutboxRecord>;
   private readonly claimBatch: (claim: OutboxClaim) => OutboxRow[];
 
@@ -64,6 +65,9 @@ export class SqliteOutbox {
     this.markFailed = db.prepare(`
       UPDATE outbox SET status = 'failed', last_error = ?, lease_owner = NULL, lease_expires_at = NULL
       WHERE id = ? AND status = 'leased' AND lease_owner = ?`);
+    this.markAbandoned = db.prepare(`
+      UPDATE outbox SET status = 'failed', last_error = ?, lease_owner = NULL, lease_expires_at = NULL
+      WHERE id = ? AND status IN ('pending', 'leased')`);
     this.selectByStatus = db.prepare(`SELECT ${COLUMNS} FROM outbox WHERE status = ? ORDER BY rowid`);
 
     // Select and lease under one write lock, so two claimers never lease the same row.
@@ -101,6 +105,10 @@ export class SqliteOutbox {
     const info =
       retryAt === null ? this.markFailed.run(error, id, owner) : this.markRetry.run(retryAt, error, id, owner);
     return info.changes > 0;
+  }
+
+  abandon(id: string, error: string): boolean {
+    return this.markAbandoned.run(error, id).changes > 0;
   }
 
   list(status: OutboxStatus): OutboxRow[] {
