@@ -1,12 +1,17 @@
 import { z } from "zod";
 import { isCommandType, isPublicCommandType } from "./commandTypes.js";
+import { RUN_COMMAND_SCHEMAS, type RunCommand } from "./commands/runCommands.js";
+import type { RuntimeIngestCommand } from "./commands/runtimeCommands.js";
 import { THREAD_COMMAND_SCHEMAS, type ThreadCommand } from "./commands/threadCommands.js";
 
-/** Every command this build can decide. */
-export type Command = ThreadCommand;
+/** Commands that outside clients may send (after validation). */
+export type ClientCommand = ThreadCommand | RunCommand;
+/** Every command this build can decide, including the engine's runtime ingestion. */
+export type Command = ClientCommand | RuntimeIngestCommand;
 
-const CommandSchema = z.discriminatedUnion("type", [...THREAD_COMMAND_SCHEMAS]);
-const implemented: ReadonlySet<string> = new Set(THREAD_COMMAND_SCHEMAS.map((s) => s.shape.type.value));
+const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS] as const;
+const CommandSchema = z.discriminatedUnion("type", SCHEMAS);
+const implemented: ReadonlySet<string> = new Set(SCHEMAS.map((s) => s.shape.type.value));
 
 export type CommandParseFailure =
   | { readonly code: "invalid_command"; readonly message: string }
@@ -14,7 +19,7 @@ export type CommandParseFailure =
   | { readonly code: "unsupported_command"; readonly message: string }
   | { readonly code: "internal_command"; readonly message: string };
 
-export type CommandParseResult = { readonly ok: true; readonly command: Command } | { readonly ok: false; readonly failure: CommandParseFailure };
+export type CommandParseResult = { readonly ok: true; readonly command: ClientCommand } | { readonly ok: false; readonly failure: CommandParseFailure };
 
 /**
  * Validate a command. Nothing is written for a failure. Outside clients pass

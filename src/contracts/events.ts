@@ -1,7 +1,11 @@
 import { z } from "zod";
 import type { StoredEvent } from "./envelopes.js";
 import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
+import { RunSchema, type Run } from "./entities/runs.js";
+import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
+import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
 import { AppThreadSchema } from "./thread.js";
+import { TurnItemSchema, type TurnItem } from "./turnItems.js";
 
 /** Thread events all carry the whole thread record after the change. */
 const THREAD_EVENT_TYPES = [
@@ -37,7 +41,31 @@ export interface ThreadEvent {
   readonly data: ThreadEventData;
 }
 
-export type KnownDomainEvent = ThreadEvent;
+export interface RunEvent {
+  readonly type: "run.created" | "run.updated";
+  readonly streamId: string;
+  readonly data: { readonly run: Run };
+}
+
+export interface TurnItemEvent {
+  readonly type: "turn-item.updated";
+  readonly streamId: string;
+  readonly data: { readonly item: TurnItem };
+}
+
+export interface RuntimeRequestEvent {
+  readonly type: "runtime-request.updated";
+  readonly streamId: string;
+  readonly data: { readonly request: RuntimeRequest };
+}
+
+export interface ProviderSessionEvent {
+  readonly type: "provider-session.attached" | "provider-session.updated" | "provider-session.detached";
+  readonly streamId: string;
+  readonly data: { readonly session: ProviderSession };
+}
+
+export type KnownDomainEvent = ThreadEvent | RunEvent | TurnItemEvent | RuntimeRequestEvent | ProviderSessionEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -48,15 +76,39 @@ export interface UnknownDomainEvent {
 
 export type DomainEvent = KnownDomainEvent | UnknownDomainEvent;
 
-const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>(
-  THREAD_EVENT_TYPES.map((type) => [
-    type,
-    z.object({ type: z.literal(type), streamId: z.string(), data: ThreadEventDataSchema }) as z.ZodType<KnownDomainEvent>,
-  ]),
-);
+function eventSchema(type: string, data: z.ZodType): [string, z.ZodType<KnownDomainEvent>] {
+  return [type, z.object({ type: z.literal(type), streamId: z.string(), data }) as unknown as z.ZodType<KnownDomainEvent>];
+}
+
+const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
+  ...THREAD_EVENT_TYPES.map((type) => eventSchema(type, ThreadEventDataSchema)),
+  eventSchema("run.created", z.object({ run: RunSchema })),
+  eventSchema("run.updated", z.object({ run: RunSchema })),
+  eventSchema("turn-item.updated", z.object({ item: TurnItemSchema })),
+  eventSchema("runtime-request.updated", z.object({ request: RuntimeRequestSchema })),
+  eventSchema("provider-session.attached", z.object({ session: ProviderSessionSchema })),
+  eventSchema("provider-session.updated", z.object({ session: ProviderSessionSchema })),
+  eventSchema("provider-session.detached", z.object({ session: ProviderSessionSchema })),
+]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
   return { type, streamId: thread.id, data: { thread } };
+}
+
+export function runEvent(type: RunEvent["type"], run: Run): RunEvent {
+  return { type, streamId: run.threadId, data: { run } };
+}
+
+export function turnItemEvent(item: TurnItem): TurnItemEvent {
+  return { type: "turn-item.updated", streamId: item.threadId, data: { item } };
+}
+
+export function runtimeRequestEvent(request: RuntimeRequest): RuntimeRequestEvent {
+  return { type: "runtime-request.updated", streamId: request.threadId, data: { request } };
+}
+
+export function providerSessionEvent(type: ProviderSessionEvent["type"], session: ProviderSession): ProviderSessionEvent {
+  return { type, streamId: session.threadId, data: { session } };
 }
 
 /**

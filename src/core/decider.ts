@@ -1,5 +1,16 @@
 import type { Command } from "../contracts/commands.js";
 import type { DecideContext, Decision } from "./decision.js";
+import { decideProviderSessionDetach, decideQueueResume, decideRunInterrupt, decideThreadStop } from "./run/control.js";
+import { decideItemCompleted, decideRunLost, decideSessionOpened, decideSessionReleased, decideTurnCompleted, decideTurnStarted } from "./run/ingest.js";
+import {
+  decideQueuedMessagePromoteToSteer,
+  decideQueuedRunCancel,
+  decideQueuedRunEdit,
+  decideQueuedRunReorder,
+  decideQueuedRunStart,
+} from "./run/queue.js";
+import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
+import { decideMessageDispatch } from "./run/send.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -24,7 +35,8 @@ import {
 
 /**
  * Decide one command against the current state. Pure: no I/O, no clock, no
- * randomness but ctx's. Each command family lives in its own file under thread/.
+ * randomness but ctx's. Each command family lives in its own file under
+ * thread/ or run/.
  */
 export function decide(state: OrchestrationState, command: Command, ctx: DecideContext): Decision {
   switch (command.type) {
@@ -76,6 +88,46 @@ export function decide(state: OrchestrationState, command: Command, ctx: DecideC
       return decideThreadInteractionModeSet(state, command, ctx);
     case "thread.model-selection.set":
       return decideThreadModelSelectionSet(state, command, ctx);
+    // Sends (run/send.ts) and run control (run/control.ts)
+    case "message.dispatch":
+      return decideMessageDispatch(state, command, ctx);
+    case "run.interrupt":
+      return decideRunInterrupt(state, command, ctx);
+    case "thread.stop":
+      return decideThreadStop(state, command, ctx);
+    case "queue.resume":
+      return decideQueueResume(state, command, ctx);
+    case "provider-session.detach":
+      return decideProviderSessionDetach(state, command, ctx);
+    // Queue (run/queue.ts)
+    case "queued-run.start":
+      return decideQueuedRunStart(state, command, ctx);
+    case "queued-run.reorder":
+      return decideQueuedRunReorder(state, command, ctx);
+    case "queued-run.cancel":
+      return decideQueuedRunCancel(state, command, ctx);
+    case "queued-run.edit":
+      return decideQueuedRunEdit(state, command, ctx);
+    case "queued-message.promote-to-steer":
+      return decideQueuedMessagePromoteToSteer(state, command, ctx);
+    // Runtime requests (run/requests.ts)
+    case "runtime-request.respond":
+      return decideRuntimeRequestRespond(state, command, ctx);
+    case "thread.user-input.dismiss":
+      return decideUserInputDismiss(state, command, ctx);
+    // Runtime ingestion from providers and the engine (run/ingest.ts)
+    case "provider-runtime.session-opened":
+      return decideSessionOpened(state, command, ctx);
+    case "provider-runtime.session-released":
+      return decideSessionReleased(state, command, ctx);
+    case "provider-runtime.turn-started":
+      return decideTurnStarted(state, command, ctx);
+    case "provider-runtime.item-completed":
+      return decideItemCompleted(state, command, ctx);
+    case "provider-runtime.turn-completed":
+      return decideTurnCompleted(state, command, ctx);
+    case "provider-runtime.run-lost":
+      return decideRunLost(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

@@ -1,4 +1,5 @@
 import type { NewEvent, NewOutboxEffect, Rejection } from "../contracts/envelopes.js";
+import type { ProviderCapabilities } from "../contracts/capabilities.js";
 import type { Allocate } from "./ids.js";
 import type { RejectionCode } from "./rejections.js";
 
@@ -7,6 +8,16 @@ export interface DecideContext {
   /** ISO-8601 time of the decision. */
   readonly now: string;
   readonly allocate: Allocate;
+  /**
+   * What a provider instance can do, or null when it is unknown or cannot run.
+   * Send-mode selection reads this; it is configuration, not state.
+   */
+  readonly providers: (providerInstanceId: string) => ProviderFacts | null;
+}
+
+export interface ProviderFacts {
+  readonly driver: string;
+  readonly capabilities: ProviderCapabilities;
 }
 
 export interface Accepted {

@@ -1,7 +1,8 @@
 /**
  * The closed set of codes a decision may reject a command with. A rejection is
  * stored as the command's receipt, so a code is a stable wire value: rename one
- * only with a migration. docs/threads.md lists which command raises which.
+ * only with a migration. docs/threads.md and docs/runs.md list which command
+ * raises which.
  */
 export const RejectionCode = {
   // Existence
@@ -35,6 +36,24 @@ export const RejectionCode = {
   modelSelectionUnchanged: "model_selection_unchanged",
   pullRequestAlreadyLinked: "pull_request_already_linked",
   pullRequestNotLinked: "pull_request_not_linked",
+  // Runs and sends
+  providerNotSet: "provider_not_set",
+  providerUnavailable: "provider_unavailable",
+  threadNotSendable: "thread_not_sendable",
+  threadNotInterruptible: "thread_not_interruptible",
+  noActiveRun: "no_active_run",
+  runNotFound: "run_not_found",
+  runNotActive: "run_not_active",
+  runNotQueued: "run_not_queued",
+  threadBusy: "thread_busy",
+  queueNotHeld: "queue_not_held",
+  interruptAlreadyRequested: "interrupt_already_requested",
+  // Runtime requests and sessions
+  messageUnchanged: "message_unchanged",
+  requestNotFound: "request_not_found",
+  requestNotPending: "request_not_pending",
+  invalidResponse: "invalid_response",
+  sessionNotFound: "session_not_found",
 } as const;
 export type RejectionCode = (typeof RejectionCode)[keyof typeof RejectionCode];
 

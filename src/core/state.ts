@@ -1,5 +1,9 @@
-import type { AppThread } from "../contracts/thread.js";
+import type { ProviderSession } from "../contracts/entities/projects.js";
+import type { Run } from "../contracts/entities/runs.js";
+import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import type { DomainEvent } from "../contracts/events.js";
+import type { AppThread } from "../contracts/thread.js";
+import type { TurnItem } from "../contracts/turnItems.js";
 
 /**
  * The state decide reads and evolve folds events into. It is the engine's
@@ -11,12 +15,30 @@ import type { DomainEvent } from "../contracts/events.js";
  */
 export interface OrchestrationState {
   readonly threads: Map<string, AppThread>;
+  readonly runs: Map<string, Run>;
+  /** Run ids per thread in ordinal order. */
+  readonly threadRuns: Map<string, string[]>;
+  /** Each thread's timeline; an item's index is its `position`. */
+  readonly turnItems: Map<string, TurnItem[]>;
+  /** Item id → thread id, to upsert an item in place. */
+  readonly itemThreads: Map<string, string>;
+  readonly runtimeRequests: Map<string, RuntimeRequest>;
+  readonly providerSessions: Map<string, ProviderSession>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
 
 export function initialState(): OrchestrationState {
-  return { threads: new Map(), lastSequence: 0 };
+  return {
+    threads: new Map(),
+    runs: new Map(),
+    threadRuns: new Map(),
+    turnItems: new Map(),
+    itemThreads: new Map(),
+    runtimeRequests: new Map(),
+    providerSessions: new Map(),
+    lastSequence: 0,
+  };
 }
 
 export function evolve(state: OrchestrationState, event: DomainEvent): OrchestrationState {
@@ -43,6 +65,21 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "thread.model-selection-updated":
       state.threads.set(event.data.thread.id, event.data.thread);
       return state;
+    case "run.created":
+    case "run.updated":
+      applyRun(state, event.data.run);
+      return state;
+    case "turn-item.updated":
+      applyTurnItem(state, event.data.item);
+      return state;
+    case "runtime-request.updated":
+      state.runtimeRequests.set(event.data.request.id, event.data.request);
+      return state;
+    case "provider-session.attached":
+    case "provider-session.updated":
+    case "provider-session.detached":
+      state.providerSessions.set(event.data.session.id, event.data.session);
+      return state;
     case "unknown":
       return state;
     default: {
@@ -50,4 +87,40 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       return exhaustive;
     }
   }
+}
+
+function applyRun(state: OrchestrationState, run: Run): void {
+  const previous = state.runs.get(run.id);
+  state.runs.set(run.id, run);
+  if (previous === undefined) {
+    const ids = state.threadRuns.get(run.threadId);
+    if (ids === undefined) state.threadRuns.set(run.threadId, [run.id]);
+    else ids.push(run.id);
+  }
+  // The thread's queue is derived from its runs' queue fields.
+  if ((previous?.queueRank ?? null) !== run.queueRank || (previous?.held ?? false) !== run.held) {
+    const thread = state.threads.get(run.threadId);
+    if (thread !== undefined) state.threads.set(thread.id, { ...thread, queuedRuns: queuedRunsOf(state, thread.id) });
+  }
+}
+
+/** The thread's queued runs in queue order. */
+export function queuedRunsOf(state: OrchestrationState, threadId: string): { runId: string; held: boolean }[] {
+  const queued: Run[] = [];
+  for (const id of state.threadRuns.get(threadId) ?? []) {
+    const run = state.runs.get(id);
+    if (run !== undefined && run.queueRank !== null) queued.push(run);
+  }
+  queued.sort((a, b) => a.queueRank! - b.queueRank!);
+  return queued.map((run) => ({ runId: run.id, held: run.held }));
+}
+
+function applyTurnItem(state: OrchestrationState, item: TurnItem): void {
+  let items = state.turnItems.get(item.threadId);
+  if (items === undefined) {
+    items = [];
+    state.turnItems.set(item.threadId, items);
+  }
+  items[item.position] = item;
+  state.itemThreads.set(item.id, item.threadId);
 }

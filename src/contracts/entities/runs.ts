@@ -67,6 +67,16 @@ export const RunSchema = z.object({
   guestMessageId: EntityIdSchema.optional(),
   /** Set once, when the run fails; the provider error comes before any progress text. */
   failure: FailureSchema.nullable(),
+  /**
+   * While `queued`: the run's place in its thread's queue (0 runs next) and
+   * whether Stop holds it until the queue is resumed. Null once it leaves the queue.
+   */
+  queueRank: z.number().int().nonnegative().nullable(),
+  held: z.boolean(),
+  /** When an interrupt (or Stop) reached the run; later sends may not restart it again. */
+  interruptRequestedAt: IsoTimeSchema.nullable(),
+  /** Why a terminal run ended, e.g. `completed`, `interrupted_by_user`, `server_restarted`, `session_reaped`. */
+  endReason: z.string().nullable(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
   startedAt: IsoTimeSchema.nullable(),

@@ -37,6 +37,11 @@ describe("given/when/then", () => {
     expect(() => given(existing(thread)).when(cmd("thread.archive", { threadId: A })).then([archived], [effect])).toThrow(/effects/);
   });
 
+  it("thenHistory() returns the history plus the accepted events, and fails on a rejection", () => {
+    expect(given(existing(thread)).when(cmd("thread.archive", { threadId: A })).thenHistory()).toEqual([existing(thread), archived]);
+    expect(() => given().when(cmd("thread.archive", { threadId: A })).thenHistory()).toThrow(/rejected/);
+  });
+
   it("folds each case into a fresh state", () => {
     given(existing(thread)).when(cmd("thread.archive", { threadId: A })).then([archived]);
     given().when(cmd("thread.archive", { threadId: A })).thenRejects(RejectionCode.threadNotFound);

@@ -2,7 +2,7 @@ import type { Command } from "../../contracts/commands.js";
 import type { NewEvent, NewOutboxEffect, Rejection } from "../../contracts/envelopes.js";
 import { type DomainEvent, decodeDomainEvent } from "../../contracts/events.js";
 import { decide } from "../decider.js";
-import type { DecideContext, Decision } from "../decision.js";
+import type { DecideContext, ProviderFacts, Decision } from "../decision.js";
 import { makeAllocate } from "../ids.js";
 import type { RejectionCode } from "../rejections.js";
 import { type OrchestrationState, evolve, initialState } from "../state.js";
@@ -20,6 +20,22 @@ import { type OrchestrationState, evolve, initialState } from "../state.js";
 /** The fixed decision time of every scenario unless a test passes its own ctx. */
 export const TEST_NOW = "2026-03-01T12:00:00.000Z";
 
+/** Capabilities of the test providers: `steerable` can do everything, `plain` can only be interrupted, `stubborn` nothing. */
+export const TEST_PROVIDERS: Readonly<Record<string, ProviderFacts>> = {
+  steerable: {
+    driver: "scripted",
+    capabilities: { steering: true, interrupt: true, restart: true, fork: false, resume: false, runtimeModes: ["approval-required", "auto-accept-edits", "full-access"], models: ["m1"], mcpTransport: "http" },
+  },
+  plain: {
+    driver: "scripted",
+    capabilities: { steering: false, interrupt: true, restart: false, fork: false, resume: false, runtimeModes: ["approval-required"], models: ["m1"], mcpTransport: "http" },
+  },
+  stubborn: {
+    driver: "scripted",
+    capabilities: { steering: false, interrupt: false, restart: false, fork: false, resume: false, runtimeModes: ["approval-required"], models: [], mcpTransport: "none" },
+  },
+};
+
 /** A context whose clock reads `now` and whose ids are uuid-shaped counters: ...-000000000001, -000000000002, ... */
 export function testContext(now: string = TEST_NOW): DecideContext {
   let counter = 0;
@@ -27,7 +43,7 @@ export function testContext(now: string = TEST_NOW): DecideContext {
     counter += 1;
     return `00000000-0000-4000-8000-${counter.toString(16).padStart(12, "0")}`;
   };
-  return { now, allocate: makeAllocate(uuid) };
+  return { now, allocate: makeAllocate(uuid), providers: (id) => TEST_PROVIDERS[id] ?? null };
 }
 
 /** A failed expectation. `showDiff`, `actual` and `expected` let vitest (and chai-style reporters) print a diff. */
@@ -53,6 +69,12 @@ export interface Scenario {
   then(expected: readonly NewEvent[], expectedEffects?: readonly NewOutboxEffect[]): OrchestrationState;
   /** Expect a rejection with this code. Returns the rejection, e.g. to check its message. */
   thenRejects(code: RejectionCode): Rejection;
+  /**
+   * Expect acceptance, whatever the events, and return the given history plus
+   * this decision's events: the `given` of a next step. Pass the same ctx to
+   * every step so allocated ids keep counting.
+   */
+  thenHistory(): DomainEvent[];
 }
 
 export function given(...history: readonly DomainEvent[]): { when(command: Command, ctx?: DecideContext): Scenario } {
@@ -80,6 +102,12 @@ export function given(...history: readonly DomainEvent[]): { when(command: Comma
           for (const event of decision.events) evolve(state, checkedEvent(event));
           return state;
         },
+        thenHistory() {
+          if (decision.kind === "rejected") {
+            throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, "accepted");
+          }
+          return [...history, ...decision.events.map(checkedEvent)];
+        },
         thenRejects(code) {
           if (decision.kind === "accepted") {
             throw new ScenarioMismatch(`expected ${command.type} to be rejected with ${code}, it was accepted`, decision.events, code);
@@ -100,14 +128,32 @@ function checkedEvent(event: NewEvent): DomainEvent {
   if (decoded.type === "unknown") {
     throw new ScenarioMismatch(`emitted an event of unknown type ${event.type}`, event.type, "a known event type");
   }
-  if (decoded.streamId !== decoded.data.thread.id) {
-    throw new ScenarioMismatch(`${event.type} is on the wrong stream`, decoded.streamId, decoded.data.thread.id);
+  const owner = streamOwner(decoded);
+  if (decoded.streamId !== owner) {
+    throw new ScenarioMismatch(`${event.type} is on the wrong stream`, decoded.streamId, owner);
   }
   return decoded;
 }
 
+/** The thread an event belongs to, read from the entity it carries. */
+function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
+  const data = event.data;
+  if ("thread" in data) return data.thread.id;
+  if ("run" in data) return data.run.threadId;
+  if ("item" in data) return data.item.threadId;
+  if ("request" in data) return data.request.threadId;
+  return data.session.threadId;
+}
+
 function snapshot(state: OrchestrationState): unknown {
-  return { threads: [...state.threads.entries()], lastSequence: state.lastSequence };
+  return {
+    threads: [...state.threads.entries()],
+    runs: [...state.runs.entries()],
+    items: [...state.turnItems.entries()],
+    requests: [...state.runtimeRequests.entries()],
+    sessions: [...state.providerSessions.entries()],
+    lastSequence: state.lastSequence,
+  };
 }
 
 /** Structural equality for plain data; unlike a JSON comparison, `{ a: undefined }` differs from `{}`. */

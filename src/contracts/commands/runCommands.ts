@@ -1,0 +1,123 @@
+import { z } from "zod";
+import { RunKindSchema } from "../entities/runs.js";
+import { ApprovalDecisionSchema, UserInputAnswersSchema } from "../turnItemParts.js";
+import { CreatedBySchema, CreationSourceSchema } from "../thread.js";
+
+const CommandIdSchema = z.string().min(1).max(256);
+const IdSchema = z.string().min(1).max(512);
+
+function command<T extends string, D extends z.ZodType>(type: T, data: D) {
+  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data }).strict();
+}
+
+/** Largest message accepted into a thread, in characters. */
+export const MAX_MESSAGE_LENGTH = 200_000;
+
+/**
+ * How a message reaches a thread (spec 000, t3_thread_send): `auto` starts an
+ * idle thread, steers a steerable running turn, or queues; `queue` always
+ * makes a follow-up run; `steer` needs a steerable running turn; `restart`
+ * interrupts the running turn and runs the message next.
+ */
+export const SendModeSchema = z.enum(["auto", "queue", "steer", "restart"]);
+export type SendMode = z.infer<typeof SendModeSchema>;
+
+export const MessageDispatchCommandSchema = command(
+  "message.dispatch",
+  z
+    .object({
+      threadId: IdSchema,
+      text: z.string().min(1).max(MAX_MESSAGE_LENGTH),
+      mode: SendModeSchema.optional(),
+      /** Stable ids make a retried send land on the same message and run. */
+      messageId: IdSchema.optional(),
+      runId: IdSchema.optional(),
+      runKind: RunKindSchema.optional(),
+      createdBy: CreatedBySchema.optional(),
+      creationSource: CreationSourceSchema.optional(),
+    })
+    .strict(),
+);
+
+export const RunInterruptCommandSchema = command(
+  "run.interrupt",
+  z.object({ threadId: IdSchema, runId: IdSchema.optional(), reason: z.string().max(2_000).optional() }).strict(),
+);
+export const ThreadStopCommandSchema = command("thread.stop", z.object({ threadId: IdSchema, reason: z.string().max(2_000).optional() }).strict());
+export const QueueResumeCommandSchema = command("queue.resume", z.object({ threadId: IdSchema }).strict());
+export const QueuedRunStartCommandSchema = command("queued-run.start", z.object({ threadId: IdSchema, runId: IdSchema }).strict());
+export const QueuedRunReorderCommandSchema = command(
+  "queued-run.reorder",
+  z.object({ threadId: IdSchema, runIds: z.array(IdSchema).max(1_000) }).strict(),
+);
+export const QueuedRunCancelCommandSchema = command("queued-run.cancel", z.object({ threadId: IdSchema, runId: IdSchema }).strict());
+export const QueuedRunEditCommandSchema = command(
+  "queued-run.edit",
+  z.object({ threadId: IdSchema, runId: IdSchema, text: z.string().min(1).max(MAX_MESSAGE_LENGTH) }).strict(),
+);
+export const QueuedMessagePromoteToSteerCommandSchema = command(
+  "queued-message.promote-to-steer",
+  z.object({ threadId: IdSchema, runId: IdSchema }).strict(),
+);
+
+/** An approval takes a decision; a question takes answers keyed by question id. */
+export const RuntimeResponseSchema = z.union([
+  z.object({ decision: ApprovalDecisionSchema }).strict(),
+  z.object({ answers: UserInputAnswersSchema }).strict(),
+]);
+export type RuntimeResponse = z.infer<typeof RuntimeResponseSchema>;
+
+export const RuntimeRequestRespondCommandSchema = command(
+  "runtime-request.respond",
+  z.object({ threadId: IdSchema, requestId: IdSchema, response: RuntimeResponseSchema }).strict(),
+);
+export const ThreadUserInputDismissCommandSchema = command(
+  "thread.user-input.dismiss",
+  z.object({ threadId: IdSchema, requestId: IdSchema }).strict(),
+);
+export const ProviderSessionDetachCommandSchema = command(
+  "provider-session.detach",
+  z.object({ threadId: IdSchema, reason: z.string().max(2_000).optional() }).strict(),
+);
+
+export const RUN_COMMAND_SCHEMAS = [
+  MessageDispatchCommandSchema,
+  RunInterruptCommandSchema,
+  ThreadStopCommandSchema,
+  QueueResumeCommandSchema,
+  QueuedRunStartCommandSchema,
+  QueuedRunReorderCommandSchema,
+  QueuedRunCancelCommandSchema,
+  QueuedRunEditCommandSchema,
+  QueuedMessagePromoteToSteerCommandSchema,
+  RuntimeRequestRespondCommandSchema,
+  ThreadUserInputDismissCommandSchema,
+  ProviderSessionDetachCommandSchema,
+] as const;
+
+export type MessageDispatchCommand = z.infer<typeof MessageDispatchCommandSchema>;
+export type RunInterruptCommand = z.infer<typeof RunInterruptCommandSchema>;
+export type ThreadStopCommand = z.infer<typeof ThreadStopCommandSchema>;
+export type QueueResumeCommand = z.infer<typeof QueueResumeCommandSchema>;
+export type QueuedRunStartCommand = z.infer<typeof QueuedRunStartCommandSchema>;
+export type QueuedRunReorderCommand = z.infer<typeof QueuedRunReorderCommandSchema>;
+export type QueuedRunCancelCommand = z.infer<typeof QueuedRunCancelCommandSchema>;
+export type QueuedRunEditCommand = z.infer<typeof QueuedRunEditCommandSchema>;
+export type QueuedMessagePromoteToSteerCommand = z.infer<typeof QueuedMessagePromoteToSteerCommandSchema>;
+export type RuntimeRequestRespondCommand = z.infer<typeof RuntimeRequestRespondCommandSchema>;
+export type ThreadUserInputDismissCommand = z.infer<typeof ThreadUserInputDismissCommandSchema>;
+export type ProviderSessionDetachCommand = z.infer<typeof ProviderSessionDetachCommandSchema>;
+
+export type RunCommand =
+  | MessageDispatchCommand
+  | RunInterruptCommand
+  | ThreadStopCommand
+  | QueueResumeCommand
+  | QueuedRunStartCommand
+  | QueuedRunReorderCommand
+  | QueuedRunCancelCommand
+  | QueuedRunEditCommand
+  | QueuedMessagePromoteToSteerCommand
+  | RuntimeRequestRespondCommand
+  | ThreadUserInputDismissCommand
+  | ProviderSessionDetachCommand;

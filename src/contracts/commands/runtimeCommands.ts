@@ -1,0 +1,57 @@
+import type { ProviderItem, TurnEndStatus } from "../providerEvents.js";
+
+/**
+ * Runtime ingestion commands: how provider output and engine housekeeping
+ * re-enter the log (DESIGN.md §1, "provider output becomes commands again").
+ * They are Loom's own, outside the spec's public and internal command sets,
+ * and only the engine dispatches them: the HTTP API refuses their names.
+ */
+export const RuntimeCommandType = {
+  sessionOpened: "provider-runtime.session-opened",
+  sessionReleased: "provider-runtime.session-released",
+  turnStarted: "provider-runtime.turn-started",
+  itemCompleted: "provider-runtime.item-completed",
+  turnCompleted: "provider-runtime.turn-completed",
+  runLost: "provider-runtime.run-lost",
+} as const;
+export type RuntimeCommandType = (typeof RuntimeCommandType)[keyof typeof RuntimeCommandType];
+
+interface RuntimeCommand<T extends RuntimeCommandType, D> {
+  readonly type: T;
+  readonly commandId: string;
+  readonly data: D;
+}
+
+/** Why a session ended; `idle_reaped` and `detached` interrupt a run still on it. */
+export type SessionReleaseReason = "idle_reaped" | "detached" | "crashed" | "shutdown" | "start_failed" | "server_restarted";
+
+export type SessionOpenedCommand = RuntimeCommand<
+  "provider-runtime.session-opened",
+  { threadId: string; providerSessionId: string; providerInstanceId: string; driver: string }
+>;
+export type SessionReleasedCommand = RuntimeCommand<
+  "provider-runtime.session-released",
+  { threadId: string; providerSessionId: string; reason: SessionReleaseReason; message: string }
+>;
+export type TurnStartedCommand = RuntimeCommand<"provider-runtime.turn-started", { threadId: string; runId: string }>;
+export type ItemCompletedCommand = RuntimeCommand<
+  "provider-runtime.item-completed",
+  { threadId: string; runId: string; driver: string; nativeItemId: string; item: ProviderItem }
+>;
+export type TurnCompletedCommand = RuntimeCommand<
+  "provider-runtime.turn-completed",
+  { threadId: string; runId: string; status: TurnEndStatus; error: string | null; endReason?: string }
+>;
+/** A run whose process-bound work was lost (a restart, a session that never opened). */
+export type RunLostCommand = RuntimeCommand<
+  "provider-runtime.run-lost",
+  { threadId: string; runId: string; status: "interrupted" | "failed"; reason: string; message: string }
+>;
+
+export type RuntimeIngestCommand =
+  | SessionOpenedCommand
+  | SessionReleasedCommand
+  | TurnStartedCommand
+  | ItemCompletedCommand
+  | TurnCompletedCommand
+  | RunLostCommand;

@@ -1,0 +1,104 @@
+import type { NewEvent, NewOutboxEffect } from "../../contracts/envelopes.js";
+import type { Run } from "../../contracts/entities/runs.js";
+import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
+import { runEvent, runtimeRequestEvent, turnItemEvent } from "../../contracts/events.js";
+import type { TurnItem } from "../../contracts/turnItems.js";
+import { type Accepted, type DecideContext, accept } from "../decision.js";
+import type { OrchestrationState } from "../state.js";
+
+/** Distributive Omit, so a union of item shapes stays a union. */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** A turn item before the timeline gives it an id, position and times. */
+export type TurnItemBody = DistributiveOmit<TurnItem, "id" | "threadId" | "runId" | "position" | "createdAt" | "updatedAt">;
+
+/**
+ * The changes one decision makes, with an overlay so later steps of the same
+ * decision see earlier ones (a run updated twice, items appended in order).
+ * decide stays pure: nothing here touches the state.
+ */
+export class Changes {
+  readonly events: NewEvent[] = [];
+  readonly effects: NewOutboxEffect[] = [];
+  private readonly runs = new Map<string, Run>();
+  private readonly nextPositions = new Map<string, number>();
+
+  constructor(
+    readonly state: OrchestrationState,
+    readonly ctx: DecideContext,
+  ) {}
+
+  run(runId: string): Run | undefined {
+    return this.runs.get(runId) ?? this.state.runs.get(runId);
+  }
+
+  /** The thread's runs in ordinal order, as this decision leaves them. */
+  threadRuns(threadId: string): Run[] {
+    const ids = [...(this.state.threadRuns.get(threadId) ?? [])];
+    for (const run of this.runs.values()) {
+      if (run.threadId === threadId && !ids.includes(run.id)) ids.push(run.id);
+    }
+    return ids.map((id) => this.run(id)!).sort((a, b) => a.ordinal - b.ordinal);
+  }
+
+  createRun(run: Run): Run {
+    this.runs.set(run.id, run);
+    this.events.push(runEvent("run.created", run));
+    return run;
+  }
+
+  updateRun(run: Run, patch: Partial<Run>): Run {
+    const next: Run = { ...run, ...patch, updatedAt: this.ctx.now };
+    this.runs.set(next.id, next);
+    this.events.push(runEvent("run.updated", next));
+    return next;
+  }
+
+  /** Append an item to the thread's timeline. */
+  addItem(threadId: string, runId: string | null, body: TurnItemBody, id: string = this.ctx.allocate.turnItem()): TurnItem {
+    const existing = this.existingItem(id);
+    const position = existing?.position ?? this.takePosition(threadId);
+    const item = {
+      ...body,
+      id,
+      threadId,
+      runId,
+      position,
+      createdAt: existing?.createdAt ?? this.ctx.now,
+      updatedAt: this.ctx.now,
+    };
+    this.events.push(turnItemEvent(item));
+    return item;
+  }
+
+  /** Replace an item in place: same id and position. */
+  updateItem<T extends TurnItem>(item: T, patch: Partial<T>): T {
+    const next = { ...item, ...patch, updatedAt: this.ctx.now };
+    this.events.push(turnItemEvent(next));
+    return next;
+  }
+
+  putRequest(request: RuntimeRequest): RuntimeRequest {
+    this.events.push(runtimeRequestEvent(request));
+    return request;
+  }
+
+  effect(kind: string, threadId: string, payload: Record<string, unknown>, replaySafe: boolean): void {
+    this.effects.push({ kind, streamId: threadId, payload, replaySafe });
+  }
+
+  done(): Accepted {
+    return accept(this.events, this.effects);
+  }
+
+  existingItem(id: string): TurnItem | undefined {
+    const threadId = this.state.itemThreads.get(id);
+    if (threadId === undefined) return undefined;
+    return this.state.turnItems.get(threadId)?.find((item) => item?.id === id);
+  }
+
+  private takePosition(threadId: string): number {
+    const next = this.nextPositions.get(threadId) ?? this.state.turnItems.get(threadId)?.length ?? 0;
+    this.nextPositions.set(threadId, next + 1);
+    return next;
+  }
+}

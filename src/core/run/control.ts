@@ -1,0 +1,79 @@
+import type {
+  ProviderSessionDetachCommand,
+  QueueResumeCommand,
+  RunInterruptCommand,
+  ThreadStopCommand,
+} from "../../contracts/commands/runCommands.js";
+import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import { type DecideContext, type Decision, reject } from "../decision.js";
+import type { OrchestrationState } from "../state.js";
+import { liveThread } from "../thread/guards.js";
+import { Changes } from "./changes.js";
+import { RunEffect, activeRun, queuedRuns, requestInterrupt, startNext, turnFacts } from "./lifecycle.js";
+
+/**
+ * run.interrupt: stop the selected active run (the newest active one without
+ * runId). The run ends when its provider reports the turn interrupted.
+ */
+export function decideRunInterrupt(state: OrchestrationState, command: RunInterruptCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const changes = new Changes(state, ctx);
+  const run = command.data.runId === undefined ? activeRun(changes, found.thread.id) : changes.run(command.data.runId);
+  if (run === undefined || (command.data.runId !== undefined && run?.threadId !== found.thread.id)) {
+    return reject("run_not_found", `run ${command.data.runId ?? "?"} does not exist in thread ${found.thread.id}`);
+  }
+  if (run === null) return reject("no_active_run", `thread ${found.thread.id} has no active run`);
+  if (isTerminalRunStatus(run.status) || run.status === "queued") {
+    return reject("run_not_active", `run ${run.id} is ${run.status}`);
+  }
+  if (run.interruptRequestedAt !== null) return reject("interrupt_already_requested", `run ${run.id} is already being interrupted`);
+  const facts = turnFacts(ctx, run);
+  if (facts !== null && !facts.capabilities.interrupt) {
+    return reject("thread_not_interruptible", `provider instance ${run.providerInstanceId ?? "?"} cannot interrupt a turn`);
+  }
+  requestInterrupt(changes, run, "user", command.data.reason ?? null);
+  return changes.done();
+}
+
+/**
+ * thread.stop: like a user's Stop. Interrupts the running turn and holds the
+ * queued runs until queue.resume. Stopping an idle thread is accepted and
+ * changes nothing, so a repeated Stop is harmless.
+ */
+export function decideThreadStop(state: OrchestrationState, command: ThreadStopCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const changes = new Changes(state, ctx);
+  for (const run of queuedRuns(changes, found.thread.id)) {
+    if (!run.held) changes.updateRun(run, { held: true });
+  }
+  const active = activeRun(changes, found.thread.id);
+  if (active !== null && active.interruptRequestedAt === null) {
+    requestInterrupt(changes, active, "user", command.data.reason ?? "stopped");
+  }
+  return changes.done();
+}
+
+/** queue.resume: release the runs Stop held; the first starts when the thread is idle. */
+export function decideQueueResume(state: OrchestrationState, command: QueueResumeCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const changes = new Changes(state, ctx);
+  const held = queuedRuns(changes, found.thread.id).filter((run) => run.held);
+  if (held.length === 0) return reject("queue_not_held", `thread ${found.thread.id} has no held queued runs`);
+  for (const run of held) changes.updateRun(run, { held: false });
+  startNext(changes, found.thread.id);
+  return changes.done();
+}
+
+/** provider-session.detach: release the thread's provider session; a run still on it is interrupted. */
+export function decideProviderSessionDetach(state: OrchestrationState, command: ProviderSessionDetachCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const session = [...state.providerSessions.values()].find((s) => s.threadId === found.thread.id && s.releasedAt === null);
+  if (session === undefined) return reject("session_not_found", `thread ${found.thread.id} has no attached provider session`);
+  const changes = new Changes(state, ctx);
+  changes.effect(RunEffect.releaseSession, found.thread.id, { threadId: found.thread.id, providerSessionId: session.id, reason: "detached", message: command.data.reason ?? "detached by request" }, true);
+  return changes.done();
+}

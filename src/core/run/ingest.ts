@@ -1,0 +1,151 @@
+import type {
+  ItemCompletedCommand,
+  RunLostCommand,
+  SessionOpenedCommand,
+  SessionReleasedCommand,
+  TurnCompletedCommand,
+  TurnStartedCommand,
+} from "../../contracts/commands/runtimeCommands.js";
+import type { Run } from "../../contracts/entities/runs.js";
+import { providerSessionEvent } from "../../contracts/events.js";
+import { type DecideContext, type Decision, type Rejected, accept, reject } from "../decision.js";
+import { derive } from "../ids.js";
+import type { OrchestrationState } from "../state.js";
+import { Changes } from "./changes.js";
+import { activeRun, endRun, isActiveRunStatus } from "./lifecycle.js";
+import { turnItemBody } from "./providerItems.js";
+
+type Found = { kind: "found"; changes: Changes; run: Run } | Rejected;
+
+/** The run a provider reports on; output for a run that already ended is refused (and kept as a rejected receipt). */
+function reportedRun(state: OrchestrationState, ctx: DecideContext, threadId: string, runId: string): Found {
+  const run = state.runs.get(runId);
+  if (run === undefined || run.threadId !== threadId) return reject("run_not_found", `run ${runId} does not exist in thread ${threadId}`);
+  if (!isActiveRunStatus(run.status)) return reject("run_not_active", `run ${runId} is ${run.status}`);
+  return { kind: "found", changes: new Changes(state, ctx), run };
+}
+
+export function decideSessionOpened(state: OrchestrationState, command: SessionOpenedCommand, ctx: DecideContext): Decision {
+  const { threadId, providerSessionId, providerInstanceId, driver } = command.data;
+  if (!state.threads.has(threadId)) return reject("thread_not_found", `thread ${threadId} does not exist`);
+  return accept([
+    providerSessionEvent("provider-session.attached", {
+      id: providerSessionId,
+      threadId,
+      providerInstanceId,
+      driver,
+      status: "ready",
+      nativeSessionId: null,
+      nativeThreadId: null,
+      startedAt: ctx.now,
+      updatedAt: ctx.now,
+      releasedAt: null,
+      releaseReason: null,
+    }),
+  ]);
+}
+
+/**
+ * The session is gone. A run still on it is interrupted with a notice that
+ * says why, so a reaped session never reads as a completed run.
+ */
+export function decideSessionReleased(state: OrchestrationState, command: SessionReleasedCommand, ctx: DecideContext): Decision {
+  const { threadId, providerSessionId, reason, message } = command.data;
+  const session = state.providerSessions.get(providerSessionId);
+  if (session === undefined || session.threadId !== threadId) return reject("session_not_found", `session ${providerSessionId} is unknown`);
+  if (session.releasedAt !== null) return reject("session_not_found", `session ${providerSessionId} was already released`);
+  const changes = new Changes(state, ctx);
+  changes.events.push(
+    providerSessionEvent("provider-session.detached", { ...session, status: "released", updatedAt: ctx.now, releasedAt: ctx.now, releaseReason: reason }),
+  );
+  const run = activeRun(changes, threadId);
+  // A run still starting on another provider instance is not on this session.
+  // Nor is one starting after a restart: the released session belonged to the
+  // previous process, whose runs boot reconciliation already ended (run-lost).
+  const onSession = run !== null && run.providerInstanceId === session.providerInstanceId && !(reason === "server_restarted" && run.status === "starting");
+  if (run !== null && onSession) {
+    const endReason = reason === "idle_reaped" ? "session_reaped" : `session_${reason}`;
+    changes.addItem(threadId, run.id, { type: "system_notice", level: "warning", text: message });
+    endRun(changes, run, { status: "interrupted", endReason });
+  }
+  return changes.done();
+}
+
+export function decideTurnStarted(state: OrchestrationState, command: TurnStartedCommand, ctx: DecideContext): Decision {
+  const found = reportedRun(state, ctx, command.data.threadId, command.data.runId);
+  if (found.kind === "rejected") return found;
+  if (found.run.status !== "starting") return reject("run_not_active", `run ${found.run.id} already started`);
+  found.changes.updateRun(found.run, { status: "running", startedAt: ctx.now });
+  return found.changes.done();
+}
+
+/** A finished provider item joins the timeline; approvals and questions also open a runtime request. */
+export function decideItemCompleted(state: OrchestrationState, command: ItemCompletedCommand, ctx: DecideContext): Decision {
+  const found = reportedRun(state, ctx, command.data.threadId, command.data.runId);
+  if (found.kind === "rejected") return found;
+  const { changes, run } = found;
+  const { item, driver, nativeItemId } = command.data;
+  const itemId = derive.turnItemFromProviderItem({ driver, providerTurnId: run.id, nativeItemId });
+  let requestId: string | null = null;
+  if (item.kind === "approval_request" || item.kind === "user_input_request") {
+    const existing = changes.existingItem(itemId);
+    if (existing !== undefined) return reject("request_not_pending", `request item ${nativeItemId} was already recorded`);
+    requestId = ctx.allocate.runtimeRequest();
+    const isQuestion = item.kind === "user_input_request";
+    changes.putRequest({
+      id: requestId,
+      threadId: run.threadId,
+      runId: run.id,
+      nodeId: null,
+      kind: isQuestion ? "user_input" : item.requestKind,
+      status: "pending",
+      blocking: true,
+      nativeRequestId: item.requestId,
+      payload: isQuestion ? { questions: item.questions } : { title: item.title, detail: item.detail, requestKind: item.requestKind },
+      resolution: null,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+      resolvedAt: null,
+    });
+    changes.updateRun(run, { status: isQuestion ? "waiting_on_user_input" : "waiting_on_approval", startedAt: run.startedAt ?? ctx.now });
+  } else if (run.status === "starting") {
+    changes.updateRun(run, { status: "running", startedAt: run.startedAt ?? ctx.now });
+  }
+  // The message id is derived too, so an item reported again keeps it (spec 004 §2.2).
+  const messageId = () => derive.messageFromProviderItem({ driver, providerTurnId: run.id, nativeItemId });
+  changes.addItem(run.threadId, run.id, turnItemBody(item, messageId, requestId), itemId);
+  return changes.done();
+}
+
+/** The one event that ends a turn (DESIGN.md invariant 6). */
+export function decideTurnCompleted(state: OrchestrationState, command: TurnCompletedCommand, ctx: DecideContext): Decision {
+  const found = reportedRun(state, ctx, command.data.threadId, command.data.runId);
+  if (found.kind === "rejected") return found;
+  const { changes, run } = found;
+  const { status, error } = command.data;
+  if (status === "failed") {
+    changes.addItem(run.threadId, run.id, { type: "error", code: "provider_error", message: error ?? "the provider reported a failure", detail: null });
+  }
+  const endReason =
+    command.data.endReason ?? (status === "completed" ? "completed" : status === "failed" ? "provider_error" : run.interruptRequestedAt !== null ? "interrupted_by_user" : "interrupted");
+  endRun(changes, run, {
+    status,
+    endReason,
+    failure: status === "failed" ? { code: "provider_error", message: error ?? "the provider reported a failure" } : null,
+  });
+  return changes.done();
+}
+
+/**
+ * A run whose process-bound work was lost: interrupted (or failed) with a
+ * system notice saying why. Nothing stays running forever.
+ */
+export function decideRunLost(state: OrchestrationState, command: RunLostCommand, ctx: DecideContext): Decision {
+  const found = reportedRun(state, ctx, command.data.threadId, command.data.runId);
+  if (found.kind === "rejected") return found;
+  const { changes, run } = found;
+  const { status, reason, message } = command.data;
+  changes.addItem(run.threadId, run.id, { type: "system_notice", level: "warning", text: message });
+  endRun(changes, run, { status, endReason: reason, failure: status === "failed" ? { code: reason, message } : null });
+  return changes.done();
+}

@@ -1,0 +1,167 @@
+import type { Failure } from "../../contracts/entities/fields.js";
+import { type Run, type RunKind, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import type { AppThread, CreatedBy } from "../../contracts/thread.js";
+import type { DecideContext, ProviderFacts } from "../decision.js";
+import type { Changes } from "./changes.js";
+
+/**
+ * Outbox effect kinds the run lifecycle emits. Process-bound effects die with
+ * the process (boot reconciles their runs); replay-safe ones may run again.
+ */
+export const RunEffect = {
+  startTurn: "provider.turn.start",
+  steerTurn: "provider.turn.steer",
+  interruptTurn: "provider.turn.interrupt",
+  respondRequest: "provider.request.respond",
+  releaseSession: "provider.session.release",
+} as const;
+export type RunEffect = (typeof RunEffect)[keyof typeof RunEffect];
+
+/** A run between starting and its terminal event: it owns the thread's provider turn. */
+export function isActiveRunStatus(status: RunStatus): boolean {
+  return status !== "queued" && !isTerminalRunStatus(status);
+}
+
+export function activeRun(changes: Changes, threadId: string): Run | null {
+  const runs = changes.threadRuns(threadId);
+  for (let i = runs.length - 1; i >= 0; i--) {
+    if (isActiveRunStatus(runs[i]!.status)) return runs[i]!;
+  }
+  return null;
+}
+
+/** The thread's queued runs in queue order. */
+export function queuedRuns(changes: Changes, threadId: string): Run[] {
+  return changes
+    .threadRuns(threadId)
+    .filter((run) => run.status === "queued" && run.queueRank !== null)
+    .sort((a, b) => a.queueRank! - b.queueRank!);
+}
+
+/** The provider instance a thread's work runs on. */
+export function threadProvider(thread: AppThread): string | null {
+  return thread.modelSelection?.providerInstanceId ?? thread.providerInstanceId;
+}
+
+/**
+ * What the provider running `run`'s turn can do, or null when that instance
+ * is unknown. A run keeps the instance it was created on even when the
+ * thread's model selection changes later, so steering and stopping a turn
+ * read the run's instance, not the thread's current one.
+ */
+export function turnFacts(ctx: DecideContext, run: Run): ProviderFacts | null {
+  return run.providerInstanceId === null ? null : ctx.providers(run.providerInstanceId);
+}
+
+export interface NewRunInput {
+  readonly runId: string;
+  readonly kind: RunKind;
+  readonly messageId: string | null;
+}
+
+/** A new run in `queued` status, not yet placed in the queue. */
+export function newRun(changes: Changes, thread: AppThread, facts: ProviderFacts, input: NewRunInput): Run {
+  const runs = changes.threadRuns(thread.id);
+  const ordinal = (runs[runs.length - 1]?.ordinal ?? 0) + 1;
+  const now = changes.ctx.now;
+  return changes.createRun({
+    id: input.runId,
+    threadId: thread.id,
+    ordinal,
+    kind: input.kind,
+    status: "queued",
+    providerInstanceId: threadProvider(thread),
+    driver: facts.driver,
+    modelSelection: thread.modelSelection,
+    runtimeMode: thread.runtimeMode,
+    interactionMode: thread.interactionMode,
+    messageId: input.messageId,
+    failure: null,
+    queueRank: null,
+    held: false,
+    interruptRequestedAt: null,
+    endReason: null,
+    createdAt: now,
+    updatedAt: now,
+    startedAt: null,
+    endedAt: null,
+  });
+}
+
+/** Hand the run to its provider: `starting` until the provider reports the turn. */
+export function startRun(changes: Changes, run: Run): Run {
+  const started = changes.updateRun(run, { status: "starting", queueRank: null, held: false });
+  changes.effect(RunEffect.startTurn, run.threadId, { threadId: run.threadId, runId: run.id }, false);
+  return started;
+}
+
+/** Place a queued run at the back (or the front) of its thread's queue. */
+export function enqueue(changes: Changes, run: Run, position: "front" | "back"): Run {
+  const queue = queuedRuns(changes, run.threadId).filter((r) => r.id !== run.id);
+  if (position === "back") {
+    const rank = (queue[queue.length - 1]?.queueRank ?? -1) + 1;
+    return changes.updateRun(run, { status: "queued", queueRank: rank });
+  }
+  queue.forEach((queued, index) => {
+    if (queued.queueRank !== index + 1) changes.updateRun(queued, { queueRank: index + 1 });
+  });
+  return changes.updateRun(run, { status: "queued", queueRank: 0 });
+}
+
+/** Start the first unheld queued run when nothing is active. */
+export function startNext(changes: Changes, threadId: string): Run | null {
+  if (activeRun(changes, threadId) !== null) return null;
+  const next = queuedRuns(changes, threadId).find((run) => !run.held);
+  return next === undefined ? null : startRun(changes, next);
+}
+
+export interface RunEnd {
+  readonly status: "completed" | "failed" | "interrupted" | "cancelled";
+  readonly endReason: string;
+  readonly failure?: Failure | null;
+}
+
+/**
+ * End a run: terminal status, its pending requests expire, and the thread's
+ * next queued run starts. A run ends only by its own terminal event, a stop
+ * or a cancel (DESIGN.md invariant 6).
+ */
+export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
+  const ended = changes.updateRun(run, {
+    status: end.status,
+    endReason: end.endReason,
+    failure: end.failure ?? run.failure,
+    queueRank: null,
+    endedAt: changes.ctx.now,
+  });
+  expirePendingRequests(changes, ended);
+  startNext(changes, run.threadId);
+  return ended;
+}
+
+function expirePendingRequests(changes: Changes, run: Run): void {
+  for (const request of changes.state.runtimeRequests.values()) {
+    if (request.runId !== run.id || request.status !== "pending") continue;
+    changes.putRequest({ ...request, status: "expired", updatedAt: changes.ctx.now, resolvedAt: changes.ctx.now });
+    const item = findRequestItem(changes, request.threadId, request.id);
+    if (item?.type === "approval_request") changes.updateItem(item, { status: "expired" });
+    if (item?.type === "user_input_request") changes.updateItem(item, { status: "expired" });
+  }
+}
+
+export function findRequestItem(changes: Changes, threadId: string, requestId: string) {
+  const items = changes.state.turnItems.get(threadId) ?? [];
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if ((item?.type === "approval_request" || item?.type === "user_input_request") && item.requestId === requestId) return item;
+  }
+  return undefined;
+}
+
+/** Ask the provider to stop the run's turn; the run ends when the provider reports it. */
+export function requestInterrupt(changes: Changes, run: Run, requestedBy: CreatedBy, reason: string | null): Run {
+  const updated = changes.updateRun(run, { interruptRequestedAt: changes.ctx.now });
+  changes.addItem(run.threadId, run.id, { type: "run_interrupt_request", requestedBy, reason });
+  changes.effect(RunEffect.interruptTurn, run.threadId, { threadId: run.threadId, runId: run.id }, true);
+  return updated;
+}

@@ -1,0 +1,105 @@
+import type { MessageDispatchCommand } from "../../contracts/commands/runCommands.js";
+import type { Run } from "../../contracts/entities/runs.js";
+import type { AppThread } from "../../contracts/thread.js";
+import { type DecideContext, type Decision, type ProviderFacts, reject } from "../decision.js";
+import type { OrchestrationState } from "../state.js";
+import { liveThread } from "../thread/guards.js";
+import { Changes } from "./changes.js";
+import { RunEffect, activeRun, enqueue, newRun, queuedRuns, requestInterrupt, startRun, threadProvider, turnFacts } from "./lifecycle.js";
+
+/**
+ * A running turn accepts steering only while its provider (`facts`, the run's
+ * own instance: see turnFacts) can steer, the provider is working and no stop
+ * has reached it.
+ */
+export function canSteer(run: Run | null, facts: ProviderFacts | null): run is Run {
+  return run !== null && facts !== null && facts.capabilities.steering && run.status === "running" && run.interruptRequestedAt === null;
+}
+
+/**
+ * message.dispatch: the send modes of t3_thread_send (spec 000).
+ * - auto: start an idle thread, steer a steerable running turn, else queue;
+ * - queue: a separate follow-up run after active work (starts at once when idle);
+ * - steer: requires a steerable running turn;
+ * - restart: requires an active turn the provider can stop; it is interrupted
+ *   and the message runs next, ahead of other queued messages.
+ */
+export function decideMessageDispatch(state: OrchestrationState, command: MessageDispatchCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const thread = found.thread;
+  const providerId = threadProvider(thread);
+  if (providerId === null) return reject("provider_not_set", `thread ${thread.id} has no provider instance`);
+  const facts = ctx.providers(providerId);
+  if (facts === null) return reject("provider_unavailable", `provider instance ${providerId} is not available`);
+
+  const changes = new Changes(state, ctx);
+  const active = activeRun(changes, thread.id);
+  const idle = active === null && !queuedRuns(changes, thread.id).some((run) => !run.held);
+  const mode = command.data.mode ?? "auto";
+  switch (mode) {
+    case "auto":
+      if (active === null) return startNewRun(changes, thread, facts, command, idle ? "start" : "back");
+      if (canSteer(active, turnFacts(ctx, active))) return steer(changes, active, command);
+      return startNewRun(changes, thread, facts, command, "back");
+    case "queue":
+      return startNewRun(changes, thread, facts, command, idle ? "start" : "back");
+    case "steer": {
+      if (active === null) return reject("thread_not_sendable", `thread ${thread.id} has no active turn to steer`);
+      const activeFacts = turnFacts(ctx, active);
+      if (!canSteer(active, activeFacts)) {
+        return reject("thread_not_sendable", `the active turn of thread ${thread.id} cannot be steered (${steerBlocker(active, activeFacts)})`);
+      }
+      return steer(changes, active, command);
+    }
+    case "restart":
+      if (active === null) return reject("thread_not_sendable", `thread ${thread.id} has no active turn to restart`);
+      if (turnFacts(ctx, active)?.capabilities.interrupt !== true) {
+        return reject("thread_not_sendable", `provider instance ${active.providerInstanceId ?? "?"} cannot stop a turn, so it cannot restart one`);
+      }
+      if (active.interruptRequestedAt !== null) {
+        return reject("thread_not_sendable", `a stop has already reached the active turn of thread ${thread.id}`);
+      }
+      requestInterrupt(changes, active, command.data.createdBy ?? "user", "restarted with a new message");
+      return startNewRun(changes, thread, facts, command, "front");
+    default: {
+      const exhaustive: never = mode;
+      return exhaustive;
+    }
+  }
+}
+
+function steerBlocker(run: Run, facts: ProviderFacts | null): string {
+  if (facts === null) return `its provider instance ${run.providerInstanceId ?? "?"} is not available`;
+  if (!facts.capabilities.steering) return "the provider does not support steering";
+  if (run.interruptRequestedAt !== null) return "a stop has already reached it";
+  return `it is ${run.status}`;
+}
+
+function userMessage(changes: Changes, threadId: string, runId: string, messageId: string, command: MessageDispatchCommand) {
+  return changes.addItem(threadId, runId, {
+    type: "user_message",
+    messageId,
+    text: command.data.text,
+    createdBy: command.data.createdBy ?? "user",
+    creationSource: command.data.creationSource ?? "api",
+  });
+}
+
+function startNewRun(changes: Changes, thread: AppThread, facts: ProviderFacts, command: MessageDispatchCommand, placement: "start" | "front" | "back"): Decision {
+  const runId = command.data.runId ?? changes.ctx.allocate.run();
+  if (changes.run(runId) !== undefined) return reject("thread_not_sendable", `run ${runId} already exists`);
+  const messageId = command.data.messageId ?? changes.ctx.allocate.message();
+  const run = newRun(changes, thread, facts, { runId, kind: command.data.runKind ?? "user_turn", messageId });
+  userMessage(changes, thread.id, run.id, messageId, command);
+  if (placement === "start") startRun(changes, run);
+  else enqueue(changes, run, placement);
+  return changes.done();
+}
+
+function steer(changes: Changes, active: Run, command: MessageDispatchCommand): Decision {
+  const messageId = command.data.messageId ?? changes.ctx.allocate.message();
+  userMessage(changes, active.threadId, active.id, messageId, command);
+  changes.effect(RunEffect.steerTurn, active.threadId, { threadId: active.threadId, runId: active.id, messageId, text: command.data.text }, false);
+  return changes.done();
+}
