@@ -2,7 +2,7 @@ import type { Command } from "../contracts/commands.js";
 import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
 import { toDomainEvent } from "../contracts/events.js";
 import { decide } from "../core/decider.js";
-import type { DecideContext } from "../core/decision.js";
+import type { DecideContext, ProviderFacts } from "../core/decision.js";
 import { makeAllocate, type UuidSource } from "../core/ids.js";
 import { evolve, type OrchestrationState } from "../core/state.js";
 import type { CommitEntry, EventStore } from "../store/eventStore.js";
@@ -13,6 +13,8 @@ export interface DispatcherOptions {
   /** Epoch milliseconds. */
   readonly clock: () => number;
   readonly uuid: UuidSource;
+  /** Provider facts for send-mode selection; configuration, read at decision time. */
+  readonly providers: (providerInstanceId: string) => ProviderFacts | null;
   /** Most commands committed in one transaction. */
   readonly maxBatch?: number;
   /** Called with the events of each commit, after the state has them. */
@@ -141,6 +143,6 @@ export class Dispatcher {
   }
 
   private context(): DecideContext {
-    return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid) };
+    return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid), providers: this.options.providers };
   }
 }

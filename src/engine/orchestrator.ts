@@ -1,6 +1,7 @@
 import type { Command } from "../contracts/commands.js";
 import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
 import { toDomainEvent } from "../contracts/events.js";
+import type { ProviderFacts } from "../core/decision.js";
 import type { UuidSource } from "../core/ids.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
 import type { EventStore } from "../store/eventStore.js";
@@ -12,6 +13,8 @@ export interface OrchestratorOptions {
   readonly clock?: () => number;
   readonly uuid?: UuidSource;
   readonly maxBatch?: number;
+  /** Provider facts for send-mode selection; without it no thread can run work. */
+  readonly providers?: (providerInstanceId: string) => ProviderFacts | null;
 }
 
 export type CommittedListener = (events: readonly StoredEvent[]) => void;
@@ -40,6 +43,7 @@ export class Orchestrator {
       clock: options.clock ?? Date.now,
       uuid: options.uuid ?? (() => crypto.randomUUID()),
       maxBatch: options.maxBatch,
+      providers: options.providers ?? (() => null),
       onCommitted: (events) => this.notify(events),
       rebuild: async () => {
         const fresh = await replay(store);

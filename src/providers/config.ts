@@ -56,6 +56,11 @@ export const CredentialsSchema = z.strictObject({
   maxLifetimeMs: PositiveMsSchema.optional(),
 });
 
+export const SessionsSchema = z.strictObject({
+  /** A provider session with no activity for this long is released; a run still on it is interrupted. */
+  idleMs: PositiveMsSchema.optional(),
+});
+
 export const WaitsSchema = z.strictObject({
   maxWaitMs: PositiveMsSchema.optional(),
 });
@@ -77,6 +82,7 @@ export const LoomConfigSchema = z
     limits: LimitsSchema.optional(),
     credentials: CredentialsSchema.optional(),
     waits: WaitsSchema.optional(),
+    sessions: SessionsSchema.optional(),
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
@@ -115,6 +121,10 @@ export interface CredentialsConfig {
   readonly maxLifetimeMs: number;
 }
 
+export interface SessionsConfig {
+  readonly idleMs: number;
+}
+
 export interface WaitsConfig {
   /** Server cap on any blocking MCP wait (DESIGN invariant 7). */
   readonly maxWaitMs: number;
@@ -128,12 +138,14 @@ export interface LoomConfig {
   readonly limits: LimitsConfig;
   readonly credentials: CredentialsConfig;
   readonly waits: WaitsConfig;
+  readonly sessions: SessionsConfig;
 }
 
 export const DEFAULT_LIMITS: LimitsConfig = { maxActiveChildrenPerThread: 16, maxSpawnsPerRootThread: 64, maxDelegationDepth: 4 };
 export const DEFAULT_CREDENTIALS: CredentialsConfig = { idleTtlMs: 30 * 60_000, maxLifetimeMs: 24 * 60 * 60_000 };
 /** Short enough that an agent CLI's own tool timeout does not fire first. */
 export const DEFAULT_WAITS: WaitsConfig = { maxWaitMs: 30_000 };
+export const DEFAULT_SESSIONS: SessionsConfig = { idleMs: 15 * 60_000 };
 export const DEFAULT_PROVIDER: ProviderInstanceConfig = {
   id: "scripted",
   driver: "scripted",
@@ -233,6 +245,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
     limits: { ...DEFAULT_LIMITS, ...file.limits },
     credentials: { ...DEFAULT_CREDENTIALS, ...file.credentials },
     waits: { ...DEFAULT_WAITS, ...file.waits },
+    sessions: { ...DEFAULT_SESSIONS, ...file.sessions },
   };
 }
 

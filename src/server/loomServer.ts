@@ -1,10 +1,21 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { HttpError, sendError } from "../api/http.js";
 import { type RouteHandler, orchestrationRoutes, sha256 } from "../api/routes.js";
 import { Orchestrator } from "../engine/orchestrator.js";
+import { OutboxWorker } from "../engine/outboxWorker.js";
+import { reconcileOnBoot } from "../engine/reconcile.js";
+import { McpCredentialRegistry } from "../mcp/credentialRegistry.js";
+import { createMcpRoute } from "../mcp/httpEndpoint.js";
+import { diagnosticsToolkit } from "../mcp/toolkits/diagnostics/tools.js";
+import { threadToolkit } from "../mcp/toolkits/threads/tools.js";
+import { type LoomConfig, loadConfig } from "../providers/config.js";
+import { ProviderRegistry } from "../providers/registry.js";
+import { ProviderSessionManager } from "../providers/sessionManager.js";
 import { SqliteEventStore } from "../store/sqlite/sqliteEventStore.js";
 import { LOOM_VERSION } from "../version.js";
+import { builtInDrivers, providerFacts } from "./providerWiring.js";
 import { type StateDir, ensureEnvironmentId, ensureOwnerToken, openStateDir, removeServerInfo, writeServerInfo } from "./stateDir.js";
 
 export interface LoomServerOptions {
@@ -13,6 +24,12 @@ export interface LoomServerOptions {
   /** 0 picks a free port. */
   readonly port?: number;
   readonly configPath?: string;
+  /** Where the default project lives when the config names none. */
+  readonly cwd?: string;
+  /** Mount the diagnostics toolkit (loom_echo): benchmarks and tests only. */
+  readonly diagnosticsTools?: boolean;
+  /** How often a wait reports progress; tests shorten it. */
+  readonly progressIntervalMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -21,20 +38,71 @@ export interface LoomServer {
   readonly mcpUrl: string;
   readonly environmentId: string;
   readonly orchestrator: Orchestrator;
+  readonly config: LoomConfig;
+  readonly credentials: McpCredentialRegistry;
+  readonly sessions: ProviderSessionManager;
   readonly stateDir: StateDir;
   close(): Promise<void>;
 }
 
-/** Open the state dir, replay the log, listen, and publish server.json. */
+/** Open the state dir, replay and reconcile the log, listen, and publish server.json. */
 export async function startLoomServer(options: LoomServerOptions): Promise<LoomServer> {
   const log = options.log ?? (() => undefined);
+  const cwd = options.cwd ?? process.cwd();
   const dir = openStateDir(options.stateDir);
+  const config = loadConfig(options.configPath, dir.root, cwd);
   const ownerToken = ensureOwnerToken(dir);
   const environmentId = ensureEnvironmentId(dir);
+  const registry = new ProviderRegistry(config.providers, builtInDrivers());
+  const credentials = new McpCredentialRegistry({ environmentId, idleTtlMs: config.credentials.idleTtlMs, maxLifetimeMs: config.credentials.maxLifetimeMs });
+  credentials.registerOwnerToken(ownerToken);
+
   const store = SqliteEventStore.open(dir.databasePath);
-  const orchestrator = await Orchestrator.open({ store });
+  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry) });
+  const bootId = crypto.randomUUID();
+  const report = await reconcileOnBoot(orchestrator, store, bootId);
+  if (report.interruptedRuns > 0 || report.lostEffects > 0) {
+    log(`loom: reconciled after restart: ${report.interruptedRuns} run(s) interrupted, ${report.lostEffects} effect(s) lost`);
+  }
+
+  let mcpUrl = "";
+  const projects = new Map(config.projects.map((p) => [p.id, p.root]));
+  const sessions = new ProviderSessionManager({
+    orchestrator,
+    registry,
+    credentials,
+    environmentId,
+    mcpUrl: () => mcpUrl,
+    workingDirectory: (thread) => thread.worktreePath ?? projects.get(thread.projectId) ?? cwd,
+    idleMs: config.sessions.idleMs,
+    log,
+  });
+  const worker = new OutboxWorker({
+    store,
+    handlers: sessions.handlers(),
+    owner: `loom:${process.pid}:${bootId}`,
+    onFailed: (row, error) => sessions.onEffectFailed(row, error),
+    log,
+  });
+  const stopKicking = orchestrator.onCommitted(() => worker.kick());
+
+  const toolkits = [
+    threadToolkit({
+      orchestrator,
+      registry,
+      environmentId,
+      projects: config.projects,
+      scratchRoot: join(dir.root, "scratch"),
+      maxWaitMs: config.waits.maxWaitMs,
+      progressIntervalMs: options.progressIntervalMs ?? 5_000,
+      clock: Date.now,
+    }),
+    ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
+  ];
+  const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
   const routes: RouteHandler[] = [
     orchestrationRoutes({ orchestrator, ownerTokenHash: sha256(ownerToken), environmentId, version: LOOM_VERSION }),
+    mcp.route,
   ];
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://loom.invalid");
@@ -44,23 +112,33 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   await listen(server, host, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  const mcpUrl = `${url}/mcp`;
+  mcpUrl = `${url}/mcp`;
+  worker.start();
+  sessions.startReaper();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
-  let closed = false;
+  let closing: Promise<void> | null = null;
   return {
     url,
     mcpUrl,
     environmentId,
     orchestrator,
+    config,
+    credentials,
+    sessions,
     stateDir: dir,
-    async close() {
-      if (closed) return;
-      closed = true;
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await orchestrator.close();
-      removeServerInfo(dir, process.pid);
+    close() {
+      closing ??= (async () => {
+        await mcp.close();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await sessions.shutdown();
+        await worker.stop();
+        stopKicking();
+        await orchestrator.close();
+        removeServerInfo(dir, process.pid);
+      })();
+      return closing;
     },
   };
 }

@@ -1,0 +1,187 @@
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
+import type { McpInvocationScope } from "../credentialRegistry.js";
+import type { CreateThreadsInput, TargetInput, ThreadLaunchInput } from "../toolkits/threads/schemas.js";
+import { type ThreadToolsContext, dispatchOrFail, fail, requestIds } from "./context.js";
+import { type Caller, callerOf, resolveModes, resolveTarget } from "./policy.js";
+import { threadLink } from "./views.js";
+import { actorOf } from "./writes.js";
+
+/** The project new top-level threads go to: explicit, else the caller's, else the first configured one. */
+function projectFor(ctx: ThreadToolsContext, caller: Caller, projectId: string | undefined): string {
+  const id = projectId ?? caller.thread?.projectId ?? ctx.projects[0]?.id ?? fail("invalid_request", "no project is configured");
+  if (id !== SCRATCH_PROJECT && !ctx.projects.some((p) => p.id === id)) {
+    fail("invalid_request", `unknown project ${id}; known: ${ctx.projects.map((p) => p.id).join(", ")}`);
+  }
+  return id;
+}
+
+/** Threads launched with `scratch` live in this project, each in a folder of its own. */
+export const SCRATCH_PROJECT = "scratch";
+
+interface PlannedThread {
+  readonly threadId: string;
+  readonly title: string;
+  readonly prompt: string | undefined;
+  readonly providerInstanceId: string;
+  readonly model: string | null;
+  readonly runtimeMode: RuntimeMode;
+  readonly interactionMode: InteractionMode;
+}
+
+async function plan(
+  ctx: ThreadToolsContext,
+  caller: Caller,
+  entry: { prompt?: string; title?: string; target?: TargetInput; runtimeMode?: RuntimeMode | "inherit"; interactionMode?: InteractionMode | "inherit" },
+  threadId: string,
+): Promise<PlannedThread> {
+  const target = await resolveTarget(ctx.registry, caller, entry.target);
+  const modes = resolveModes(caller, target.availability, entry);
+  const title = entry.title ?? (entry.prompt === undefined ? "New thread" : firstLine(entry.prompt));
+  return { threadId, title, prompt: entry.prompt, providerInstanceId: target.providerInstanceId, model: target.model, ...modes };
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0]!.trim();
+  return line === "" ? "New thread" : line.length <= 60 ? line : `${line.slice(0, 57).trimEnd()}...`;
+}
+
+async function createPlanned(
+  ctx: ThreadToolsContext,
+  caller: Caller,
+  ids: ReturnType<typeof requestIds>,
+  index: number,
+  planned: PlannedThread,
+  place: { projectId: string; worktreePath: string | undefined; branch: string | undefined },
+) {
+  const actor = actorOf(caller);
+  await dispatchOrFail(ctx, {
+    type: "thread.create",
+    commandId: ids.command(`create:${index}`),
+    data: {
+      threadId: planned.threadId,
+      projectId: place.projectId,
+      title: planned.title,
+      modelSelection: { providerInstanceId: planned.providerInstanceId, model: planned.model },
+      runtimeMode: planned.runtimeMode,
+      interactionMode: planned.interactionMode,
+      ...(place.worktreePath === undefined ? {} : { worktreePath: place.worktreePath }),
+      ...(place.branch === undefined ? {} : { branch: place.branch }),
+      ...actor,
+    },
+  });
+  let runId: string | null = null;
+  if (planned.prompt !== undefined) {
+    const messageId = ids.message(index);
+    await dispatchOrFail(ctx, {
+      type: "message.dispatch",
+      commandId: ids.command(`send:${index}`),
+      data: { threadId: planned.threadId, text: planned.prompt, messageId, runId: ids.run(index), ...actor },
+    });
+    const item = (ctx.orchestrator.snapshotState.turnItems.get(planned.threadId) ?? []).find((i) => i?.type === "user_message" && i.messageId === messageId);
+    runId = item?.runId ?? null;
+  }
+  const run = runId === null ? null : ctx.orchestrator.snapshotState.runs.get(runId);
+  return {
+    threadId: planned.threadId,
+    link: threadLink(ctx.environmentId, planned.threadId),
+    title: planned.title,
+    providerInstanceId: planned.providerInstanceId,
+    model: planned.model,
+    runtimeMode: planned.runtimeMode,
+    interactionMode: planned.interactionMode,
+    runId,
+    status: run?.status ?? "idle",
+  };
+}
+
+/**
+ * create_threads: 1 to 20 ordinary top-level threads in the caller's project,
+ * branch and worktree, without sub-agent lineage. Every entry is resolved
+ * before any thread is created, so a bad entry creates nothing.
+ */
+export async function createThreads(ctx: ThreadToolsContext, scope: McpInvocationScope, input: CreateThreadsInput) {
+  const caller = callerOf(ctx.orchestrator.snapshotState, scope);
+  const ids = requestIds(caller, "create_threads", input.clientRequestId);
+  const planned: PlannedThread[] = [];
+  for (const [index, entry] of input.threads.entries()) {
+    try {
+      planned.push(await plan(ctx, caller, entry, ids.thread(index)));
+    } catch (error) {
+      if (error instanceof Error) error.message = `threads[${index}]: ${error.message}`;
+      throw error;
+    }
+  }
+  const place = {
+    projectId: projectFor(ctx, caller, undefined),
+    worktreePath: caller.thread?.worktreePath ?? undefined,
+    branch: caller.thread?.branch ?? undefined,
+  };
+  const threads = [];
+  for (const [index, entry] of planned.entries()) threads.push(await createPlanned(ctx, caller, ids, index, entry, place));
+  return { threads };
+}
+
+/**
+ * t3_thread_launch: one top-level thread bound to a workspace before its agent
+ * starts. root (default): the project root; scratch: a folder of its own;
+ * existing_worktree: a checkout that exists. Creating worktrees is not
+ * supported yet and answers invalid_request.
+ */
+export async function launchThread(ctx: ThreadToolsContext, scope: McpInvocationScope, input: ThreadLaunchInput) {
+  const caller = callerOf(ctx.orchestrator.snapshotState, scope);
+  const strategy = input.scratch === true ? "scratch" : (input.workspaceStrategy ?? "root");
+  if (strategy === "worktree") fail("invalid_request", "workspaceStrategy worktree is not supported by this server yet; use existing_worktree with a worktreePath, root or scratch");
+  const ids = requestIds(caller, "t3_thread_launch", undefined);
+  const threadId = ids.thread(0);
+  const planned = await plan(ctx, caller, { prompt: input.message, title: input.title, target: input.target, runtimeMode: input.runtimeMode, interactionMode: input.interactionMode }, threadId);
+  let projectId: string;
+  let worktreePath: string | undefined;
+  if (strategy === "scratch") {
+    projectId = SCRATCH_PROJECT;
+    worktreePath = join(ctx.scratchRoot, encodeURIComponent(threadId));
+    mkdirSync(worktreePath, { recursive: true });
+  } else if (strategy === "existing_worktree") {
+    const path = input.worktreePath ?? fail("invalid_request", "existing_worktree needs a worktreePath");
+    if (!existsSync(path) || !statSync(path).isDirectory()) fail("invalid_request", `worktreePath ${path} is not a directory`);
+    projectId = projectFor(ctx, caller, input.projectId);
+    worktreePath = path;
+  } else {
+    projectId = projectFor(ctx, caller, input.projectId);
+  }
+  const created = await createPlanned(ctx, caller, ids, 0, planned, { projectId, worktreePath, branch: undefined });
+  return { ...created, projectId, workspaceStrategy: strategy, worktreePath: worktreePath ?? null };
+}
+
+/** orchestrator_capabilities: what the caller inherits and which providers can run work. */
+export async function capabilities(ctx: ThreadToolsContext, scope: McpInvocationScope) {
+  const caller = callerOf(ctx.orchestrator.snapshotState, scope);
+  const providers = await ctx.registry.list();
+  const thread = caller.thread;
+  return {
+    inherited:
+      thread === null
+        ? null
+        : { providerInstanceId: thread.modelSelection?.providerInstanceId ?? thread.providerInstanceId, model: thread.modelSelection?.model ?? null },
+    runtimeMode: thread?.runtimeMode ?? null,
+    interactionMode: thread?.interactionMode ?? null,
+    providers: providers.map((p) => {
+      const offered = p.capabilities?.runtimeModes ?? [];
+      const shown = p.models.slice(0, 8);
+      return {
+        providerInstanceId: p.instance.id,
+        driver: p.driver,
+        displayName: p.displayName,
+        available: p.available,
+        canRunChildTasks: p.available && p.capabilities?.mcpTransport !== undefined,
+        reason: p.reason,
+        models: shown,
+        omittedModels: p.models.length - shown.length,
+        ...(offered.length > 0 && offered.length < 3 ? { runtimeModes: offered } : {}),
+        steering: p.capabilities?.steering ?? false,
+      };
+    }),
+    features: { polling: true, cancellation: true, batchThreadCreation: true, maxBatchThreads: 20 },
+  };
+}

@@ -1,0 +1,140 @@
+import type { Run } from "../../contracts/entities/runs.js";
+import { type InteractionMode, RUNTIME_MODES, type RuntimeMode, interactionModeRank, runtimeModeRank } from "../../contracts/modes.js";
+import type { AppThread } from "../../contracts/thread.js";
+import type { OrchestrationState } from "../../core/state.js";
+import { activeRunOf } from "../../engine/queries.js";
+import type { ProviderAvailability, ProviderRegistry } from "../../providers/registry.js";
+import type { McpInvocationScope } from "../credentialRegistry.js";
+import { OrchestratorMcpError } from "../failures.js";
+
+/**
+ * Who is calling a tool. An agent calls from its thread (its credential names
+ * the thread); an outside client (the CLI, scripts) calls as the owner.
+ */
+export interface Caller {
+  readonly kind: "thread" | "owner";
+  readonly thread: AppThread | null;
+  readonly activeRun: Run | null;
+  /** Scope of clientRequestId derivation: the provider session, or "owner". */
+  readonly requestScope: string;
+  readonly providerInstanceId: string | null;
+}
+
+export function callerOf(state: OrchestrationState, scope: McpInvocationScope): Caller {
+  if (scope.kind === "owner") return { kind: "owner", thread: null, activeRun: null, requestScope: "owner", providerInstanceId: null };
+  const thread = state.threads.get(scope.threadId);
+  if (thread === undefined || thread.deletedAt !== null) {
+    throw new OrchestratorMcpError("thread_not_found", `the calling thread ${scope.threadId} no longer exists`);
+  }
+  return {
+    kind: "thread",
+    thread,
+    activeRun: activeRunOf(state, thread.id),
+    requestScope: scope.providerSessionId,
+    providerInstanceId: scope.providerInstanceId,
+  };
+}
+
+/** A tool that changes another thread needs the calling thread's live run (spec 000, Policy). */
+export function requireLiveRunFor(caller: Caller, targetThreadId: string): void {
+  if (caller.kind === "thread" && caller.thread!.id !== targetThreadId && caller.activeRun === null) {
+    throw new OrchestratorMcpError("parent_not_active", "changing another thread needs a live run in the calling thread");
+  }
+}
+
+/** The target's modes may not be broader than the caller's: the privilege ceiling. */
+export function checkCeiling(caller: Caller, target: { runtimeMode: RuntimeMode; interactionMode: InteractionMode }): void {
+  if (caller.thread === null) return;
+  if (runtimeModeRank(target.runtimeMode) > runtimeModeRank(caller.thread.runtimeMode)) {
+    throw new OrchestratorMcpError(
+      "runtime_mode_escalation_denied",
+      `the target runs ${target.runtimeMode}, broader than the caller's ${caller.thread.runtimeMode}`,
+    );
+  }
+  if (interactionModeRank(target.interactionMode) > interactionModeRank(caller.thread.interactionMode)) {
+    throw new OrchestratorMcpError(
+      "interaction_mode_escalation_denied",
+      `the target uses interaction mode ${target.interactionMode}, broader than the caller's ${caller.thread.interactionMode}`,
+    );
+  }
+}
+
+export interface ResolvedTarget {
+  readonly availability: ProviderAvailability;
+  readonly providerInstanceId: string;
+  readonly model: string | null;
+}
+
+export interface TargetRequest {
+  readonly providerInstanceId?: string;
+  readonly driverKind?: string;
+  readonly model?: string;
+}
+
+/**
+ * Provider and model for new work (spec 000, delegate_task): inherit the
+ * caller's; a driver-only target keeps the caller's instance when it is of
+ * that driver, else takes an available one; an explicit instance is honoured
+ * exactly; another provider without a model takes its first advertised model.
+ */
+export async function resolveTarget(registry: ProviderRegistry, caller: Caller, target: TargetRequest | undefined): Promise<ResolvedTarget> {
+  const inheritedId = caller.thread?.modelSelection?.providerInstanceId ?? caller.thread?.providerInstanceId ?? caller.providerInstanceId;
+  let availability: ProviderAvailability | null = null;
+  if (target?.providerInstanceId !== undefined) {
+    availability = await registry.get(target.providerInstanceId);
+    if (availability === null) throw new OrchestratorMcpError("provider_unavailable", `no provider instance named ${target.providerInstanceId}`);
+    if (!availability.available) throw new OrchestratorMcpError("provider_unavailable", `${target.providerInstanceId} is unavailable: ${availability.reason ?? "unknown reason"}`);
+  } else {
+    const all = await registry.list();
+    const inherited = inheritedId === null ? undefined : all.find((p) => p.instance.id === inheritedId);
+    if (target?.driverKind !== undefined) {
+      availability =
+        inherited?.available === true && inherited.driver === target.driverKind ? inherited : (all.find((p) => p.available && p.driver === target.driverKind) ?? null);
+      if (availability === null) throw new OrchestratorMcpError("provider_unavailable", `no available provider instance of driver ${target.driverKind}`);
+    } else {
+      availability = inherited?.available === true ? inherited : (all.find((p) => p.available) ?? null);
+      if (availability === null) throw new OrchestratorMcpError("provider_unavailable", "no provider instance is available");
+    }
+  }
+  const sameProvider = availability.instance.id === inheritedId;
+  let model: string | null;
+  if (target?.model !== undefined) {
+    if (availability.models.length > 0 && !availability.models.includes(target.model)) {
+      throw new OrchestratorMcpError("model_unavailable", `${availability.instance.id} does not advertise model ${target.model}; it offers ${availability.models.join(", ")}`);
+    }
+    model = target.model;
+  } else if (sameProvider && caller.thread?.modelSelection?.model) {
+    model = caller.thread.modelSelection.model;
+  } else {
+    model = availability.models[0] ?? null;
+  }
+  return { availability, providerInstanceId: availability.instance.id, model };
+}
+
+/**
+ * Modes for new work: explicit modes may not widen the caller's; a mode the
+ * provider does not offer is refused when explicit and stepped down to the
+ * broadest offered mode when inherited.
+ */
+export function resolveModes(
+  caller: Caller,
+  availability: ProviderAvailability,
+  requested: { runtimeMode?: RuntimeMode | "inherit"; interactionMode?: InteractionMode | "inherit" },
+): { runtimeMode: RuntimeMode; interactionMode: InteractionMode } {
+  const offered = availability.capabilities?.runtimeModes ?? RUNTIME_MODES;
+  const base: RuntimeMode = caller.thread?.runtimeMode ?? "full-access";
+  let runtimeMode: RuntimeMode;
+  if (requested.runtimeMode !== undefined && requested.runtimeMode !== "inherit") {
+    runtimeMode = requested.runtimeMode;
+    if (!offered.includes(runtimeMode)) {
+      throw new OrchestratorMcpError("invalid_request", `${availability.instance.id} does not offer runtime mode ${runtimeMode}; it offers ${offered.join(", ")}`);
+    }
+  } else {
+    const allowed = offered.filter((mode) => runtimeModeRank(mode) <= runtimeModeRank(base));
+    runtimeMode = allowed.sort((a, b) => runtimeModeRank(b) - runtimeModeRank(a))[0] ?? "approval-required";
+  }
+  const interactionMode: InteractionMode =
+    requested.interactionMode !== undefined && requested.interactionMode !== "inherit" ? requested.interactionMode : (caller.thread?.interactionMode ?? "default");
+  checkCeiling(caller, { runtimeMode, interactionMode });
+  return { runtimeMode, interactionMode };
+}

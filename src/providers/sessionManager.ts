@@ -1,0 +1,258 @@
+import { randomUUID } from "node:crypto";
+import type { Command } from "../contracts/commands.js";
+import type { SessionReleaseReason } from "../contracts/commands/runtimeCommands.js";
+import type { OutboxRow } from "../contracts/envelopes.js";
+import type { NormalizedProviderEvent } from "../contracts/providerEvents.js";
+import type { AppThread } from "../contracts/thread.js";
+import { derive } from "../core/ids.js";
+import { RunEffect } from "../core/run/lifecycle.js";
+import type { EffectHandler } from "../engine/outboxWorker.js";
+import type { Orchestrator } from "../engine/orchestrator.js";
+import type { ProviderSessionRuntime } from "./adapter.js";
+import type { ProviderRegistry } from "./registry.js";
+
+/** Issues and revokes the bearer tokens injected into agents (implemented by McpCredentialRegistry). */
+export interface SessionCredentials {
+  issue(scope: { environmentId: string; threadId: string; providerInstanceId: string; providerSessionId: string }): { token: string; credentialId: string };
+  revokeSession(providerSessionId: string): number;
+}
+
+export interface ProviderSessionManagerOptions {
+  readonly orchestrator: Orchestrator;
+  readonly registry: ProviderRegistry;
+  readonly credentials: SessionCredentials;
+  readonly environmentId: string;
+  /** Loom's MCP endpoint, injected into agents with their session token. */
+  readonly mcpUrl: () => string;
+  /** The working directory for a thread's agent. */
+  readonly workingDirectory: (thread: AppThread) => string;
+  /** A session with no provider activity for this long is released. */
+  readonly idleMs: number;
+  readonly clock?: () => number;
+  readonly log?: (line: string) => void;
+}
+
+interface LiveSession {
+  readonly providerSessionId: string;
+  readonly providerInstanceId: string;
+  readonly driver: string;
+  readonly runtime: ProviderSessionRuntime;
+  lastActivity: number;
+  sequence: number;
+}
+
+/**
+ * Owns the live provider sessions, one per thread, and runs the provider
+ * effects of the outbox. Provider events become runtime ingestion commands.
+ * A credential is issued before a session opens and revoked when it is
+ * released (spec 000, Transport And Authentication).
+ */
+export class ProviderSessionManager {
+  private readonly sessions = new Map<string, LiveSession>();
+  private readonly clock: () => number;
+  private reaper: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: ProviderSessionManagerOptions) {
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** Effect handlers for the outbox worker. */
+  handlers(): Map<string, EffectHandler> {
+    return new Map<string, EffectHandler>([
+      [RunEffect.startTurn, (row) => this.startTurn(row)],
+      [RunEffect.steerTurn, (row) => this.steerTurn(row)],
+      [RunEffect.interruptTurn, (row) => this.interruptTurn(row)],
+      [RunEffect.respondRequest, (row) => this.respondRequest(row)],
+      [RunEffect.releaseSession, (row) => this.releaseFromEffect(row)],
+    ]);
+  }
+
+  /** An effect that failed for good: a start that never happened fails its run. */
+  onEffectFailed(row: OutboxRow, error: unknown): void {
+    if (row.kind !== RunEffect.startTurn) {
+      this.options.log?.(`loom: effect ${row.kind} failed: ${messageOf(error)}`);
+      return;
+    }
+    const { threadId, runId } = row.payload as { threadId: string; runId: string };
+    this.dispatch({
+      type: "provider-runtime.run-lost",
+      commandId: `cmd:start-failed:${row.id}`,
+      data: { threadId, runId, status: "failed", reason: "start_failed", message: `The provider could not start this run: ${messageOf(error)}` },
+    });
+  }
+
+  startReaper(intervalMs = Math.max(250, Math.min(60_000, this.options.idleMs / 4))): void {
+    this.reaper = setInterval(() => this.reapIdle(), intervalMs);
+    this.reaper.unref();
+  }
+
+  /** Release every session whose provider has been quiet for idleMs. */
+  reapIdle(): void {
+    const cutoff = this.clock() - this.options.idleMs;
+    for (const [threadId, session] of this.sessions) {
+      if (session.lastActivity > cutoff) continue;
+      const seconds = Math.round(this.options.idleMs / 1000);
+      void this.release(threadId, "idle_reaped", `The provider session was released after ${seconds} s without activity; a run still on it was interrupted.`);
+    }
+  }
+
+  hasSession(threadId: string): boolean {
+    return this.sessions.has(threadId);
+  }
+
+  /** Release every session (server shutdown). */
+  async shutdown(): Promise<void> {
+    if (this.reaper !== null) clearInterval(this.reaper);
+    await Promise.all([...this.sessions.keys()].map((threadId) => this.release(threadId, "shutdown", "Loom shut down; the provider session ended with it.")));
+  }
+
+  private async startTurn(row: OutboxRow): Promise<void> {
+    const { threadId, runId } = row.payload as { threadId: string; runId: string };
+    const state = this.options.orchestrator.snapshotState;
+    const run = state.runs.get(runId);
+    const thread = state.threads.get(threadId);
+    if (run === undefined || thread === undefined || run.status !== "starting") return;
+    if (run.interruptRequestedAt !== null) {
+      this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:turn-skipped:${runId}`, data: { threadId, runId, status: "interrupted", error: null, endReason: "interrupted_before_start" } });
+      return;
+    }
+    const text = userMessageText(this.options.orchestrator, threadId, run.messageId);
+    const session = await this.ensureSession(thread, run.providerInstanceId);
+    session.lastActivity = this.clock();
+    await session.runtime.startTurn({ runId, input: text });
+  }
+
+  private async ensureSession(thread: AppThread, providerInstanceId: string | null): Promise<LiveSession> {
+    const existing = this.sessions.get(thread.id);
+    if (existing !== undefined && existing.providerInstanceId === providerInstanceId) return existing;
+    if (existing !== undefined) await this.release(thread.id, "detached", "The thread moved to another provider instance.");
+    if (providerInstanceId === null) throw new Error(`thread ${thread.id} has no provider instance`);
+    const { registry, credentials, environmentId } = this.options;
+    const instance = registry.instance(providerInstanceId);
+    const driver = registry.driverFor(providerInstanceId);
+    if (instance === null || driver === null) throw new Error(`provider instance ${providerInstanceId} has no adapter`);
+    const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: randomUUID() });
+    const credential = credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId });
+    let live: LiveSession | null = null;
+    try {
+      const runtime = await driver.openSession({
+        instance,
+        threadId: thread.id,
+        providerSessionId,
+        cwd: this.options.workingDirectory(thread),
+        runtimeMode: thread.runtimeMode,
+        interactionMode: thread.interactionMode,
+        model: thread.modelSelection?.model ?? null,
+        mcp: { url: this.options.mcpUrl(), token: credential.token },
+        onEvent: (event) => this.onProviderEvent(thread.id, event),
+      });
+      live = { providerSessionId, providerInstanceId, driver: driver.driver, runtime, lastActivity: this.clock(), sequence: 0 };
+    } catch (error) {
+      credentials.revokeSession(providerSessionId);
+      throw error;
+    }
+    this.sessions.set(thread.id, live);
+    this.dispatch({
+      type: "provider-runtime.session-opened",
+      commandId: `cmd:session-opened:${providerSessionId}`,
+      data: { threadId: thread.id, providerSessionId, providerInstanceId, driver: driver.driver },
+    });
+    return live;
+  }
+
+  private onProviderEvent(threadId: string, event: NormalizedProviderEvent): void {
+    const session = this.sessions.get(threadId);
+    if (session === undefined) return;
+    session.lastActivity = this.clock();
+    const commandId = `cmd:runtime:${session.providerSessionId}:${++session.sequence}`;
+    switch (event.type) {
+      case "turn.started":
+        this.dispatch({ type: "provider-runtime.turn-started", commandId, data: { threadId, runId: event.runId } });
+        return;
+      case "item.completed":
+        this.dispatch({
+          type: "provider-runtime.item-completed",
+          commandId,
+          data: { threadId, runId: event.runId, driver: session.driver, nativeItemId: event.itemId, item: event.item },
+        });
+        return;
+      case "turn.completed":
+        this.dispatch({ type: "provider-runtime.turn-completed", commandId, data: { threadId, runId: event.runId, status: event.status, error: event.error } });
+        return;
+      case "item.delta":
+      case "usage":
+        return; // streaming only (DESIGN.md invariant 14)
+      default: {
+        const exhaustive: never = event;
+        return exhaustive;
+      }
+    }
+  }
+
+  private async steerTurn(row: OutboxRow): Promise<void> {
+    const { threadId, runId, text } = row.payload as { threadId: string; runId: string; text: string };
+    const session = this.sessions.get(threadId);
+    if (session === undefined) return;
+    session.lastActivity = this.clock();
+    await session.runtime.steerTurn({ runId, input: text });
+  }
+
+  private async interruptTurn(row: OutboxRow): Promise<void> {
+    const { threadId, runId } = row.payload as { threadId: string; runId: string };
+    const session = this.sessions.get(threadId);
+    const run = this.options.orchestrator.snapshotState.runs.get(runId);
+    if (run === undefined || run.status === "queued" || run.endedAt !== null) return;
+    if (session === undefined) {
+      // Nothing runs the turn any more: end it here so it never stays active.
+      this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:interrupt-orphan:${row.id}`, data: { threadId, runId, status: "interrupted", error: null } });
+      return;
+    }
+    await session.runtime.interruptTurn({ runId });
+  }
+
+  private async respondRequest(row: OutboxRow): Promise<void> {
+    const { threadId, nativeRequestId, response } = row.payload as { threadId: string; nativeRequestId: string | null; response: unknown };
+    const session = this.sessions.get(threadId);
+    if (session === undefined || nativeRequestId === null) throw new Error(`no live session for thread ${threadId} to deliver the response to`);
+    session.lastActivity = this.clock();
+    await session.runtime.respondToRequest({ requestId: nativeRequestId, response });
+  }
+
+  private async releaseFromEffect(row: OutboxRow): Promise<void> {
+    const { threadId, reason, message } = row.payload as { threadId: string; reason: SessionReleaseReason; message: string };
+    await this.release(threadId, reason, message);
+  }
+
+  private async release(threadId: string, reason: SessionReleaseReason, message: string): Promise<void> {
+    const session = this.sessions.get(threadId);
+    if (session === undefined) return;
+    this.sessions.delete(threadId);
+    this.options.credentials.revokeSession(session.providerSessionId);
+    try {
+      await session.runtime.stop();
+    } catch (error) {
+      this.options.log?.(`loom: stopping session ${session.providerSessionId} failed: ${messageOf(error)}`);
+    }
+    await this.options.orchestrator.dispatch({
+      type: "provider-runtime.session-released",
+      commandId: `cmd:session-released:${session.providerSessionId}`,
+      data: { threadId, providerSessionId: session.providerSessionId, reason, message },
+    });
+  }
+
+  private dispatch(command: Command): void {
+    this.options.orchestrator.dispatch(command).catch((error: unknown) => {
+      this.options.log?.(`loom: dispatching ${command.type} failed: ${messageOf(error)}`);
+    });
+  }
+}
+
+function userMessageText(orchestrator: Orchestrator, threadId: string, messageId: string | null): string {
+  const items = orchestrator.snapshotState.turnItems.get(threadId) ?? [];
+  const item = items.find((candidate) => candidate?.type === "user_message" && candidate.messageId === messageId);
+  return item?.type === "user_message" ? item.text : "";
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

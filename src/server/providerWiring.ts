@@ -1,0 +1,23 @@
+import type { ProviderFacts } from "../core/decision.js";
+import type { ProviderDriver } from "../providers/adapter.js";
+import { scriptedDriver } from "../providers/scripted/driver.js";
+import type { ProviderRegistry } from "../providers/registry.js";
+
+/** Every driver this build ships, by name. */
+export function builtInDrivers(): Map<string, ProviderDriver> {
+  return new Map<string, ProviderDriver>([[scriptedDriver.driver, scriptedDriver]]);
+}
+
+/**
+ * What the decider may know about a provider instance: its driver and
+ * capability record, for an enabled instance with an adapter. Installation and
+ * authentication are checked by the tools before they dispatch.
+ */
+export function providerFacts(registry: ProviderRegistry): (providerInstanceId: string) => ProviderFacts | null {
+  return (providerInstanceId) => {
+    const instance = registry.instance(providerInstanceId);
+    const driver = registry.driverFor(providerInstanceId);
+    if (instance === null || driver === null || !instance.enabled) return null;
+    return { driver: driver.driver, capabilities: driver.capabilities(instance) };
+  };
+}
