@@ -147,6 +147,20 @@ describe("thread.stop", () => {
   it("rejects a deleted thread", () => {
     given(existing(aProviderThread(A, "plain", { deletedAt: NOW }))).when(cmd("thread.stop", { threadId: A })).thenRejects(RejectionCode.threadDeleted);
   });
+
+  it("ends a turn its provider cannot interrupt and releases the session", () => {
+    const stubborn = aProviderThread(A, "stubborn");
+    const active = aRun(stubborn, { id: "run:0" });
+    const scenario = given(...withRuns(stubborn, active)).when(cmd("thread.stop", { threadId: A }));
+    const state = scenario.then(
+      [
+        itemEvent(anItem(A, "run:0", 1, testId("turn-item", 1), { type: "system_notice", level: "warning", text: "Stopped. The provider cannot interrupt a turn, so its session was released." }, { createdAt: NOW })),
+        runUpdated(after(active, { status: "interrupted", endReason: "stopped_by_session_release", endedAt: NOW })),
+      ],
+      [{ kind: "provider.session.release", streamId: A, payload: { threadId: A, reason: "detached", message: "released to stop a turn the provider cannot interrupt" }, replaySafe: true }],
+    );
+    expect(state.runs.get("run:0")?.status).toBe("interrupted");
+  });
 });
 
 describe("queue.resume", () => {

@@ -9,7 +9,7 @@ import { type DecideContext, type Decision, reject } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
-import { RunEffect, activeRun, queuedRuns, requestInterrupt, startNext, turnFacts } from "./lifecycle.js";
+import { RunEffect, activeRun, endRun, queuedRuns, requestInterrupt, startNext, turnFacts } from "./lifecycle.js";
 
 /**
  * run.interrupt: stop the selected active run (the newest active one without
@@ -38,7 +38,8 @@ export function decideRunInterrupt(state: OrchestrationState, command: RunInterr
 
 /**
  * thread.stop: like a user's Stop. Interrupts the running turn and holds the
- * queued runs until queue.resume. Stopping an idle thread is accepted and
+ * queued runs until queue.resume. A turn whose provider cannot be interrupted
+ * ends here, and its session is released so the process stops too. Stopping an idle thread is accepted and
  * changes nothing, so a repeated Stop is harmless.
  */
 export function decideThreadStop(state: OrchestrationState, command: ThreadStopCommand, ctx: DecideContext): Decision {
@@ -50,7 +51,19 @@ export function decideThreadStop(state: OrchestrationState, command: ThreadStopC
   }
   const active = activeRun(changes, found.thread.id);
   if (active !== null && active.interruptRequestedAt === null) {
-    requestInterrupt(changes, active, "user", command.data.reason ?? "stopped");
+    if (turnFacts(ctx, active)?.capabilities.interrupt === false) {
+      // The provider cannot stop a turn: end the run here and release its session, which ends the process.
+      changes.addItem(active.threadId, active.id, { type: "system_notice", level: "warning", text: "Stopped. The provider cannot interrupt a turn, so its session was released." });
+      endRun(changes, active, { status: "interrupted", endReason: "stopped_by_session_release" });
+      changes.effect(
+        RunEffect.releaseSession,
+        active.threadId,
+        { threadId: active.threadId, reason: "detached", message: "released to stop a turn the provider cannot interrupt" },
+        true,
+      );
+    } else {
+      requestInterrupt(changes, active, "user", command.data.reason ?? "stopped");
+    }
   }
   return changes.done();
 }
