@@ -1,7 +1,10 @@
 import { z } from "zod";
 import type { StoredEvent } from "./envelopes.js";
 import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
-import { RunSchema, type Run } from "./entities/runs.js";
+import { ContextTransferSchema, type ContextTransfer } from "./entities/contextTransfers.js";
+import { DelegatedTaskSchema, type DelegatedTask } from "./entities/delegatedTasks.js";
+import { ExecutionNodeSchema, RunSchema, type ExecutionNode, type Run } from "./entities/runs.js";
+import { SubagentSchema, type Subagent } from "./entities/subagents.js";
 import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
 import { AppThreadSchema } from "./thread.js";
@@ -65,7 +68,34 @@ export interface ProviderSessionEvent {
   readonly data: { readonly session: ProviderSession };
 }
 
-export type KnownDomainEvent = ThreadEvent | RunEvent | TurnItemEvent | RuntimeRequestEvent | ProviderSessionEvent;
+/** The parent's app-owned subagent projection and, for a delegated task, the task record. */
+export interface SubagentEvent {
+  readonly type: "subagent.updated";
+  readonly streamId: string;
+  readonly data: { readonly subagent: Subagent; readonly task: DelegatedTask | null };
+}
+
+export interface NodeEvent {
+  readonly type: "node.updated";
+  readonly streamId: string;
+  readonly data: { readonly node: ExecutionNode };
+}
+
+export interface ContextTransferEvent {
+  readonly type: "context-transfer.created" | "context-transfer.updated";
+  readonly streamId: string;
+  readonly data: { readonly transfer: ContextTransfer };
+}
+
+export type KnownDomainEvent =
+  | ThreadEvent
+  | RunEvent
+  | TurnItemEvent
+  | RuntimeRequestEvent
+  | ProviderSessionEvent
+  | SubagentEvent
+  | NodeEvent
+  | ContextTransferEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -89,6 +119,10 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("provider-session.attached", z.object({ session: ProviderSessionSchema })),
   eventSchema("provider-session.updated", z.object({ session: ProviderSessionSchema })),
   eventSchema("provider-session.detached", z.object({ session: ProviderSessionSchema })),
+  eventSchema("subagent.updated", z.object({ subagent: SubagentSchema, task: DelegatedTaskSchema.nullable() })),
+  eventSchema("node.updated", z.object({ node: ExecutionNodeSchema })),
+  eventSchema("context-transfer.created", z.object({ transfer: ContextTransferSchema })),
+  eventSchema("context-transfer.updated", z.object({ transfer: ContextTransferSchema })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -135,4 +169,16 @@ export function decodeDomainEvent(raw: unknown): DomainEvent {
     return { type: "unknown", streamId, data: decoded };
   }
   return decoded as KnownDomainEvent;
+}
+
+export function subagentEvent(subagent: Subagent, task: DelegatedTask | null): SubagentEvent {
+  return { type: "subagent.updated", streamId: subagent.threadId, data: { subagent, task } };
+}
+
+export function nodeEvent(node: ExecutionNode): NodeEvent {
+  return { type: "node.updated", streamId: node.threadId, data: { node } };
+}
+
+export function contextTransferEvent(type: ContextTransferEvent["type"], transfer: ContextTransfer): ContextTransferEvent {
+  return { type, streamId: transfer.threadId, data: { transfer } };
 }

@@ -1,5 +1,8 @@
 import type { Command } from "../contracts/commands.js";
 import type { DecideContext, Decision } from "./decision.js";
+import { decideDeliveryAcknowledge, decideDeliveryDispose, decideFinalizeTask, decideSubagentStop, decideWakePolicy } from "./delegation/controls.js";
+import { decideDeliverTaskNotice } from "./delegation/notices.js";
+import { decideDelegatedTaskRequest } from "./delegation/request.js";
 import { decideProviderSessionDetach, decideQueueResume, decideRunInterrupt, decideThreadStop } from "./run/control.js";
 import { decideItemCompleted, decideRunLost, decideSessionOpened, decideSessionReleased, decideTurnCompleted, decideTurnStarted } from "./run/ingest.js";
 import {
@@ -128,6 +131,21 @@ export function decide(state: OrchestrationState, command: Command, ctx: DecideC
       return decideTurnCompleted(state, command, ctx);
     case "provider-runtime.run-lost":
       return decideRunLost(state, command, ctx);
+    // Delegation (delegation/)
+    case "delegated_task.request":
+      return decideDelegatedTaskRequest(state, command, ctx);
+    case "delegated_task.wake-policy":
+      return decideWakePolicy(state, command, ctx);
+    case "delegated_task.completion-delivery.acknowledge":
+      return decideDeliveryAcknowledge(state, command, ctx);
+    case "delegated_task.completion-delivery.dispose":
+      return decideDeliveryDispose(state, command, ctx);
+    case "subagent.stop":
+      return decideSubagentStop(state, command, ctx);
+    case "delegated-task.deliver-notice":
+      return decideDeliverTaskNotice(state, command, ctx);
+    case "delegated-task.finalize":
+      return decideFinalizeTask(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

@@ -13,7 +13,24 @@ export interface DecideContext {
    * Send-mode selection reads this; it is configuration, not state.
    */
   readonly providers: (providerInstanceId: string) => ProviderFacts | null;
+  /** Delegation guards (configuration). */
+  readonly limits: DelegationLimits;
 }
+
+export interface DelegationLimits {
+  /** How deep delegation may nest: a root's children are depth 1. */
+  readonly maxDelegationDepth: number;
+  /** Unfinished tasks one parent thread may have at once. */
+  readonly maxActiveChildrenPerThread: number;
+  /** Tasks one root thread's whole tree may ever spawn. */
+  readonly maxSpawnsPerRootThread: number;
+}
+
+export const DEFAULT_DELEGATION_LIMITS: DelegationLimits = {
+  maxDelegationDepth: 4,
+  maxActiveChildrenPerThread: 16,
+  maxSpawnsPerRootThread: 64,
+};
 
 export interface ProviderFacts {
   readonly driver: string;

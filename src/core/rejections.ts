@@ -54,6 +54,17 @@ export const RejectionCode = {
   requestNotPending: "request_not_pending",
   invalidResponse: "invalid_response",
   sessionNotFound: "session_not_found",
+  // Delegation
+  parentNotActive: "parent_not_active",
+  taskAlreadyExists: "task_already_exists",
+  taskNotFound: "task_not_found",
+  taskNotCancellable: "task_not_cancellable",
+  delegationDepthExceeded: "delegation_depth_exceeded",
+  activeChildrenExceeded: "active_children_exceeded",
+  spawnBudgetExceeded: "spawn_budget_exceeded",
+  deliveryNotPending: "delivery_not_pending",
+  wakePolicyUnchanged: "wake_policy_unchanged",
+  taskStillWorking: "task_still_working",
 } as const;
 export type RejectionCode = (typeof RejectionCode)[keyof typeof RejectionCode];
 

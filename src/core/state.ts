@@ -1,5 +1,8 @@
+import type { ContextTransfer } from "../contracts/entities/contextTransfers.js";
+import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import type { ProviderSession } from "../contracts/entities/projects.js";
-import type { Run } from "../contracts/entities/runs.js";
+import type { ExecutionNode, Run } from "../contracts/entities/runs.js";
+import type { Subagent } from "../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import type { DomainEvent } from "../contracts/events.js";
 import type { AppThread } from "../contracts/thread.js";
@@ -24,6 +27,13 @@ export interface OrchestrationState {
   readonly itemThreads: Map<string, string>;
   readonly runtimeRequests: Map<string, RuntimeRequest>;
   readonly providerSessions: Map<string, ProviderSession>;
+  readonly subagents: Map<string, Subagent>;
+  /** Delegated tasks by taskId (= the parent's subagent id). */
+  readonly tasks: Map<string, DelegatedTask>;
+  /** Child thread id → the task that created it. */
+  readonly taskByChildThread: Map<string, string>;
+  readonly nodes: Map<string, ExecutionNode>;
+  readonly transfers: Map<string, ContextTransfer>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -37,6 +47,11 @@ export function initialState(): OrchestrationState {
     itemThreads: new Map(),
     runtimeRequests: new Map(),
     providerSessions: new Map(),
+    subagents: new Map(),
+    tasks: new Map(),
+    taskByChildThread: new Map(),
+    nodes: new Map(),
+    transfers: new Map(),
     lastSequence: 0,
   };
 }
@@ -79,6 +94,20 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "provider-session.updated":
     case "provider-session.detached":
       state.providerSessions.set(event.data.session.id, event.data.session);
+      return state;
+    case "subagent.updated":
+      state.subagents.set(event.data.subagent.id, event.data.subagent);
+      if (event.data.task !== null) {
+        state.tasks.set(event.data.task.taskId, event.data.task);
+        state.taskByChildThread.set(event.data.task.childThreadId, event.data.task.taskId);
+      }
+      return state;
+    case "node.updated":
+      state.nodes.set(event.data.node.id, event.data.node);
+      return state;
+    case "context-transfer.created":
+    case "context-transfer.updated":
+      state.transfers.set(event.data.transfer.id, event.data.transfer);
       return state;
     case "unknown":
       return state;

@@ -13,6 +13,8 @@ export const RuntimeCommandType = {
   itemCompleted: "provider-runtime.item-completed",
   turnCompleted: "provider-runtime.turn-completed",
   runLost: "provider-runtime.run-lost",
+  deliverTaskNotice: "delegated-task.deliver-notice",
+  finalizeTask: "delegated-task.finalize",
 } as const;
 export type RuntimeCommandType = (typeof RuntimeCommandType)[keyof typeof RuntimeCommandType];
 
@@ -48,7 +50,22 @@ export type RunLostCommand = RuntimeCommand<
   { threadId: string; runId: string; status: "interrupted" | "failed"; reason: string; message: string }
 >;
 
+/**
+ * Tell a parent about its task: the result (`completion`) or a child's open
+ * question. Dispatched by the engine when no delegate_task wait is there to
+ * receive it; steered into the parent's running turn when its provider can
+ * steer, else queued as a follow-up run that wakes it.
+ */
+export type DeliverTaskNoticeCommand = RuntimeCommand<
+  "delegated-task.deliver-notice",
+  { taskId: string; kind: "completion" | "question"; requestId: string | null }
+>;
+/** Finalize a task whose child work is over (idempotent; replayed after a restart). */
+export type FinalizeTaskCommand = RuntimeCommand<"delegated-task.finalize", { taskId: string }>;
+
 export type RuntimeIngestCommand =
+  | DeliverTaskNoticeCommand
+  | FinalizeTaskCommand
   | SessionOpenedCommand
   | SessionReleasedCommand
   | TurnStartedCommand

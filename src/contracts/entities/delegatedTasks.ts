@@ -110,6 +110,22 @@ export const DelegatedTaskSchema = z.object({
   wakePolicy: WakePolicySchema,
   completionDelivery: CompletionDeliveryStatusSchema,
   cancelReason: z.string().nullable(),
+  /** Set by task_cancel: once the child's turn ends, a completed result settles as interrupted. */
+  cancelRequestedAt: IsoTimeSchema.nullable(),
+  /** How deep the child sits below its root thread (a root's children are depth 1). */
+  depth: z.number().int().positive(),
+  /**
+   * Runs on the parent that carry a notice about this task (a completion or a
+   * child's question), so answering or disposing can cancel one still queued.
+   */
+  notices: z.array(
+    z.object({
+      kind: z.enum(["completion", "question"]),
+      requestId: NullableEntityIdSchema,
+      runId: NullableEntityIdSchema,
+      delivery: z.enum(["steered", "queued"]),
+    }),
+  ),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });

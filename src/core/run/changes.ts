@@ -1,7 +1,9 @@
 import type { NewEvent, NewOutboxEffect } from "../../contracts/envelopes.js";
+import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { Run } from "../../contracts/entities/runs.js";
+import type { Subagent } from "../../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
-import { runEvent, runtimeRequestEvent, turnItemEvent } from "../../contracts/events.js";
+import { runEvent, runtimeRequestEvent, subagentEvent, turnItemEvent } from "../../contracts/events.js";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { type Accepted, type DecideContext, accept } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
@@ -21,6 +23,7 @@ export class Changes {
   readonly effects: NewOutboxEffect[] = [];
   private readonly runs = new Map<string, Run>();
   private readonly nextPositions = new Map<string, number>();
+  private readonly taskRecords = new Map<string, { subagent: Subagent; task: DelegatedTask }>();
 
   constructor(
     readonly state: OrchestrationState,
@@ -75,6 +78,35 @@ export class Changes {
     const next = { ...item, ...patch, updatedAt: this.ctx.now };
     this.events.push(turnItemEvent(next));
     return next;
+  }
+
+  task(taskId: string): DelegatedTask | undefined {
+    return this.taskRecords.get(taskId)?.task ?? this.state.tasks.get(taskId);
+  }
+
+  subagent(subagentId: string): Subagent | undefined {
+    return this.taskRecords.get(subagentId)?.subagent ?? this.state.subagents.get(subagentId);
+  }
+
+  /** Every task as this decision leaves it. */
+  allTasks(): DelegatedTask[] {
+    const tasks = new Map(this.state.tasks);
+    for (const [id, record] of this.taskRecords) tasks.set(id, record.task);
+    return [...tasks.values()];
+  }
+
+  /** Record a delegated task and its parent subagent projection together (one subagent.updated event). */
+  putTask(subagent: Subagent, task: DelegatedTask): DelegatedTask {
+    this.taskRecords.set(task.taskId, { subagent, task });
+    this.events.push(subagentEvent(subagent, task));
+    return task;
+  }
+
+  /** Update a task (and optionally its subagent) in place. */
+  updateTask(task: DelegatedTask, patch: Partial<DelegatedTask>, subagentPatch: Partial<Subagent> = {}): DelegatedTask {
+    const subagent = this.subagent(task.taskId)!;
+    const now = this.ctx.now;
+    return this.putTask({ ...subagent, ...subagentPatch, updatedAt: now }, { ...task, ...patch, updatedAt: now });
   }
 
   putRequest(request: RuntimeRequest): RuntimeRequest {

@@ -9,7 +9,8 @@ import { type DecideContext, type Decision, reject } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
-import { RunEffect, activeRun, endRun, queuedRuns, requestInterrupt, startNext, turnFacts } from "./lifecycle.js";
+import { settleTask } from "../delegation/settle.js";
+import { RunEffect, activeRun, queuedRuns, requestInterrupt, startNext, stopThreadWork, turnFacts } from "./lifecycle.js";
 
 /**
  * run.interrupt: stop the selected active run (the newest active one without
@@ -46,25 +47,8 @@ export function decideThreadStop(state: OrchestrationState, command: ThreadStopC
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
   const changes = new Changes(state, ctx);
-  for (const run of queuedRuns(changes, found.thread.id)) {
-    if (!run.held) changes.updateRun(run, { held: true });
-  }
-  const active = activeRun(changes, found.thread.id);
-  if (active !== null && active.interruptRequestedAt === null) {
-    if (turnFacts(ctx, active)?.capabilities.interrupt === false) {
-      // The provider cannot stop a turn: end the run here and release its session, which ends the process.
-      changes.addItem(active.threadId, active.id, { type: "system_notice", level: "warning", text: "Stopped. The provider cannot interrupt a turn, so its session was released." });
-      endRun(changes, active, { status: "interrupted", endReason: "stopped_by_session_release" });
-      changes.effect(
-        RunEffect.releaseSession,
-        active.threadId,
-        { threadId: active.threadId, reason: "detached", message: "released to stop a turn the provider cannot interrupt" },
-        true,
-      );
-    } else {
-      requestInterrupt(changes, active, "user", command.data.reason ?? "stopped");
-    }
-  }
+  const ended = stopThreadWork(changes, found.thread.id, command.data.reason ?? "stopped");
+  if (ended !== null) settleTask(changes, found.thread.id);
   return changes.done();
 }
 

@@ -14,6 +14,7 @@ import type { OrchestrationState } from "../state.js";
 import { Changes } from "./changes.js";
 import { activeRun, endRun, isActiveRunStatus } from "./lifecycle.js";
 import { turnItemBody } from "./providerItems.js";
+import { settleTask } from "../delegation/settle.js";
 
 type Found = { kind: "found"; changes: Changes; run: Run } | Rejected;
 
@@ -67,6 +68,7 @@ export function decideSessionReleased(state: OrchestrationState, command: Sessio
     const endReason = reason === "idle_reaped" ? "session_reaped" : `session_${reason}`;
     changes.addItem(threadId, run.id, { type: "system_notice", level: "warning", text: message });
     endRun(changes, run, { status: "interrupted", endReason });
+    settleTask(changes, run.threadId);
   }
   return changes.done();
 }
@@ -133,6 +135,7 @@ export function decideTurnCompleted(state: OrchestrationState, command: TurnComp
     endReason,
     failure: status === "failed" ? { code: "provider_error", message: error ?? "the provider reported a failure" } : null,
   });
+  settleTask(changes, run.threadId);
   return changes.done();
 }
 
@@ -147,5 +150,6 @@ export function decideRunLost(state: OrchestrationState, command: RunLostCommand
   const { status, reason, message } = command.data;
   changes.addItem(run.threadId, run.id, { type: "system_notice", level: "warning", text: message });
   endRun(changes, run, { status, endReason: reason, failure: status === "failed" ? { code: reason, message } : null });
+  settleTask(changes, run.threadId);
   return changes.done();
 }

@@ -165,3 +165,30 @@ export function requestInterrupt(changes: Changes, run: Run, requestedBy: Create
   changes.effect(RunEffect.interruptTurn, run.threadId, { threadId: run.threadId, runId: run.id }, true);
   return updated;
 }
+
+/**
+ * Stop a thread's work like a user's Stop: hold its queued runs and interrupt
+ * the active one. A turn whose provider cannot be interrupted ends here and
+ * its session is released, which ends the process. Returns the run it ended
+ * outright, if any.
+ */
+export function stopThreadWork(changes: Changes, threadId: string, reason: string): Run | null {
+  for (const run of queuedRuns(changes, threadId)) {
+    if (!run.held) changes.updateRun(run, { held: true });
+  }
+  const active = activeRun(changes, threadId);
+  if (active === null || active.interruptRequestedAt !== null) return null;
+  if (turnFacts(changes.ctx, active)?.capabilities.interrupt === false) {
+    changes.addItem(active.threadId, active.id, { type: "system_notice", level: "warning", text: "Stopped. The provider cannot interrupt a turn, so its session was released." });
+    const ended = endRun(changes, active, { status: "interrupted", endReason: "stopped_by_session_release" });
+    changes.effect(
+      RunEffect.releaseSession,
+      active.threadId,
+      { threadId: active.threadId, reason: "detached", message: "released to stop a turn the provider cannot interrupt" },
+      true,
+    );
+    return ended;
+  }
+  requestInterrupt(changes, active, "user", reason);
+  return null;
+}

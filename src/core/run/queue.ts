@@ -10,6 +10,7 @@ import type { TurnItemOf } from "../../contracts/turnItems.js";
 import { type DecideContext, type Decision, type Rejected, reject } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
+import { settleTask } from "../delegation/settle.js";
 import { Changes } from "./changes.js";
 import { RunEffect, activeRun, queuedRuns, startRun, turnFacts } from "./lifecycle.js";
 import { canSteer } from "./send.js";
@@ -63,6 +64,7 @@ export function decideQueuedRunCancel(state: OrchestrationState, command: Queued
   const found = queuedRun(state, ctx, command.data.threadId, command.data.runId);
   if (found.kind === "rejected") return found;
   found.changes.updateRun(found.run, { status: "cancelled", queueRank: null, held: false, endReason: "cancelled", endedAt: ctx.now });
+  settleTask(found.changes, found.run.threadId);
   return found.changes.done();
 }
 

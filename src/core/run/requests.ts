@@ -4,6 +4,7 @@ import { type DecideContext, type Decision, type Rejected, reject } from "../dec
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
+import { cancelQuestionNotices } from "../delegation/notices.js";
 import { RunEffect, findRequestItem } from "./lifecycle.js";
 
 type Found = { kind: "found"; changes: Changes; request: RuntimeRequest } | Rejected;
@@ -31,6 +32,7 @@ function resumeRun(changes: Changes, request: RuntimeRequest): void {
 }
 
 function deliver(changes: Changes, request: RuntimeRequest, response: Record<string, unknown>): void {
+  cancelQuestionNotices(changes, request.threadId, request.id);
   changes.effect(
     RunEffect.respondRequest,
     request.threadId,

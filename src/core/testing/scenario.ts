@@ -2,7 +2,7 @@ import type { Command } from "../../contracts/commands.js";
 import type { NewEvent, NewOutboxEffect, Rejection } from "../../contracts/envelopes.js";
 import { type DomainEvent, decodeDomainEvent } from "../../contracts/events.js";
 import { decide } from "../decider.js";
-import type { DecideContext, ProviderFacts, Decision } from "../decision.js";
+import { DEFAULT_DELEGATION_LIMITS, type DecideContext, type Decision, type ProviderFacts } from "../decision.js";
 import { makeAllocate } from "../ids.js";
 import type { RejectionCode } from "../rejections.js";
 import { type OrchestrationState, evolve, initialState } from "../state.js";
@@ -43,7 +43,7 @@ export function testContext(now: string = TEST_NOW): DecideContext {
     counter += 1;
     return `00000000-0000-4000-8000-${counter.toString(16).padStart(12, "0")}`;
   };
-  return { now, allocate: makeAllocate(uuid), providers: (id) => TEST_PROVIDERS[id] ?? null };
+  return { now, allocate: makeAllocate(uuid), providers: (id) => TEST_PROVIDERS[id] ?? null, limits: DEFAULT_DELEGATION_LIMITS };
 }
 
 /** A failed expectation. `showDiff`, `actual` and `expected` let vitest (and chai-style reporters) print a diff. */
@@ -142,6 +142,9 @@ function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   if ("run" in data) return data.run.threadId;
   if ("item" in data) return data.item.threadId;
   if ("request" in data) return data.request.threadId;
+  if ("subagent" in data) return data.subagent.threadId;
+  if ("node" in data) return data.node.threadId;
+  if ("transfer" in data) return data.transfer.threadId;
   return data.session.threadId;
 }
 
@@ -152,6 +155,10 @@ function snapshot(state: OrchestrationState): unknown {
     items: [...state.turnItems.entries()],
     requests: [...state.runtimeRequests.entries()],
     sessions: [...state.providerSessions.entries()],
+    subagents: [...state.subagents.entries()],
+    tasks: [...state.tasks.entries()],
+    nodes: [...state.nodes.entries()],
+    transfers: [...state.transfers.entries()],
     lastSequence: state.lastSequence,
   };
 }

@@ -1,0 +1,80 @@
+import { z } from "zod";
+import { DelegatedTaskRoleSchema, DelegationModeSchema, WakePolicySchema } from "../entities/delegatedTasks.js";
+import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+
+const CommandIdSchema = z.string().min(1).max(256);
+const IdSchema = z.string().min(1).max(512);
+
+function command<T extends string, D extends z.ZodType>(type: T, data: D) {
+  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data }).strict();
+}
+
+/**
+ * delegated_task.request: the whole of delegate_task as one command (spec 000,
+ * Delegated Task Lifecycle). Ids are chosen by the caller so a retry with the
+ * same clientRequestId lands on the same task, child thread and run.
+ */
+export const DelegatedTaskRequestCommandSchema = command(
+  "delegated_task.request",
+  z
+    .object({
+      taskId: IdSchema,
+      parentThreadId: IdSchema,
+      parentRunId: IdSchema,
+      childThreadId: IdSchema,
+      childRunId: IdSchema,
+      childMessageId: IdSchema,
+      /** The brief as the parent wrote it. */
+      task: z.string().min(1).max(200_000),
+      /** What the child receives: the brief plus the optional role instruction, nothing else. */
+      prompt: z.string().min(1).max(210_000),
+      title: z.string().min(1).max(500),
+      role: DelegatedTaskRoleSchema.nullable(),
+      mode: DelegationModeSchema,
+      providerInstanceId: IdSchema,
+      model: z.string().min(1).nullable(),
+      runtimeMode: RuntimeModeSchema,
+      interactionMode: InteractionModeSchema,
+      clientRequestId: z.string().min(1).max(200).nullable(),
+      wakePolicy: WakePolicySchema.optional(),
+    })
+    .strict(),
+);
+export const DelegatedTaskWakePolicyCommandSchema = command(
+  "delegated_task.wake-policy",
+  z.object({ taskId: IdSchema, wakePolicy: WakePolicySchema }).strict(),
+);
+export const CompletionDeliveryAcknowledgeCommandSchema = command(
+  "delegated_task.completion-delivery.acknowledge",
+  z.object({ taskId: IdSchema }).strict(),
+);
+export const CompletionDeliveryDisposeCommandSchema = command(
+  "delegated_task.completion-delivery.dispose",
+  z.object({ taskId: IdSchema }).strict(),
+);
+/** subagent.stop: task_cancel. Stops the task's descendants, then its child thread. */
+export const SubagentStopCommandSchema = command(
+  "subagent.stop",
+  z.object({ taskId: IdSchema, reason: z.string().max(2_000).optional() }).strict(),
+);
+
+export const DELEGATION_COMMAND_SCHEMAS = [
+  DelegatedTaskRequestCommandSchema,
+  DelegatedTaskWakePolicyCommandSchema,
+  CompletionDeliveryAcknowledgeCommandSchema,
+  CompletionDeliveryDisposeCommandSchema,
+  SubagentStopCommandSchema,
+] as const;
+
+export type DelegatedTaskRequestCommand = z.infer<typeof DelegatedTaskRequestCommandSchema>;
+export type DelegatedTaskWakePolicyCommand = z.infer<typeof DelegatedTaskWakePolicyCommandSchema>;
+export type CompletionDeliveryAcknowledgeCommand = z.infer<typeof CompletionDeliveryAcknowledgeCommandSchema>;
+export type CompletionDeliveryDisposeCommand = z.infer<typeof CompletionDeliveryDisposeCommandSchema>;
+export type SubagentStopCommand = z.infer<typeof SubagentStopCommandSchema>;
+
+export type DelegationCommand =
+  | DelegatedTaskRequestCommand
+  | DelegatedTaskWakePolicyCommand
+  | CompletionDeliveryAcknowledgeCommand
+  | CompletionDeliveryDisposeCommand
+  | SubagentStopCommand;

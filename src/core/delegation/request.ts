@@ -1,0 +1,178 @@
+import type { DelegatedTaskRequestCommand } from "../../contracts/commands/delegationCommands.js";
+import { isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
+import type { ExecutionNode } from "../../contracts/entities/runs.js";
+import { contextTransferEvent, nodeEvent, threadEvent } from "../../contracts/events.js";
+import type { AppThread } from "../../contracts/thread.js";
+import { type DecideContext, type Decision, reject } from "../decision.js";
+import { Changes } from "../run/changes.js";
+import { isActiveRunStatus, newRun, startRun } from "../run/lifecycle.js";
+import type { OrchestrationState } from "../state.js";
+import { liveThread } from "../thread/guards.js";
+
+/** How deep a thread sits below its root: 0 for a root, its task's depth for a child. */
+export function threadDepth(changes: Changes, threadId: string): number {
+  const taskId = changes.state.taskByChildThread.get(threadId);
+  return taskId === undefined ? 0 : (changes.task(taskId)?.depth ?? 0);
+}
+
+/**
+ * delegated_task.request (spec 000, Delegated Task Lifecycle): the child
+ * thread with subagent lineage, its first run carrying only the task prompt,
+ * the parent's app-owned subagent projection and turn items, parent and child
+ * execution nodes, and a consumed subagent_spawn context transfer — one
+ * decision, one transaction.
+ */
+export function decideDelegatedTaskRequest(state: OrchestrationState, command: DelegatedTaskRequestCommand, ctx: DecideContext): Decision {
+  const data = command.data;
+  const found = liveThread(state, data.parentThreadId);
+  if (found.kind === "rejected") return found;
+  const parent = found.thread;
+  const parentRun = state.runs.get(data.parentRunId);
+  if (parentRun === undefined || parentRun.threadId !== parent.id || !isActiveRunStatus(parentRun.status)) {
+    return reject("parent_not_active", `run ${data.parentRunId} is not an active run of thread ${parent.id}`);
+  }
+  if (state.tasks.has(data.taskId)) return reject("task_already_exists", `task ${data.taskId} already exists`);
+  if (state.threads.has(data.childThreadId)) return reject("thread_already_exists", `thread ${data.childThreadId} already exists`);
+  const facts = ctx.providers(data.providerInstanceId);
+  if (facts === null) return reject("provider_unavailable", `provider instance ${data.providerInstanceId} is not available`);
+
+  const changes = new Changes(state, ctx);
+  const depth = threadDepth(changes, parent.id) + 1;
+  if (depth > ctx.limits.maxDelegationDepth) {
+    return reject("delegation_depth_exceeded", `a task at depth ${depth} exceeds the maximum delegation depth of ${ctx.limits.maxDelegationDepth}`);
+  }
+  const tasks = changes.allTasks();
+  const active = tasks.filter((task) => task.parentThreadId === parent.id && !isTerminalDelegatedTaskStatus(task.status)).length;
+  if (active >= ctx.limits.maxActiveChildrenPerThread) {
+    return reject("active_children_exceeded", `thread ${parent.id} already has ${active} unfinished tasks (maximum ${ctx.limits.maxActiveChildrenPerThread})`);
+  }
+  const rootId = parent.lineage.rootThreadId;
+  const spawned = tasks.filter((task) => state.threads.get(task.parentThreadId)?.lineage.rootThreadId === rootId).length;
+  if (spawned >= ctx.limits.maxSpawnsPerRootThread) {
+    return reject("spawn_budget_exceeded", `root thread ${rootId} has spawned ${spawned} tasks (maximum ${ctx.limits.maxSpawnsPerRootThread})`);
+  }
+
+  const now = ctx.now;
+  const parentNode: ExecutionNode = {
+    id: ctx.allocate.node(),
+    threadId: parent.id,
+    runId: parentRun.id,
+    runAttemptId: null,
+    parentNodeId: null,
+    kind: "subagent",
+    status: "running",
+    label: data.title,
+    createdAt: now,
+    updatedAt: now,
+    endedAt: null,
+  };
+  const child: AppThread = {
+    ...parent,
+    id: data.childThreadId,
+    title: data.title,
+    titleRegenerating: false,
+    providerInstanceId: data.providerInstanceId,
+    modelSelection: { providerInstanceId: data.providerInstanceId, model: data.model },
+    runtimeMode: data.runtimeMode,
+    interactionMode: data.interactionMode,
+    pullRequests: [],
+    lineage: { rootThreadId: rootId, parentThreadId: parent.id, parentNodeId: parentNode.id, relation: "subagent" },
+    queuedRuns: [],
+    createdBy: "agent",
+    creationSource: "mcp",
+    createdAt: now,
+    updatedAt: now,
+    archivedAt: null,
+    deletedAt: null,
+    settledAt: null,
+    snoozedUntil: null,
+    snoozedAt: null,
+    pinnedRank: null,
+    activeRank: null,
+    lastVisitedAt: null,
+    markedUnreadAt: null,
+    pendingBackgroundTasks: [],
+  };
+  changes.events.push(threadEvent("thread.created", child));
+  const childNode: ExecutionNode = { ...parentNode, id: ctx.allocate.node(), threadId: child.id, runId: data.childRunId, parentNodeId: parentNode.id, kind: "turn" };
+  changes.events.push(nodeEvent(parentNode), nodeEvent(childNode));
+
+  const run = newRun(changes, child, facts, { runId: data.childRunId, kind: "delegated_task", messageId: data.childMessageId });
+  changes.addItem(child.id, run.id, { type: "user_message", messageId: data.childMessageId, text: data.prompt, createdBy: "agent", creationSource: "mcp" });
+  startRun(changes, run);
+
+  changes.putTask(
+    {
+      id: data.taskId,
+      threadId: parent.id,
+      runId: parentRun.id,
+      parentNodeId: parentNode.id,
+      providerInstanceId: data.providerInstanceId,
+      driver: facts.driver,
+      childThreadId: child.id,
+      origin: "app_delegated",
+      agentLabel: data.role ?? data.title,
+      prompt: data.prompt,
+      result: null,
+      status: "running",
+      createdAt: now,
+      updatedAt: now,
+      endedAt: null,
+    },
+    {
+      taskId: data.taskId,
+      parentThreadId: parent.id,
+      parentRunId: parentRun.id,
+      parentNodeId: parentNode.id,
+      childThreadId: child.id,
+      childRunId: run.id,
+      childNodeId: childNode.id,
+      providerInstanceId: data.providerInstanceId,
+      model: data.model,
+      role: data.role,
+      title: data.title,
+      task: data.task,
+      mode: data.mode,
+      runtimeMode: data.runtimeMode,
+      interactionMode: data.interactionMode,
+      clientRequestId: data.clientRequestId,
+      status: "running",
+      summary: null,
+      resultContextTransferId: null,
+      wakePolicy: data.wakePolicy ?? "on_completion",
+      completionDelivery: "not_ready",
+      cancelReason: null,
+      cancelRequestedAt: null,
+      depth,
+      notices: [],
+      createdAt: now,
+      updatedAt: now,
+    },
+  );
+  changes.addItem(parent.id, parentRun.id, { type: "thread_created", childThreadId: child.id, relation: "subagent", title: data.title });
+  changes.addItem(parent.id, parentRun.id, {
+    type: "subagent",
+    subagentId: data.taskId,
+    childThreadId: child.id,
+    agentLabel: data.role ?? data.title,
+    prompt: data.prompt,
+    result: null,
+    status: "running",
+  });
+  changes.events.push(
+    contextTransferEvent("context-transfer.created", {
+      id: ctx.allocate.contextTransfer(),
+      threadId: child.id,
+      sourceThreadId: parent.id,
+      kind: "subagent_spawn",
+      status: "consumed",
+      subagentId: data.taskId,
+      runId: run.id,
+      text: data.prompt,
+      createdAt: now,
+      updatedAt: now,
+      consumedAt: now,
+    }),
+  );
+  return changes.done();
+}

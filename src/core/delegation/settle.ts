@@ -1,0 +1,106 @@
+import type { DelegatedTask, DelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
+import { isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
+import type { Run } from "../../contracts/entities/runs.js";
+import { contextTransferEvent, nodeEvent } from "../../contracts/events.js";
+import type { Changes } from "../run/changes.js";
+import { activeRun, queuedRuns } from "../run/lifecycle.js";
+
+/** The child thread's runs, newest last, as this decision leaves them. */
+function lastRun(changes: Changes, threadId: string): Run | null {
+  const runs = changes.threadRuns(threadId);
+  return runs[runs.length - 1] ?? null;
+}
+
+/** The latest assistant text of a run: a successful task's result. */
+export function latestAssistantText(changes: Changes, run: Run): string | null {
+  const items = changes.state.turnItems.get(run.threadId) ?? [];
+  let text: string | null = null;
+  for (const item of items) if (item?.runId === run.id && item.type === "assistant_message") text = item.text;
+  for (const event of changes.events) {
+    if (event.type !== "turn-item.updated") continue;
+    const item = (event.data as { item: { runId: string | null; type: string; text?: string } }).item;
+    if (item.runId === run.id && item.type === "assistant_message" && item.text !== undefined) text = item.text;
+  }
+  return text;
+}
+
+/** Work the child still owns: an active or unheld queued run, an unfinished task of its own, or a result on its way to it. */
+export function childStillWorking(changes: Changes, childThreadId: string): boolean {
+  if (activeRun(changes, childThreadId) !== null) return true;
+  if (queuedRuns(changes, childThreadId).some((run) => !run.held)) return true;
+  return changes
+    .allTasks()
+    .some((task) => task.parentThreadId === childThreadId && (!isTerminalDelegatedTaskStatus(task.status) || task.completionDelivery === "pending"));
+}
+
+/**
+ * A task's published result: a failed run shows its provider error before any
+ * progress text; a successful one the latest assistant content of its final
+ * work turn.
+ */
+function publishedSummary(changes: Changes, run: Run): string | null {
+  const text = latestAssistantText(changes, run);
+  if (run.status === "failed") {
+    const error = `Error: ${run.failure?.message ?? "the run failed"}`;
+    return text === null ? error : `${error}\n\n${text}`;
+  }
+  return text;
+}
+
+type TerminalTaskStatus = Extract<DelegatedTaskStatus, "completed" | "failed" | "cancelled" | "interrupted">;
+
+function terminalStatus(task: DelegatedTask, run: Run): TerminalTaskStatus {
+  switch (run.status) {
+    case "completed":
+      return task.cancelRequestedAt !== null ? "interrupted" : "completed";
+    case "failed":
+      return "failed";
+    case "cancelled":
+      return "cancelled";
+    default:
+      return "interrupted";
+  }
+}
+
+/**
+ * Finalize the task that owns `childThreadId` once its known work is over,
+ * then its parent's task in turn (a parent that waited on children may now be
+ * done too). Idempotent: a task with a result transfer is final already.
+ */
+export function settleTask(changes: Changes, childThreadId: string): void {
+  const taskId = changes.state.taskByChildThread.get(childThreadId);
+  if (taskId === undefined) return;
+  const task = changes.task(taskId);
+  if (task === undefined || task.resultContextTransferId !== null) return;
+  if (childStillWorking(changes, childThreadId)) return;
+  const run = lastRun(changes, childThreadId);
+  if (run === null) return;
+  const now = changes.ctx.now;
+  const status = terminalStatus(task, run);
+  const summary = publishedSummary(changes, run);
+  const transferId = changes.ctx.allocate.contextTransfer();
+  changes.events.push(
+    contextTransferEvent("context-transfer.created", {
+      id: transferId,
+      threadId: task.parentThreadId,
+      sourceThreadId: childThreadId,
+      kind: "subagent_result",
+      status: "pending",
+      subagentId: task.taskId,
+      runId: run.id,
+      text: summary ?? "",
+      createdAt: now,
+      updatedAt: now,
+      consumedAt: null,
+    }),
+  );
+  const delivery = task.cancelRequestedAt !== null || task.wakePolicy === "never" ? "disposed" : "pending";
+  changes.updateTask(task, { status, summary, resultContextTransferId: transferId, completionDelivery: delivery }, { status, result: summary, endedAt: now });
+  for (const nodeId of [task.parentNodeId, task.childNodeId]) {
+    const node = changes.state.nodes.get(nodeId);
+    if (node !== undefined) changes.events.push(nodeEvent({ ...node, status, updatedAt: now, endedAt: now }));
+  }
+  const item = (changes.state.turnItems.get(task.parentThreadId) ?? []).find((candidate) => candidate?.type === "subagent" && candidate.subagentId === task.taskId);
+  if (item?.type === "subagent") changes.updateItem(item, { status, result: summary });
+  settleTask(changes, task.parentThreadId);
+}
