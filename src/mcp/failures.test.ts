@@ -3,7 +3,7 @@ import { z } from "zod";
 import { GENERIC_FAILURE_MESSAGE, ORCHESTRATOR_MCP_FAILURES, OrchestratorMcpError, OrchestratorMcpFailureCode, toMcpFailure } from "./failures.js";
 
 describe("OrchestratorMcpFailure table", () => {
-  it("has exactly the 14 codes of spec 000, each with a retryable flag", () => {
+  it("has the 14 codes of spec 000 plus Loom's 3 delegation guards, each with a retryable flag", () => {
     expect(Object.keys(OrchestratorMcpFailureCode)).toEqual([
       "capability_denied",
       "parent_not_active",
@@ -19,6 +19,9 @@ describe("OrchestratorMcpFailure table", () => {
       "thread_not_interruptible",
       "invalid_request",
       "orchestration_error",
+      "delegation_depth_exceeded",
+      "active_children_exceeded",
+      "spawn_budget_exceeded",
     ]);
     expect(Object.keys(ORCHESTRATOR_MCP_FAILURES).sort()).toEqual(Object.keys(OrchestratorMcpFailureCode).sort());
     for (const info of Object.values(ORCHESTRATOR_MCP_FAILURES)) expect(typeof info.retryable).toBe("boolean");

@@ -20,6 +20,10 @@ export const OrchestratorMcpFailureCode = {
   thread_not_interruptible: "thread_not_interruptible",
   invalid_request: "invalid_request",
   orchestration_error: "orchestration_error",
+  // Loom's own delegation guards, beyond spec 000 (docs/delegation.md).
+  delegation_depth_exceeded: "delegation_depth_exceeded",
+  active_children_exceeded: "active_children_exceeded",
+  spawn_budget_exceeded: "spawn_budget_exceeded",
 } as const;
 export type OrchestratorMcpFailureCode = (typeof OrchestratorMcpFailureCode)[keyof typeof OrchestratorMcpFailureCode];
 
@@ -42,13 +46,16 @@ export const ORCHESTRATOR_MCP_FAILURES: { readonly [C in OrchestratorMcpFailureC
   runtime_mode_escalation_denied: { retryable: false, meaning: "the target runtime mode is broader than the caller's" },
   interaction_mode_escalation_denied: { retryable: false, meaning: "the target interaction mode is broader than the caller's" },
   task_not_found: { retryable: false, meaning: "no delegated task has this id" },
-  task_not_cancellable: { retryable: false, meaning: "the delegated task has already finished" },
+  task_not_cancellable: { retryable: false, meaning: "the delegated task has nothing left to cancel" },
   thread_not_found: { retryable: false, meaning: "no thread has this id in the environment" },
   run_not_found: { retryable: false, meaning: "no run has this id on the thread" },
   thread_not_sendable: { retryable: false, meaning: "the thread cannot take a message in its current state" },
   thread_not_interruptible: { retryable: false, meaning: "the thread has no run that can be interrupted" },
   invalid_request: { retryable: false, meaning: "the arguments are malformed or name an unknown tool" },
   orchestration_error: { retryable: true, meaning: "an unexpected server error; the server log has the details" },
+  delegation_depth_exceeded: { retryable: false, meaning: "the task would nest deeper than limits.maxDelegationDepth" },
+  active_children_exceeded: { retryable: true, meaning: "the parent already has limits.maxActiveChildrenPerThread unfinished tasks; retry after one finishes" },
+  spawn_budget_exceeded: { retryable: false, meaning: "the root thread's tree has spawned limits.maxSpawnsPerRootThread tasks" },
 };
 
 /** The failure as it crosses the wire (`structuredContent.error`). */

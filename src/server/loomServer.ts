@@ -3,11 +3,13 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { HttpError, sendError } from "../api/http.js";
 import { type RouteHandler, orchestrationRoutes, sha256 } from "../api/routes.js";
+import { DelegationReactor, TaskWaiters } from "../engine/delegationReactor.js";
 import { Orchestrator } from "../engine/orchestrator.js";
 import { OutboxWorker } from "../engine/outboxWorker.js";
 import { reconcileOnBoot } from "../engine/reconcile.js";
 import { McpCredentialRegistry } from "../mcp/credentialRegistry.js";
 import { createMcpRoute } from "../mcp/httpEndpoint.js";
+import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
 import { diagnosticsToolkit } from "../mcp/toolkits/diagnostics/tools.js";
 import { threadToolkit } from "../mcp/toolkits/threads/tools.js";
 import { type LoomConfig, loadConfig } from "../providers/config.js";
@@ -58,7 +60,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   credentials.registerOwnerToken(ownerToken);
 
   const store = SqliteEventStore.open(dir.databasePath);
-  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry) });
+  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits });
   const bootId = crypto.randomUUID();
   const report = await reconcileOnBoot(orchestrator, store, bootId);
   if (report.interruptedRuns > 0 || report.lostEffects > 0) {
@@ -85,20 +87,22 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     log,
   });
   const stopKicking = orchestrator.onCommitted(() => worker.kick());
+  const waiters = new TaskWaiters();
+  const reactor = new DelegationReactor(orchestrator, waiters, log);
 
-  const toolkits = [
-    threadToolkit({
-      orchestrator,
-      registry,
-      environmentId,
-      projects: config.projects,
-      scratchRoot: join(dir.root, "scratch"),
-      maxWaitMs: config.waits.maxWaitMs,
-      progressIntervalMs: options.progressIntervalMs ?? 5_000,
-      clock: Date.now,
-    }),
-    ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
-  ];
+  const toolContext = {
+    orchestrator,
+    registry,
+    environmentId,
+    projects: config.projects,
+    scratchRoot: join(dir.root, "scratch"),
+    maxWaitMs: config.waits.maxWaitMs,
+    progressIntervalMs: options.progressIntervalMs ?? 5_000,
+    clock: Date.now,
+    waiters,
+    reactor,
+  };
+  const toolkits = [threadToolkit(toolContext), delegationToolkit(toolContext), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
   const routes: RouteHandler[] = [
     orchestrationRoutes({ orchestrator, ownerTokenHash: sha256(ownerToken), environmentId, version: LOOM_VERSION }),
@@ -114,6 +118,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   mcpUrl = `${url}/mcp`;
   worker.start();
+  reactor.start();
   sessions.startReaper();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
@@ -132,6 +137,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
         await mcp.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        reactor.stop();
         await sessions.shutdown();
         await worker.stop();
         stopKicking();
