@@ -2,7 +2,7 @@ import type { Command } from "../contracts/commands.js";
 import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
 import { toDomainEvent } from "../contracts/events.js";
 import { decide } from "../core/decider.js";
-import type { DecideContext, ProviderFacts } from "../core/decision.js";
+import { DEFAULT_DELEGATION_LIMITS, type DecideContext, type DelegationLimits, type ProviderFacts } from "../core/decision.js";
 import { makeAllocate, type UuidSource } from "../core/ids.js";
 import { evolve, type OrchestrationState } from "../core/state.js";
 import type { CommitEntry, EventStore } from "../store/eventStore.js";
@@ -15,9 +15,10 @@ export interface DispatcherOptions {
   readonly uuid: UuidSource;
   /** Provider facts for send-mode selection; configuration, read at decision time. */
   readonly providers: (providerInstanceId: string) => ProviderFacts | null;
+  readonly limits?: DelegationLimits;
   /** Most commands committed in one transaction. */
   readonly maxBatch?: number;
-  /** Called with the events of each commit, after the state has them. */
+  /** Called with the events of each commit that wrote events or effects, after the state has them. */
   readonly onCommitted?: (events: readonly StoredEvent[]) => void;
   /** Rebuilds the state from the log after a failed commit left it ahead of the store. */
   readonly rebuild: () => Promise<void>;
@@ -119,10 +120,10 @@ export class Dispatcher {
         committed.push(...result.events);
         replies.push({ pending: owners[index]!, receipt: result.receipt });
       });
-      if (committed.length > 0) {
-        state.lastSequence = committed[committed.length - 1]!.sequence;
-        this.options.onCommitted?.(committed);
-      }
+      if (committed.length > 0) state.lastSequence = committed[committed.length - 1]!.sequence;
+      // A command may write only outbox effects (provider-session.detach): listeners still hear of it, so the outbox worker wakes.
+      const wroteEffects = entries.some((entry) => entry.receipt.status === "accepted" && entry.outbox.length > 0);
+      if (committed.length > 0 || wroteEffects) this.options.onCommitted?.(committed);
     } catch (error) {
       // The state may hold events that never reached the log: start again from the log.
       if (evolved) await this.options.rebuild().catch(() => undefined);
@@ -143,6 +144,6 @@ export class Dispatcher {
   }
 
   private context(): DecideContext {
-    return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid), providers: this.options.providers };
+    return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid), providers: this.options.providers, limits: this.options.limits ?? DEFAULT_DELEGATION_LIMITS };
   }
 }

@@ -1,7 +1,7 @@
 import type { Command } from "../contracts/commands.js";
 import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
 import { toDomainEvent } from "../contracts/events.js";
-import type { ProviderFacts } from "../core/decision.js";
+import type { DelegationLimits, ProviderFacts } from "../core/decision.js";
 import type { UuidSource } from "../core/ids.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
 import type { EventStore } from "../store/eventStore.js";
@@ -15,6 +15,7 @@ export interface OrchestratorOptions {
   readonly maxBatch?: number;
   /** Provider facts for send-mode selection; without it no thread can run work. */
   readonly providers?: (providerInstanceId: string) => ProviderFacts | null;
+  readonly limits?: DelegationLimits;
 }
 
 export type CommittedListener = (events: readonly StoredEvent[]) => void;
@@ -44,6 +45,7 @@ export class Orchestrator {
       uuid: options.uuid ?? (() => crypto.randomUUID()),
       maxBatch: options.maxBatch,
       providers: options.providers ?? (() => null),
+      limits: options.limits,
       onCommitted: (events) => this.notify(events),
       rebuild: async () => {
         const fresh = await replay(store);
