@@ -1,0 +1,164 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Run, RunStatus } from "../contracts/entities/runs.js";
+import type { TurnItem } from "../contracts/turnItems.js";
+import { runsOf } from "../engine/queries.js";
+import type { LoomConfigFile } from "../providers/config.js";
+import { type LoomServer, startLoomServer } from "../server/loomServer.js";
+import { LoomMcpClient } from "./mcpClient.js";
+
+/**
+ * Integration-test setup (DESIGN §6): the real Loom server on 127.0.0.1 in a
+ * temp dir, the official MCP SDK client with the owner token, and helpers to
+ * read Loom's own state. Tests drive agents with the `scripted` driver.
+ */
+
+/** Two scripted instances: `scripted` steers and restarts, `plain` does neither. */
+export const TEST_PROVIDERS: NonNullable<LoomConfigFile["providers"]> = [
+  { id: "scripted", driver: "scripted" },
+  { id: "plain", driver: "scripted", options: { capabilities: { steering: false, restart: false } } },
+];
+
+export interface HarnessOptions {
+  /** Written to a file and passed as configPath; `providers` defaults to TEST_PROVIDERS. */
+  readonly config?: LoomConfigFile;
+  readonly progressIntervalMs?: number;
+}
+
+/** A scripted turn input: `script({ say: "hi" }, { sleep: 100 })`. */
+export function script(...steps: readonly Record<string, unknown>[]): string {
+  return JSON.stringify({ script: steps });
+}
+
+export interface DispatchResponse {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+export interface CreatedThread {
+  readonly threadId: string;
+  readonly runId: string | null;
+}
+
+export class LoomHarness {
+  private readonly clients: LoomMcpClient[] = [];
+
+  private constructor(
+    readonly server: LoomServer,
+    /** The temp dir: the default project's root (and the agents' working directory). */
+    readonly dir: string,
+    readonly ownerToken: string,
+    readonly owner: LoomMcpClient,
+  ) {}
+
+  static async start(options: HarnessOptions = {}): Promise<LoomHarness> {
+    const dir = mkdtempSync(join(tmpdir(), "loom-it-"));
+    const stateDir = join(dir, ".loom");
+    mkdirSync(stateDir);
+    const configPath = join(dir, "loom-config.json");
+    writeFileSync(configPath, JSON.stringify({ providers: TEST_PROVIDERS, ...options.config }));
+    let server: LoomServer | null = null;
+    try {
+      server = await startLoomServer({ stateDir, cwd: dir, configPath, progressIntervalMs: options.progressIntervalMs ?? 100 });
+      const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
+      const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");
+      return new LoomHarness(server, dir, ownerToken, owner);
+    } catch (error) {
+      await server?.close();
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  get state() {
+    return this.server.orchestrator.snapshotState;
+  }
+
+  /** Connect another SDK client with this token; closed with the harness. */
+  async connect(token: string, name = "loom-test"): Promise<LoomMcpClient> {
+    const client = await LoomMcpClient.connect(this.server.mcpUrl, token, name);
+    this.clients.push(client);
+    return client;
+  }
+
+  /** POST a command to the HTTP API with the owner token. */
+  async dispatch(type: string, data: Record<string, unknown>, commandId = `cmd:test:${crypto.randomUUID()}`): Promise<DispatchResponse> {
+    const res = await fetch(`${this.server.url}/api/orchestration/dispatch`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.ownerToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ type, commandId, data }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  /** Create one thread as the owner (create_threads); with a prompt it starts a run. */
+  async createThread(entry: { prompt?: string; title?: string; target?: Record<string, unknown>; runtimeMode?: string; interactionMode?: string } = {}): Promise<CreatedThread> {
+    const result = await this.owner.ok<{ threads: CreatedThread[] }>("create_threads", { threads: [entry] });
+    return result.threads[0]!;
+  }
+
+  /** Launch a thread in the given project, as the owner (t3_thread_launch). */
+  async launch(args: Record<string, unknown>): Promise<CreatedThread> {
+    return this.owner.ok<CreatedThread>("t3_thread_launch", args);
+  }
+
+  run(runId: string): Run {
+    const run = this.state.runs.get(runId);
+    if (run === undefined) throw new Error(`no run ${runId}`);
+    return run;
+  }
+
+  runs(threadId: string): Run[] {
+    return runsOf(this.state, threadId);
+  }
+
+  items(threadId: string): TurnItem[] {
+    return (this.state.turnItems.get(threadId) ?? []).filter((item): item is TurnItem => item !== undefined);
+  }
+
+  /** Assistant texts of a run (or of the whole thread), in timeline order. */
+  assistantTexts(threadId: string, runId?: string): string[] {
+    return this.items(threadId).flatMap((item) => (item.type === "assistant_message" && (runId === undefined || item.runId === runId) ? [item.text] : []));
+  }
+
+  /** Poll Loom's state until `probe` returns a value that is not undefined, null or false. */
+  async until<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 10_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = probe();
+      if (value !== undefined && value !== null && value !== false) return value;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** Wait until the run has one of `statuses`; returns the run. */
+  waitForRun(runId: string, statuses: RunStatus | readonly RunStatus[], timeoutMs = 10_000): Promise<Run> {
+    const wanted: readonly RunStatus[] = typeof statuses === "string" ? [statuses] : statuses;
+    return this.until(
+      () => {
+        const run = this.state.runs.get(runId);
+        return run !== undefined && wanted.includes(run.status) ? run : null;
+      },
+      `run ${runId} to be ${wanted.join(" or ")} (now ${this.state.runs.get(runId)?.status ?? "missing"})`,
+      timeoutMs,
+    );
+  }
+
+  /** Wait until the run is terminal. */
+  waitForEnd(runId: string, timeoutMs = 10_000): Promise<Run> {
+    return this.waitForRun(runId, ["completed", "failed", "interrupted", "cancelled"], timeoutMs);
+  }
+
+  /** Wait through t3_thread_wait (the MCP path) instead of polling. */
+  async waitViaMcp(threadId: string, runId?: string, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+    return this.owner.ok("t3_thread_wait", { threadId, ...(runId === undefined ? {} : { runId }), timeoutMs });
+  }
+
+  async close(): Promise<void> {
+    for (const client of [this.owner, ...this.clients]) await client.close().catch(() => undefined);
+    await this.server.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
