@@ -35,7 +35,11 @@ function consumeResult(changes: Changes, task: DelegatedTask): void {
   }
 }
 
-/** delegated_task.wake-policy: whether completion wakes the parent. `never` disposes a pending delivery. */
+/**
+ * delegated_task.wake-policy: whether completion wakes the parent. `never`
+ * disposes a pending delivery. Whenever a pending result stops being on its
+ * way, a parent that was only waiting for it may settle now (settleTask).
+ */
 export function decideWakePolicy(state: OrchestrationState, command: DelegatedTaskWakePolicyCommand, ctx: DecideContext): Decision {
   const found = findTask(state, ctx, command.data.taskId);
   if (found.kind === "rejected") return found;
@@ -43,6 +47,7 @@ export function decideWakePolicy(state: OrchestrationState, command: DelegatedTa
   if (task.wakePolicy === command.data.wakePolicy) return reject("wake_policy_unchanged", `task ${task.taskId} already has wake policy ${task.wakePolicy}`);
   const disposes = command.data.wakePolicy === "never" && task.completionDelivery === "pending";
   changes.updateTask(task, { wakePolicy: command.data.wakePolicy, ...(disposes ? { completionDelivery: "disposed" as const } : {}) });
+  if (disposes) settleTask(changes, task.parentThreadId);
   return changes.done();
 }
 
@@ -56,6 +61,7 @@ export function decideDeliveryAcknowledge(state: OrchestrationState, command: Co
   }
   consumeResult(changes, task);
   changes.updateTask(task, { completionDelivery: "acknowledged" });
+  settleTask(changes, task.parentThreadId);
   return changes.done();
 }
 
@@ -71,6 +77,7 @@ export function decideDeliveryDispose(state: OrchestrationState, command: Comple
     if (notice.kind === "completion" && notice.delivery === "queued" && notice.runId !== null) cancelQueuedNotice(changes, notice.runId, "delivery_disposed");
   }
   changes.updateTask(task, { completionDelivery: "disposed" });
+  settleTask(changes, task.parentThreadId);
   return changes.done();
 }
 
@@ -81,9 +88,11 @@ function descendants(changes: Changes, task: DelegatedTask): DelegatedTask[] {
 }
 
 /**
- * subagent.stop (task_cancel): stop every task the child delegated, then the
- * child thread (interrupt its running turn, hold its queued turns), cancel
- * the task's own queued turn, and dispose automatic delivery to the parent.
+ * subagent.stop (task_cancel): stop every task the child delegated (a
+ * finished one's pending result is disposed, so it cannot wake the stopped
+ * thread), then the child thread (interrupt its running turn, hold its queued
+ * turns), cancel the task's own queued turn, and dispose automatic delivery
+ * to the parent.
  * A nonterminal task with nothing left to stop is rejected.
  */
 export function decideSubagentStop(state: OrchestrationState, command: SubagentStopCommand, ctx: DecideContext): Decision {
@@ -101,10 +110,13 @@ export function decideSubagentStop(state: OrchestrationState, command: SubagentS
   for (const descendant of descendants(changes, task)) {
     if (!isTerminalDelegatedTaskStatus(descendant.status) && descendant.cancelRequestedAt === null) {
       changes.updateTask(changes.task(descendant.taskId)!, { cancelRequestedAt: ctx.now, cancelReason: reason });
+    } else if (descendant.completionDelivery === "pending") {
+      // A finished descendant's result must not wake the thread being stopped.
+      changes.updateTask(changes.task(descendant.taskId)!, { completionDelivery: "disposed" });
     }
     if (stopThreadWork(changes, descendant.childThreadId, reason) !== null) ended.push(descendant.childThreadId);
   }
-  if (!terminal) changes.updateTask(changes.task(task.taskId)!, { cancelRequestedAt: ctx.now, cancelReason: reason });
+  if (!terminal && task.cancelRequestedAt === null) changes.updateTask(changes.task(task.taskId)!, { cancelRequestedAt: ctx.now, cancelReason: reason });
   if (stopThreadWork(changes, task.childThreadId, reason) !== null) ended.push(task.childThreadId);
   if (ownQueued && ownRun !== undefined) {
     const current = changes.run(ownRun.id)!;

@@ -5,6 +5,7 @@ import { type DecideContext, type Decision, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
 import { RunEffect, activeRun, enqueue, newRun, queuedRuns, startRun, threadProvider, turnFacts } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
+import { settleTask } from "./settle.js";
 
 type Notice = DelegatedTask["notices"][number];
 
@@ -68,6 +69,8 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
     const transfer = task.resultContextTransferId === null ? undefined : state.transfers.get(task.resultContextTransferId);
     if (transfer !== undefined) changes.events.push(contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: ctx.now, consumedAt: ctx.now }));
     changes.updateTask(task, { completionDelivery: "delivered", notices: [...task.notices, { kind: "completion", requestId: null, ...sent }] });
+    // A parent that got no run for it (its provider is gone) has nothing left to wait for.
+    settleTask(changes, task.parentThreadId);
     return changes.done();
   }
   const requestId = command.data.requestId;

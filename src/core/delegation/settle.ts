@@ -1,14 +1,20 @@
 import type { DelegatedTask, DelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
 import { isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
-import type { Run } from "../../contracts/entities/runs.js";
+import { type Run, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import { contextTransferEvent, nodeEvent } from "../../contracts/events.js";
 import type { Changes } from "../run/changes.js";
 import { activeRun, queuedRuns } from "../run/lifecycle.js";
 
-/** The child thread's runs, newest last, as this decision leaves them. */
-function lastRun(changes: Changes, threadId: string): Run | null {
-  const runs = changes.threadRuns(threadId);
-  return runs[runs.length - 1] ?? null;
+/**
+ * The run whose end settles the task: the child's newest run that actually
+ * ran. A follow-up cancelled (or still held) before it started never did, so
+ * it neither replaces the result nor turns a completed task into a cancelled
+ * one; only when no run ever ran (a task whose own queued run was cancelled)
+ * does the newest cancelled run decide.
+ */
+function finalRun(changes: Changes, threadId: string): Run | null {
+  const ended = changes.threadRuns(threadId).filter((run) => isTerminalRunStatus(run.status));
+  return ended.findLast((run) => run.status !== "cancelled") ?? ended[ended.length - 1] ?? null;
 }
 
 /** The latest assistant text of a run: a successful task's result. */
@@ -73,7 +79,7 @@ export function settleTask(changes: Changes, childThreadId: string): void {
   const task = changes.task(taskId);
   if (task === undefined || task.resultContextTransferId !== null) return;
   if (childStillWorking(changes, childThreadId)) return;
-  const run = lastRun(changes, childThreadId);
+  const run = finalRun(changes, childThreadId);
   if (run === null) return;
   const now = changes.ctx.now;
   const status = terminalStatus(task, run);
@@ -94,7 +100,8 @@ export function settleTask(changes: Changes, childThreadId: string): void {
       consumedAt: null,
     }),
   );
-  const delivery = task.cancelRequestedAt !== null || task.wakePolicy === "never" ? "disposed" : "pending";
+  // A delivery disposed before the task finished stays disposed.
+  const delivery = task.completionDelivery === "disposed" || task.cancelRequestedAt !== null || task.wakePolicy === "never" ? "disposed" : "pending";
   changes.updateTask(task, { status, summary, resultContextTransferId: transferId, completionDelivery: delivery }, { status, result: summary, endedAt: now });
   for (const nodeId of [task.parentNodeId, task.childNodeId]) {
     const node = changes.state.nodes.get(nodeId);
