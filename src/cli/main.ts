@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { LOOM_VERSION } from "../version.js";
+import { UsageError, describeFailure } from "./errors.js";
 import { runServe } from "./serve.js";
+import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 
 Usage:
   loom serve [--host 127.0.0.1] [--port N] [--state-dir DIR] [--config FILE]
+${THREADS_USAGE}
   loom --help
   loom --version
 
@@ -14,14 +17,17 @@ Commands:
   serve     Start the server. --port 0 (the default) picks a free port.
             The state dir defaults to $LOOM_STATE_DIR, else ~/.loom.
             The config defaults to <state-dir>/config.json.
+  threads   List, launch, read, send to and wait for threads on the running
+            server, over MCP as its owner. Each takes --state-dir DIR to find
+            the server and --json to print the tool's result as JSON.
+            Details: loom threads --help.
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
-`;
 
-export class UsageError extends Error {
-  readonly code = "usage";
-}
+Exit codes: 0 done; 1 a tool failed (stderr: "code: message") or another
+error; 2 usage error; 3 no server is running for the state dir.
+`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -33,6 +39,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${LOOM_VERSION}\n`);
     return 0;
   }
+  if (command === "threads") return runThreads(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],
@@ -59,8 +66,8 @@ main(process.argv.slice(2)).then(
     if (code !== 0) process.exitCode = code;
   },
   (error: unknown) => {
-    const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`loom: ${message}\n`);
-    process.exitCode = 2;
+    const failure = describeFailure(error);
+    process.stderr.write(`${failure.line}\n`);
+    process.exitCode = failure.exitCode;
   },
 );

@@ -1,5 +1,6 @@
 import { startLoomServer } from "../server/loomServer.js";
 import { resolveStateDir } from "../server/stateDir.js";
+import { UsageError } from "./errors.js";
 
 export interface ServeArgs {
   readonly host: string | undefined;
@@ -12,7 +13,7 @@ export interface ServeArgs {
 export async function runServe(args: ServeArgs): Promise<number> {
   const port = args.port === undefined ? 0 : Number(args.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`--port must be an integer from 0 to 65535, got "${args.port}"`);
+    throw new UsageError(`--port must be an integer from 0 to 65535, got "${args.port}"`);
   }
   const server = await startLoomServer({
     stateDir: resolveStateDir(args.stateDir),

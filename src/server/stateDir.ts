@@ -32,8 +32,14 @@ export function resolveStateDir(explicit: string | undefined, env: NodeJS.Proces
   return resolve(explicit ?? env.LOOM_STATE_DIR ?? join(homedir(), ".loom"));
 }
 
+/** Create the state directory (mode 0700) if needed; the server's way in. */
 export function openStateDir(root: string): StateDir {
   mkdirSync(root, { recursive: true, mode: 0o700 });
+  return stateDirPaths(root);
+}
+
+/** The state directory's paths, creating nothing: an outside client's way in. */
+export function stateDirPaths(root: string): StateDir {
   return {
     root,
     databasePath: join(root, "loom.db"),

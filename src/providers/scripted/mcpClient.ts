@@ -55,10 +55,17 @@ export class ScriptedMcpClient {
     if (this.closed) {
       throw new McpCallError(McpCallErrorCode.closed, "the MCP client is closed");
     }
+    // The SDK never removes the abort listener it adds to a request's signal,
+    // so each call gets a signal of its own, linked to the turn's only while
+    // the call runs: a long script does not pile listeners on the turn signal.
+    const call = new AbortController();
+    const forward = () => call.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener("abort", forward, { once: true });
     try {
-      const client = await this.connect(signal);
+      const client = await this.connect(call.signal);
       const result = await client.callTool({ name, arguments: { ...args } }, undefined, {
-        signal,
+        signal: call.signal,
         // Loom's blocking tools send progress while they wait; keep the call alive.
         onprogress: () => undefined,
         resetTimeoutOnProgress: true,
@@ -66,6 +73,8 @@ export class ScriptedMcpClient {
       return result;
     } catch (error) {
       throw new McpCallError(McpCallErrorCode.transport, this.redact(messageOf(error)));
+    } finally {
+      signal.removeEventListener("abort", forward);
     }
   }
 

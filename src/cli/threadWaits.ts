@@ -1,0 +1,48 @@
+import type { LoomToolCaller } from "./client.js";
+import { WaitProgress, type ProgressStream } from "./progress.js";
+import type { ThreadWaitResult } from "./results.js";
+
+export interface RunWaitRequest {
+  readonly threadId: string;
+  /** Default: the latest run when the first wait starts; later waits stay on that run. */
+  readonly runId?: string | undefined;
+  /** Overall budget; without one, wait until the run ends. */
+  readonly timeoutMs?: number | undefined;
+  /** The status known before waiting, shown until the server reports progress. */
+  readonly knownStatus?: string | undefined;
+}
+
+/** Time the SDK allows between progress notifications before it gives up on a wait. */
+const SILENCE_TIMEOUT_MS = 120_000;
+
+/**
+ * t3_thread_wait until the run ends. The server caps every wait (30 s by
+ * default) and answers waitTimedOut: true, so this repeats the call on the
+ * same run until it ends or the caller's own timeout passes. Progress goes to
+ * `stream` (stderr), never to stdout.
+ */
+export async function waitForRun(caller: LoomToolCaller, request: RunWaitRequest, stream: ProgressStream, clock: () => number = Date.now): Promise<ThreadWaitResult> {
+  const deadline = request.timeoutMs === undefined ? null : clock() + request.timeoutMs;
+  let runId = request.runId;
+  const progress = new WaitProgress({
+    stream,
+    clock,
+    initial: runId === undefined ? `thread ${request.threadId}: waiting for its latest run` : `run ${runId} is ${request.knownStatus ?? "pending"}`,
+  }).start();
+  try {
+    for (;;) {
+      const remaining = deadline === null ? undefined : Math.max(0, deadline - clock());
+      const result = await caller.call<ThreadWaitResult>(
+        "t3_thread_wait",
+        { threadId: request.threadId, ...(runId === undefined ? {} : { runId }), ...(remaining === undefined ? {} : { timeoutMs: remaining }) },
+        { onprogress: (p) => progress.update(p.message ?? `run ${runId ?? "?"} is waiting`), timeout: SILENCE_TIMEOUT_MS, resetTimeoutOnProgress: true },
+      );
+      if (!result.waitTimedOut || result.runId === null) return result;
+      runId = result.runId;
+      progress.update(`run ${runId} is ${result.status}`);
+      if (deadline !== null && clock() >= deadline) return result;
+    }
+  } finally {
+    progress.stop();
+  }
+}
