@@ -79,7 +79,11 @@ async function requestTask(ctx: DelegationToolsContext, caller: Caller, parent: 
   const prompt = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
   const receipt = await ctx.orchestrator.dispatch({
     type: "delegated_task.request",
-    commandId: id("command:delegate_task"),
+    // A fresh command id per attempt: a rejected command keeps its receipt, so
+    // a derived one would repeat a retryable refusal (active_children_exceeded,
+    // provider_unavailable) forever. The task, thread and run ids stay derived,
+    // so a duplicate is refused (task_already_exists) and answered below.
+    commandId: joinId("command:delegate_task", "client-request", parent.thread.id, "request", key, "attempt", randomUUID()),
     data: {
       taskId,
       parentThreadId: parent.thread.id,
@@ -99,6 +103,9 @@ async function requestTask(ctx: DelegationToolsContext, caller: Caller, parent: 
     },
   });
   if (receipt.status === "rejected") {
+    // A concurrent retry with the same clientRequestId created it first.
+    const created = receipt.rejection.code === "task_already_exists" ? ctx.orchestrator.snapshotState.tasks.get(taskId) : undefined;
+    if (created !== undefined) return created;
     throw new OrchestratorMcpError(REQUEST_FAILURES[receipt.rejection.code] ?? "orchestration_error", receipt.rejection.message);
   }
   const task = ctx.orchestrator.snapshotState.tasks.get(taskId);
