@@ -77,54 +77,128 @@ export function recentRuns(state: OrchestrationState, threadId: string, count: n
 /** Longest text kept for one item in a read; the rest is reported as truncated. */
 export const ITEM_TEXT_LIMIT = 8_000;
 
-function clip(text: string): { text: string; truncated: boolean } {
-  return text.length <= ITEM_TEXT_LIMIT ? { text, truncated: false } : { text: text.slice(0, ITEM_TEXT_LIMIT), truncated: true };
-}
-
 const MESSAGE_TYPES: ReadonlySet<TurnItem["type"]> = new Set(["user_message", "assistant_message", "proposed_plan"]);
 
 export function isMessageItem(item: TurnItem): boolean {
   return MESSAGE_TYPES.has(item.type);
 }
 
+/** One timeline item as a read shows it. Optional fields appear only for the item types that have them. */
+export interface ItemView {
+  position: number;
+  itemId: string;
+  type: TurnItem["type"];
+  runId: string | null;
+  createdAt: string;
+  text: string;
+  truncated: boolean;
+  createdBy?: string;
+  creationSource?: string;
+  title?: string | null;
+  status?: string;
+  exitCode?: number | null;
+  requestId?: string;
+  decision?: string | null;
+  answers?: Record<string, string[]> | null;
+  level?: string;
+  code?: string | null;
+  childThreadId?: string | null;
+  sourceThreadId?: string | null;
+}
+
+/** A view with its text bounded (written out field by field: reads are on the hot path). */
+function view(item: TurnItem, text: string): ItemView {
+  const truncated = text.length > ITEM_TEXT_LIMIT;
+  return {
+    position: item.position,
+    itemId: item.id,
+    type: item.type,
+    runId: item.runId,
+    createdAt: item.createdAt,
+    text: truncated ? text.slice(0, ITEM_TEXT_LIMIT) : text,
+    truncated,
+  };
+}
+
 /** One timeline item as a read shows it: messages whole (bounded), other activity summarized. */
-export function itemView(item: TurnItem) {
-  const base = { position: item.position, itemId: item.id, type: item.type, runId: item.runId, createdAt: item.createdAt };
+export function itemView(item: TurnItem): ItemView {
   switch (item.type) {
     case "user_message":
-    case "assistant_message":
-      return { ...base, ...clip(item.text), createdBy: item.createdBy, creationSource: item.creationSource };
-    case "proposed_plan":
-      return { ...base, ...clip(item.markdown), title: item.title };
-    case "command_execution":
-      return { ...base, ...clip(`$ ${item.command}\n${item.outputPreview}`), status: item.status, exitCode: item.exitCode };
-    case "file_change":
-      return { ...base, text: item.changes.map((c) => `${c.kind} ${c.path} (+${c.additions} -${c.deletions})`).join("\n"), truncated: false, status: item.status };
-    case "approval_request":
-      return { ...base, text: `${item.title}${item.detail ? `: ${item.detail}` : ""}`, truncated: false, requestId: item.requestId, status: item.status, decision: item.decision };
-    case "user_input_request":
-      return { ...base, text: item.questions.map((q) => q.question).join("\n"), truncated: false, requestId: item.requestId, status: item.status, answers: item.answers };
-    case "dynamic_tool":
-      return { ...base, ...clip(`${item.toolName}(${JSON.stringify(item.arguments) ?? ""}) → ${JSON.stringify(item.result) ?? "null"}`), status: item.status };
+    case "assistant_message": {
+      const v = view(item, item.text);
+      v.createdBy = item.createdBy;
+      v.creationSource = item.creationSource;
+      return v;
+    }
+    case "proposed_plan": {
+      const v = view(item, item.markdown);
+      v.title = item.title;
+      return v;
+    }
+    case "command_execution": {
+      const v = view(item, `$ ${item.command}\n${item.outputPreview}`);
+      v.status = item.status;
+      v.exitCode = item.exitCode;
+      return v;
+    }
+    case "file_change": {
+      const v = view(item, item.changes.map((c) => `${c.kind} ${c.path} (+${c.additions} -${c.deletions})`).join("\n"));
+      v.status = item.status;
+      return v;
+    }
+    case "approval_request": {
+      const v = view(item, `${item.title}${item.detail ? `: ${item.detail}` : ""}`);
+      v.requestId = item.requestId;
+      v.status = item.status;
+      v.decision = item.decision;
+      return v;
+    }
+    case "user_input_request": {
+      const v = view(item, item.questions.map((q) => q.question).join("\n"));
+      v.requestId = item.requestId;
+      v.status = item.status;
+      v.answers = item.answers;
+      return v;
+    }
+    case "dynamic_tool": {
+      const v = view(item, `${item.toolName}(${JSON.stringify(item.arguments) ?? ""}) → ${JSON.stringify(item.result) ?? "null"}`);
+      v.status = item.status;
+      return v;
+    }
     case "reasoning":
-      return { ...base, ...clip(item.summary ?? item.text ?? "") };
-    case "system_notice":
-      return { ...base, text: item.text, truncated: false, level: item.level };
-    case "error":
-      return { ...base, text: item.message, truncated: false, code: item.code };
+      return view(item, item.summary ?? item.text ?? "");
+    case "system_notice": {
+      const v = view(item, item.text);
+      v.level = item.level;
+      return v;
+    }
+    case "error": {
+      const v = view(item, item.message);
+      v.code = item.code;
+      return v;
+    }
     case "run_interrupt_request":
-      return { ...base, text: `interrupt requested by ${item.requestedBy}${item.reason ? `: ${item.reason}` : ""}`, truncated: false };
-    case "subagent":
-      return { ...base, ...clip(item.result ?? item.prompt), status: item.status, childThreadId: item.childThreadId };
-    case "thread_created":
-      return { ...base, text: `created ${item.relation} thread ${item.childThreadId}: ${item.title}`, truncated: false, childThreadId: item.childThreadId };
-    case "notification":
-      return { ...base, ...clip(item.text), sourceThreadId: item.sourceThreadId };
+      return view(item, `interrupt requested by ${item.requestedBy}${item.reason ? `: ${item.reason}` : ""}`);
+    case "subagent": {
+      const v = view(item, item.result ?? item.prompt);
+      v.status = item.status;
+      v.childThreadId = item.childThreadId;
+      return v;
+    }
+    case "thread_created": {
+      const v = view(item, `created ${item.relation} thread ${item.childThreadId}: ${item.title}`);
+      v.childThreadId = item.childThreadId;
+      return v;
+    }
+    case "notification": {
+      const v = view(item, item.text);
+      v.sourceThreadId = item.sourceThreadId;
+      return v;
+    }
     default:
-      return { ...base, text: item.type, truncated: false };
+      return view(item, item.type);
   }
 }
-export type ItemView = ReturnType<typeof itemView>;
 
 /** The latest assistant text of a run: its result. */
 export function runResultText(state: OrchestrationState, run: Run): string | null {
