@@ -3,12 +3,16 @@
  * same run, as a ratio. LOOM_BENCH_QUICK=1 runs smaller sizes.
  */
 import { runCoreBench } from "./coreBench.js";
+import { runFanoutBench } from "./fanoutBench.js";
+import { runMcpBench } from "./mcpBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
 
 async function main(): Promise<void> {
   console.log(`loom benchmarks (node ${process.version}${quick ? ", quick sizes" : ""})`);
   await runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 });
+  await runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 });
+  await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 });
 }
 
 main().catch((error: unknown) => {
