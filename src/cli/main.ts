@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { LOOM_VERSION } from "../version.js";
 import { UsageError, describeFailure } from "./errors.js";
+import { MODEL_SERVER_USAGE, runModelServer } from "./modelServerCommand.js";
 import { runServe } from "./serve.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 
@@ -10,6 +11,7 @@ const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 Usage:
   loom serve [--host 127.0.0.1] [--port N] [--state-dir DIR] [--config FILE]
 ${THREADS_USAGE}
+${MODEL_SERVER_USAGE}
   loom --help
   loom --version
 
@@ -21,6 +23,10 @@ Commands:
             server, over MCP as its owner. Each takes --state-dir DIR to find
             the server and --json to print the tool's result as JSON.
             Details: loom threads --help.
+  model-server
+            A scripted model server on 127.0.0.1 that answers the OpenAI,
+            Anthropic and Gemini APIs from a rules file, for demos and tests
+            of real agent CLIs without a model account (docs/model-server.md).
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
@@ -40,6 +46,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (command === "threads") return runThreads(rest);
+  if (command === "model-server") return runModelServer(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],
