@@ -1,0 +1,114 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ProviderCapabilities } from "../../contracts/capabilities.js";
+import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime } from "../adapter.js";
+import { ProviderError, ProviderErrorCode } from "../adapter.js";
+import type { ProviderInstanceConfig } from "../config.js";
+import type { ClaudeOptions } from "./options.js";
+import { CLAUDE_DRIVER, ClaudeOptionsError, DEFAULT_CLAUDE_CAPABILITIES, claudeCapabilities, parseClaudeOptions } from "./options.js";
+import { probeClaude } from "./probe.js";
+import { buildQueryOptions } from "./queryOptions.js";
+import type { QueryFunction } from "./session.js";
+import { ClaudeSession } from "./session.js";
+
+/**
+ * The `claude` driver: Claude Code through the Claude Agent SDK
+ * (docs/providers/claude.md). Each Loom provider session is one SDK
+ * `query()` with streaming input; Loom's MCP endpoint is injected as the
+ * `t3-code` HTTP server with the session's bearer token.
+ */
+
+export interface ClaudeDriverDeps {
+  /** Where the driver's log lines go. They never hold the session token. */
+  readonly log?: (line: string) => void;
+  /** Loads the SDK's `query`; tests pass a fake. Default: a lazy import of the SDK. */
+  readonly loadQuery?: () => Promise<QueryFunction>;
+  readonly probe?: (options: ClaudeOptions) => ProviderProbe;
+  /** Whether Loom runs as root (bypassPermissions then needs IS_SANDBOX=1). */
+  readonly isRoot?: boolean;
+}
+
+/** The SDK is large: it is imported when the first session opens, not when Loom starts. */
+async function importQuery(): Promise<QueryFunction> {
+  const sdk = await import("@anthropic-ai/claude-agent-sdk");
+  return sdk.query;
+}
+
+export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver {
+  const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const loadQuery = deps.loadQuery ?? importQuery;
+  const probe = deps.probe ?? ((options: ClaudeOptions) => probeClaude(options));
+  const isRoot = deps.isRoot ?? process.getuid?.() === 0;
+
+  return {
+    driver: CLAUDE_DRIVER,
+
+    /** Bad options fall back to the defaults here; probe() reports them. */
+    capabilities(instance: ProviderInstanceConfig): ProviderCapabilities {
+      try {
+        parseClaudeOptions(instance);
+        return claudeCapabilities(instance);
+      } catch (error) {
+        if (error instanceof ClaudeOptionsError) return { ...DEFAULT_CLAUDE_CAPABILITIES, models: instance.models ?? DEFAULT_CLAUDE_CAPABILITIES.models };
+        throw error;
+      }
+    },
+
+    probe(instance: ProviderInstanceConfig): Promise<ProviderProbe> {
+      try {
+        return Promise.resolve(probe(parseClaudeOptions(instance)));
+      } catch (error) {
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    },
+
+    async openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime> {
+      let options: ClaudeOptions;
+      try {
+        options = parseClaudeOptions(input.instance);
+      } catch (error) {
+        throw new ProviderError(ProviderErrorCode.startFailed, error instanceof Error ? error.message : String(error), { cause: error });
+      }
+      let query: QueryFunction;
+      try {
+        query = await loadQuery();
+      } catch (error) {
+        throw new ProviderError(ProviderErrorCode.notInstalled, "the Claude Agent SDK (@anthropic-ai/claude-agent-sdk) could not be loaded", { cause: error });
+      }
+      const tempDir = options.configDir === null ? await mkdtemp(join(tmpdir(), "loom-claude-")) : null;
+      const configDir = options.configDir ?? tempDir ?? "";
+      const session = new ClaudeSession({
+        providerSessionId: input.providerSessionId,
+        cwd: input.cwd,
+        query,
+        buildOptions: (hooks) =>
+          buildQueryOptions(
+            {
+              cwd: input.cwd,
+              model: input.model,
+              runtimeMode: input.runtimeMode,
+              interactionMode: input.interactionMode,
+              mcp: input.mcp,
+              configDir,
+              options,
+              baseEnv: process.env,
+              isRoot,
+            },
+            hooks,
+          ),
+        secret: input.mcp?.token ?? null,
+        startupTimeoutMs: options.startupTimeoutMs,
+        onEvent: input.onEvent,
+        log,
+        cleanup: async () => {
+          if (tempDir !== null) await rm(tempDir, { recursive: true, force: true });
+        },
+      });
+      await session.open(input.signal);
+      return session;
+    },
+  };
+}
+
+export const claudeDriver: ProviderDriver = createClaudeDriver();

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import type { ProviderCapabilities } from "../../contracts/capabilities.js";
+import { RUNTIME_MODES } from "../../contracts/modes.js";
+import type { ProviderInstanceConfig } from "../config.js";
+import { formatIssuePath } from "../config.js";
+
+/**
+ * The `options` of a `claude` provider instance (docs/providers/claude.md).
+ * Unknown keys are errors, so a typo in config.json is reported rather than
+ * ignored.
+ */
+
+const NonEmpty = z.string({ error: "must be a string" }).trim().min(1, { error: "must not be empty" });
+
+/** Only the wrong-type message is ours; unknown keys keep zod's message, which names them. */
+function objectError(issue: { readonly code?: string }): string | undefined {
+  return issue.code === "invalid_type" ? "must be an object" : undefined;
+}
+
+export const ClaudeOptionsSchema = z.strictObject(
+  {
+    /**
+     * Environment of the Claude Code process, on top of Loom's own:
+     * ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, and any Claude Code setting.
+     */
+    env: z.record(z.string(), z.string({ error: "must be a string" }), { error: "must be an object of strings" }).optional(),
+    /** CLAUDE_CONFIG_DIR (a login's credentials live there); default: a fresh temp dir per session. */
+    configDir: NonEmpty.optional(),
+    /** A Claude Code executable to run instead of the one bundled with the SDK (2.1.261 or newer). */
+    executablePath: NonEmpty.optional(),
+    /** How long opening a session waits for Claude Code's initialize answer. */
+    startupTimeoutMs: z
+      .number({ error: "must be a number of milliseconds" })
+      .int({ error: "must be a whole number of milliseconds" })
+      .positive({ error: "must be greater than 0" })
+      .optional(),
+  },
+  { error: objectError },
+);
+
+export interface ClaudeOptions {
+  readonly env: Readonly<Record<string, string>>;
+  readonly configDir: string | null;
+  readonly executablePath: string | null;
+  readonly startupTimeoutMs: number;
+}
+
+export const CLAUDE_DRIVER = "claude";
+export const DEFAULT_CLAUDE_MODEL = "claude-sonnet-4-5";
+export const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
+
+/**
+ * Steering: a user message streamed in while a turn runs is folded into that
+ * turn by Claude Code (it answers it before the turn's one result message).
+ * Restart is interrupt + a new turn, which always works. Sessions are not
+ * persisted (persistSession: false), so there is nothing to resume or fork.
+ */
+export const DEFAULT_CLAUDE_CAPABILITIES: ProviderCapabilities = {
+  steering: true,
+  interrupt: true,
+  restart: true,
+  fork: false,
+  resume: false,
+  runtimeModes: RUNTIME_MODES,
+  models: [DEFAULT_CLAUDE_MODEL],
+  mcpTransport: "http",
+};
+
+/** Bad instance options. Not retryable: the config has to change. */
+export class ClaudeOptionsError extends Error {
+  readonly code = "invalid_options";
+  readonly retryable = false;
+  constructor(message: string) {
+    super(message);
+    this.name = "ClaudeOptionsError";
+  }
+}
+
+/** Validate an instance's options and apply defaults; throws ClaudeOptionsError naming every bad field. */
+export function parseClaudeOptions(instance: ProviderInstanceConfig): ClaudeOptions {
+  const parsed = ClaudeOptionsSchema.safeParse(instance.options);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.length === 0 ? "options" : `options.${formatIssuePath(issue.path)}`}: ${issue.message}`,
+    );
+    throw new ClaudeOptionsError(`invalid options for claude instance "${instance.id}": ${problems.join("; ")}`);
+  }
+  const options = parsed.data;
+  return {
+    env: options.env ?? {},
+    configDir: options.configDir ?? null,
+    executablePath: options.executablePath ?? null,
+    startupTimeoutMs: options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
+  };
+}
+
+/** The capability record; only the model list depends on the instance. */
+export function claudeCapabilities(instance: ProviderInstanceConfig): ProviderCapabilities {
+  return { ...DEFAULT_CLAUDE_CAPABILITIES, models: instance.models ?? DEFAULT_CLAUDE_CAPABILITIES.models };
+}

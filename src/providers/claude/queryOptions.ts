@@ -1,0 +1,124 @@
+import type { CanUseTool, Options, PermissionMode } from "@anthropic-ai/claude-agent-sdk";
+import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
+import { assertNever } from "../adapter.js";
+import type { ClaudeOptions } from "./options.js";
+
+/**
+ * Building the SDK `query()` options for one session (pure). The Loom MCP
+ * endpoint goes in `mcpServers` with the session's bearer token in its
+ * headers, and nowhere else: not in the environment, not on the command line
+ * (`mcpServersDelivery: "initialize"` sends it over stdin), never in a log
+ * line (`describeQueryOptions` is the only thing that is logged).
+ */
+
+/** The server key agents see (spec 000, Claude Agent SDK V2). */
+export const LOOM_MCP_SERVER = "t3-code";
+export const LOOM_MCP_TOOLS = `mcp__${LOOM_MCP_SERVER}__*`;
+
+export interface ClaudeSessionSettings {
+  readonly cwd: string;
+  readonly model: string | null;
+  readonly runtimeMode: RuntimeMode;
+  readonly interactionMode: InteractionMode;
+  readonly mcp: { readonly url: string; readonly token: string } | null;
+  /** CLAUDE_CONFIG_DIR for this session: options.configDir or a per-session temp dir. */
+  readonly configDir: string;
+  readonly options: ClaudeOptions;
+  /** The Loom process's own environment (inherited by the agent, below the instance env). */
+  readonly baseEnv: Readonly<Record<string, string | undefined>>;
+  /** Whether Loom runs as root: Claude Code refuses bypassPermissions as root outside a sandbox. */
+  readonly isRoot: boolean;
+}
+
+export interface ClaudeQueryHooks {
+  readonly canUseTool: CanUseTool;
+  readonly abortController: AbortController;
+  readonly stderr: (data: string) => void;
+}
+
+/**
+ * Loom's runtime mode as a Claude permission mode. Plan interaction wins: in
+ * Claude's plan mode nothing is executed until the plan is approved.
+ */
+export function permissionModeFor(runtimeMode: RuntimeMode, interactionMode: InteractionMode): PermissionMode {
+  if (interactionMode === "plan") return "plan";
+  switch (runtimeMode) {
+    case "approval-required":
+      return "default";
+    case "auto-accept-edits":
+      return "acceptEdits";
+    case "full-access":
+      return "bypassPermissions";
+    default:
+      return assertNever(runtimeMode);
+  }
+}
+
+/**
+ * The agent's environment. The SDK's `env` replaces the child's environment,
+ * so Loom's is the base. Claude Code defaults sit below the instance's `env`
+ * (which may change them); CLAUDE_CONFIG_DIR is always the session's.
+ */
+export function buildEnv(settings: ClaudeSessionSettings, permissionMode: PermissionMode): Record<string, string | undefined> {
+  const defaults: Record<string, string> = {
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    // Otherwise MCP tools hide behind a ToolSearch round trip.
+    ENABLE_TOOL_SEARCH: "false",
+    // Task* tools replace TodoWrite by default; TodoWrite's whole list maps to one todo_list item.
+    CLAUDE_CODE_ENABLE_TASKS: "false",
+    CLAUDE_AGENT_SDK_CLIENT_APP: "loom",
+  };
+  if (permissionMode === "bypassPermissions" && settings.isRoot) {
+    // "--dangerously-skip-permissions cannot be used with root/sudo privileges" otherwise.
+    defaults.IS_SANDBOX = "1";
+  }
+  return { ...settings.baseEnv, ...defaults, ...settings.options.env, CLAUDE_CONFIG_DIR: settings.configDir };
+}
+
+export function buildQueryOptions(settings: ClaudeSessionSettings, hooks: ClaudeQueryHooks): Options {
+  const permissionMode = permissionModeFor(settings.runtimeMode, settings.interactionMode);
+  const options: Options = {
+    cwd: settings.cwd,
+    env: buildEnv(settings, permissionMode),
+    persistSession: false,
+    settingSources: [],
+    permissionMode,
+    canUseTool: hooks.canUseTool,
+    abortController: hooks.abortController,
+    stderr: hooks.stderr,
+  };
+  if (settings.model !== null) options.model = settings.model;
+  if (permissionMode === "bypassPermissions") options.allowDangerouslySkipPermissions = true;
+  if (permissionMode === "default") {
+    // Claude Code runs commands it reads as harmless (echo, ls, ...) without
+    // asking; approval-required means every command is approved by a person.
+    options.settings = { permissions: { ask: ["Bash"] } };
+  }
+  if (settings.options.executablePath !== null) options.pathToClaudeCodeExecutable = settings.options.executablePath;
+  if (settings.mcp !== null) {
+    options.mcpServers = {
+      [LOOM_MCP_SERVER]: { type: "http", url: settings.mcp.url, headers: { Authorization: `Bearer ${settings.mcp.token}` } },
+    };
+    options.mcpServersDelivery = "initialize";
+    options.strictMcpConfig = true;
+    options.allowedTools = [LOOM_MCP_TOOLS];
+  } else {
+    options.strictMcpConfig = true;
+  }
+  return options;
+}
+
+/**
+ * A one-line summary of the options that is safe to log: it says whether
+ * the Loom MCP server is configured, never its URL headers or token.
+ */
+export function describeQueryOptions(options: Options): string {
+  const mcp = options.mcpServers?.[LOOM_MCP_SERVER] !== undefined ? "configured" : "not configured";
+  const parts = [
+    `permission mode ${options.permissionMode ?? "unset"}`,
+    `model ${options.model ?? "default"}`,
+    `Loom MCP server ${mcp}`,
+    options.pathToClaudeCodeExecutable === undefined ? "bundled executable" : "custom executable",
+  ];
+  return parts.join(", ");
+}

@@ -1,0 +1,340 @@
+import { randomUUID } from "node:crypto";
+import type { Options, Query, SDKMessage, SDKResultMessage, SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import type { ProviderSessionRuntime } from "../adapter.js";
+import { ProviderError, ProviderErrorCode } from "../adapter.js";
+import type { NormalizedProviderEvent, ProviderItem, TurnEndStatus } from "../events.js";
+import { ClaudeTranscriptMapper, mapResult } from "./claudeEvents.js";
+import { ClaudePermissionBroker } from "./permissions.js";
+import type { ClaudeQueryHooks } from "./queryOptions.js";
+import { LOOM_MCP_SERVER, describeQueryOptions } from "./queryOptions.js";
+import { UserMessageStream } from "./userMessageStream.js";
+
+/**
+ * One Claude session (the lifecycle concern): one `query()` with streaming
+ * input for the session's whole life. A turn start and a steer each push a
+ * user message; the turn ends with the result message that consumed the
+ * turn's messages (matched by the uuids Claude Code echoes back), or with
+ * the process's end.
+ */
+
+export type QueryFunction = (params: { prompt: AsyncIterable<SDKUserMessage>; options?: Options }) => Query;
+
+export interface ClaudeSessionInput {
+  readonly providerSessionId: string;
+  readonly cwd: string;
+  readonly query: QueryFunction;
+  /** Builds the SDK options around the session's hooks (token included: never log them). */
+  readonly buildOptions: (hooks: ClaudeQueryHooks) => Options;
+  /** The bearer token: scrubbed from every message this session emits or logs. */
+  readonly secret: string | null;
+  readonly startupTimeoutMs: number;
+  /** After an interrupt, how long the turn may take to report its end before it is ended here. */
+  readonly interruptGraceMs?: number;
+  readonly onEvent: (event: NormalizedProviderEvent) => void;
+  readonly log: (line: string) => void;
+  /** Runs once after stop(): removes the session's temp config dir. */
+  readonly cleanup: () => Promise<void>;
+}
+
+export const DEFAULT_INTERRUPT_GRACE_MS = 15_000;
+const STDERR_LINES = 20;
+
+interface ActiveTurn {
+  readonly runId: string;
+  /** Uuids of the user messages pushed for this turn (its start and its steers). */
+  readonly uuids: Set<string>;
+  interruptRequested: boolean;
+  ended: boolean;
+  timer: NodeJS.Timeout | null;
+}
+
+interface LiveQuery {
+  readonly query: Query;
+  readonly input: UserMessageStream;
+  readonly abort: AbortController;
+  /** Settles when the message loop ended; never rejects. */
+  done: Promise<void>;
+  ended: boolean;
+  initLogged: boolean;
+  /** Why the process ended while the session was open, or null. */
+  endReason: string | null;
+}
+
+export class ClaudeSession implements ProviderSessionRuntime {
+  private readonly permissions: ClaudePermissionBroker;
+  private readonly mapper: ClaudeTranscriptMapper;
+  private readonly stderrTail: string[] = [];
+  private live: LiveQuery | null = null;
+  private active: ActiveTurn | null = null;
+  private closed = false;
+
+  constructor(private readonly input: ClaudeSessionInput) {
+    this.mapper = new ClaudeTranscriptMapper(input.cwd);
+    this.permissions = new ClaudePermissionBroker(
+      (itemId, item) => this.emitRequestItem(itemId, item),
+      (toolUseId) => this.mapper.pendingInput(toolUseId),
+    );
+  }
+
+  /** Starts Claude Code and waits for its initialize answer. Rejects with start_failed or aborted. */
+  async open(signal?: AbortSignal): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = (): void => this.live?.abort.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      signal?.throwIfAborted();
+      const live = this.launch();
+      await Promise.race([
+        live.query.initializationResult(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no initialize answer within ${this.input.startupTimeoutMs} ms`)), this.input.startupTimeoutMs);
+        }),
+        live.done.then(() => {
+          throw new Error(live.endReason ?? "Claude Code exited during start-up");
+        }),
+      ]);
+    } catch (error) {
+      await this.stop();
+      if (signal?.aborted === true) throw new ProviderError(ProviderErrorCode.aborted, "opening the Claude session was aborted", { cause: error });
+      throw new ProviderError(ProviderErrorCode.startFailed, `Claude Code did not start: ${this.scrub(messageOf(error))}${this.stderrHint()}`);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  startTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
+    return settle(() => {
+      this.assertOpen();
+      if (this.active !== null) {
+        throw new ProviderError(ProviderErrorCode.turnNotActive, `a turn is already running (run ${this.active.runId}); steer or interrupt it`);
+      }
+      const restarted = this.live === null || this.live.ended ? (this.live?.endReason ?? "it was not running") : null;
+      if (restarted !== null) this.launch();
+      const uuid = randomUUID();
+      const turn: ActiveTurn = { runId: input.runId, uuids: new Set([uuid]), interruptRequested: false, ended: false, timer: null };
+      this.active = turn;
+      this.emit(turn, { type: "turn.started", runId: turn.runId });
+      if (restarted !== null) {
+        this.emit(turn, {
+          type: "item.completed",
+          runId: turn.runId,
+          itemId: `claude-restart:${uuid}`,
+          item: { kind: "error", message: `Claude Code had stopped (${restarted}); this turn runs in a new Claude session without the earlier conversation.` },
+        });
+      }
+      this.currentLive().input.push(input.input, uuid);
+    });
+  }
+
+  /** Claude Code folds a message that arrives mid-turn into the running turn. */
+  steerTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
+    return settle(() => {
+      this.assertOpen();
+      const turn = this.activeTurn(input.runId);
+      const uuid = randomUUID();
+      turn.uuids.add(uuid);
+      this.currentLive().input.push(input.input, uuid);
+    });
+  }
+
+  /** Resolves when Claude Code took the interrupt; the turn's result (or the grace timer) ends it "interrupted". */
+  async interruptTurn(input: { readonly runId: string }): Promise<void> {
+    this.assertOpen();
+    const turn = this.activeTurn(input.runId);
+    turn.interruptRequested = true;
+    turn.timer ??= setTimeout(() => this.endTurn(turn, "interrupted", null), this.input.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS);
+    this.permissions.abandonAll();
+    try {
+      await this.currentLive().query.interrupt();
+    } catch (error) {
+      this.input.log(`loom: claude: session ${this.input.providerSessionId}: interrupt failed: ${this.scrub(messageOf(error))}`);
+      this.endTurn(turn, "interrupted", null);
+    }
+  }
+
+  respondToRequest(input: { readonly requestId: string; readonly response: unknown }): Promise<void> {
+    return settle(() => {
+      this.assertOpen();
+      this.permissions.respond(input.requestId, input.response);
+    });
+  }
+
+  /** Ends a running turn "interrupted" (its last event), then ends Claude Code. Idempotent. */
+  async stop(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.active !== null) this.endTurn(this.active, "interrupted", null);
+    this.permissions.abandonAll();
+    const live = this.live;
+    if (live !== null) {
+      live.input.close();
+      live.query.close();
+      live.abort.abort();
+      await live.done;
+    }
+    await this.input.cleanup().catch((error: unknown) => {
+      this.input.log(`loom: claude: session ${this.input.providerSessionId}: cleanup failed: ${messageOf(error)}`);
+    });
+  }
+
+  private launch(): LiveQuery {
+    const abort = new AbortController();
+    const input = new UserMessageStream();
+    const options = this.input.buildOptions({
+      canUseTool: this.permissions.canUseTool,
+      abortController: abort,
+      stderr: (data) => this.keepStderr(data),
+    });
+    this.input.log(`loom: claude: session ${this.input.providerSessionId}: starting Claude Code (${describeQueryOptions(options)})`);
+    const query = this.input.query({ prompt: input, options });
+    const live: LiveQuery = { query, input, abort, done: Promise.resolve(), ended: false, initLogged: false, endReason: null };
+    live.done = this.consume(live);
+    this.live = live;
+    this.mapper.reset();
+    return live;
+  }
+
+  private async consume(live: LiveQuery): Promise<void> {
+    let failure: string | null = null;
+    try {
+      for await (const message of live.query) this.onMessage(message);
+    } catch (error) {
+      failure = this.scrub(messageOf(error));
+    }
+    live.ended = true;
+    if (this.closed || this.live !== live) return;
+    live.endReason = failure === null ? "Claude Code exited" : `Claude Code failed: ${failure}`;
+    this.input.log(`loom: claude: session ${this.input.providerSessionId}: ${live.endReason}`);
+    this.permissions.abandonAll();
+    const turn = this.active;
+    if (turn !== null) {
+      if (turn.interruptRequested) this.endTurn(turn, "interrupted", null);
+      else this.endTurn(turn, "failed", `${live.endReason}${this.stderrHint()}`);
+    }
+  }
+
+  private onMessage(message: SDKMessage): void {
+    if (message.type === "system" && message.subtype === "init") {
+      // Claude Code repeats init at every turn; once per process is enough.
+      if (this.live !== null && !this.live.initLogged) {
+        this.live.initLogged = true;
+        this.logInit(message.mcp_servers, message.permissionMode);
+      }
+      return;
+    }
+    if (message.type === "system" && message.subtype === "api_retry") {
+      const status = message.error_status === null ? "no response" : `HTTP ${message.error_status}`;
+      this.input.log(`loom: claude: session ${this.input.providerSessionId}: model API retry ${message.attempt}/${message.max_retries} (${message.error}, ${status})`);
+      return;
+    }
+    if (message.type === "result") {
+      this.onResult(message);
+      return;
+    }
+    const turn = this.active;
+    if (turn === null || turn.ended) return;
+    for (const event of this.mapper.map(message, turn.runId)) this.emit(turn, event);
+  }
+
+  /**
+   * A result ends the active turn when it consumed one of the turn's
+   * messages. A result for messages of an earlier turn (a steer that came too
+   * late to be folded in and ran on its own) is ignored.
+   */
+  private onResult(result: SDKResultMessage): void {
+    const turn = this.active;
+    if (turn === null || turn.ended) return;
+    const consumed = result.user_message_uuids ?? (result.user_message_uuid === undefined ? null : [result.user_message_uuid]);
+    if (consumed !== null && !consumed.some((uuid) => turn.uuids.has(uuid))) return;
+    const events = mapResult(result, turn.runId, turn.interruptRequested);
+    for (const event of events) {
+      if (event.type === "turn.completed") this.endTurn(turn, event.status, event.error);
+      else this.emit(turn, event);
+    }
+  }
+
+  /**
+   * Emits turn.completed once. The session is free for the next turn before
+   * the event goes out, and requests still waiting are denied, so nothing of
+   * this run follows it.
+   */
+  private endTurn(turn: ActiveTurn, status: TurnEndStatus, error: string | null): void {
+    if (turn.ended) return;
+    turn.ended = true;
+    if (turn.timer !== null) clearTimeout(turn.timer);
+    if (this.active === turn) this.active = null;
+    this.permissions.abandonAll();
+    this.input.onEvent({ type: "turn.completed", runId: turn.runId, status, error: status === "failed" ? this.scrub(error ?? "Claude reported a failure") : null });
+  }
+
+  private emitRequestItem(itemId: string, item: ProviderItem): boolean {
+    const turn = this.active;
+    if (turn === null || turn.ended || turn.interruptRequested) return false;
+    this.emit(turn, { type: "item.completed", runId: turn.runId, itemId, item });
+    return true;
+  }
+
+  private emit(turn: ActiveTurn, event: NormalizedProviderEvent): void {
+    if (!turn.ended) this.input.onEvent(event);
+  }
+
+  private logInit(servers: readonly { readonly name: string; readonly status: string }[], permissionMode: string): void {
+    const loom = servers.find((server) => server.name === LOOM_MCP_SERVER);
+    const mcp = loom === undefined ? "not configured" : loom.status;
+    this.input.log(`loom: claude: session ${this.input.providerSessionId}: Claude Code ready (permission mode ${permissionMode}, Loom MCP server ${mcp})`);
+  }
+
+  private keepStderr(data: string): void {
+    for (const line of data.split("\n")) {
+      if (line.trim() === "") continue;
+      this.stderrTail.push(this.scrub(line).slice(0, 500));
+      if (this.stderrTail.length > STDERR_LINES) this.stderrTail.shift();
+    }
+  }
+
+  private stderrHint(): string {
+    const last = this.stderrTail.at(-1);
+    return last === undefined || last === "" ? "" : ` (stderr: ${last})`;
+  }
+
+  /** Messages may reach a model or a log: the session token never does. */
+  private scrub(text: string): string {
+    const secret = this.input.secret;
+    return secret === null || secret === "" ? text : text.split(secret).join("[redacted]");
+  }
+
+  private currentLive(): LiveQuery {
+    if (this.live === null) throw new ProviderError(ProviderErrorCode.sessionClosed, "the Claude session is not running");
+    return this.live;
+  }
+
+  private activeTurn(runId: string): ActiveTurn {
+    const turn = this.active;
+    if (turn === null || turn.runId !== runId) {
+      throw new ProviderError(
+        ProviderErrorCode.turnNotActive,
+        turn === null ? `no turn is running (run ${runId})` : `run ${runId} is not the running turn (${turn.runId} is)`,
+      );
+    }
+    return turn;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ProviderError(ProviderErrorCode.sessionClosed, "the Claude session was stopped");
+  }
+}
+
+/** Runs `body` now and reports its outcome as a promise, so a method never throws synchronously. */
+function settle(body: () => void): Promise<void> {
+  try {
+    body();
+    return Promise.resolve();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,28 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { SDKMessage, SDKResultMessage } from "@anthropic-ai/claude-agent-sdk";
+
+/** A recorded transcript from ../fixtures/ (see its README). */
+export interface ClaudeFixture {
+  readonly scenario: string;
+  readonly runtimeMode: string;
+  readonly cwd: string;
+  readonly prompt: string;
+  readonly permissionRequests: readonly { readonly toolName: string; readonly input: Record<string, unknown>; readonly options: Record<string, unknown> }[];
+  readonly messages: readonly SDKMessage[];
+}
+
+/** The uuid the recorder gave the turn's user message, and a steer's. */
+export const FIXTURE_TURN_UUID = "00000000-0000-4000-8000-000000000001";
+export const FIXTURE_STEER_UUID = "00000000-0000-4000-8000-000000000002";
+
+export function loadFixture(name: string): ClaudeFixture {
+  const path = join(import.meta.dirname, "..", "fixtures", `${name}.json`);
+  return JSON.parse(readFileSync(path, "utf8")) as ClaudeFixture;
+}
+
+export function resultOf(fixture: ClaudeFixture): SDKResultMessage {
+  const result = fixture.messages.find((message): message is SDKResultMessage => message.type === "result");
+  if (result === undefined) throw new Error(`fixture ${fixture.scenario} has no result message`);
+  return result;
+}
