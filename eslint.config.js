@@ -34,6 +34,15 @@ export default tseslint.config(
     },
   },
   {
+    // Plain Node scripts (src/providers/codex/generateTypes.mjs) are outside the TS project.
+    files: ["**/*.mjs"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false },
+      globals: { process: "readonly", console: "readonly" },
+    },
+  },
+  {
     files: ["**/*.test.ts", "src/testkit/**/*.ts", "bench/**/*.ts"],
     rules: {
       "@typescript-eslint/no-unsafe-assignment": "off",

@@ -1,11 +1,17 @@
 import type { ProviderFacts } from "../core/decision.js";
 import type { ProviderDriver } from "../providers/adapter.js";
+import { codexDriver } from "../providers/codex/driver.js";
+import { claudeDriver } from "../providers/claude/driver.js";
 import { scriptedDriver } from "../providers/scripted/driver.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 
 /** Every driver this build ships, by name. */
 export function builtInDrivers(): Map<string, ProviderDriver> {
-  return new Map<string, ProviderDriver>([[scriptedDriver.driver, scriptedDriver]]);
+  return new Map<string, ProviderDriver>([
+    [scriptedDriver.driver, scriptedDriver],
+    [claudeDriver.driver, claudeDriver],
+    [codexDriver.driver, codexDriver],
+  ]);
 }
 
 /**
