@@ -15,16 +15,16 @@ import { UserMessageStream } from "./userMessageStream.js";
  * Records the SDK transcripts in fixtures/ that the mapper tests replay:
  * the real Claude Code, the scripted model server, and a real Loom MCP
  * endpoint (the owner token stands in for a session token). Runs only with
- * LOOM_RECORD_CLAUDE_FIXTURES=1:
+ * Run only on purpose (it overwrites fixtures/):
  *
- *   LOOM_RECORD_CLAUDE_FIXTURES=1 npx vitest run src/providers/claude/recordFixtures.e2e.test.ts
+ *   npm run record:claude
  *
  * thinking.json and api-error.json come from a probe against an inline stub
  * (the model server answers neither thinking blocks nor HTTP errors); see
  * fixtures/README.md.
  */
 
-const RECORD = process.env.LOOM_RECORD_CLAUDE_FIXTURES === "1";
+
 const FIXTURES = join(import.meta.dirname, "fixtures");
 
 interface PermissionCall {
@@ -117,7 +117,7 @@ const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-describe.skipIf(!RECORD)("record Claude SDK transcripts into fixtures/", () => {
+describe("record Claude SDK transcripts into fixtures/", () => {
   let model: ModelServer;
   let harness: LoomHarness;
 

@@ -18,12 +18,12 @@ import type { ServerNotification, ServerRequest, TurnStartParams } from "./proto
  * and a real Loom MCP endpoint (the owner token stands in for a session
  * token). Each fixture holds what the server wrote: notifications and
  * server→client requests, in order. Runs only with
- * LOOM_RECORD_CODEX_FIXTURES=1:
+ * Run only on purpose (it overwrites fixtures/):
  *
- *   LOOM_RECORD_CODEX_FIXTURES=1 npx vitest run src/providers/codex/recordFixtures.e2e.test.ts
+ *   npm run record:codex
  */
 
-const RECORD = process.env.LOOM_RECORD_CODEX_FIXTURES === "1";
+
 const FIXTURES = join(import.meta.dirname, "fixtures");
 /** An unknown model gets codex's fallback metadata: plain function tools, no Code Mode. */
 const MODEL = "loom-test-model";
@@ -130,7 +130,7 @@ const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-describe.skipIf(!RECORD)("record codex app-server transcripts into fixtures/", () => {
+describe("record codex app-server transcripts into fixtures/", () => {
   let model: ModelServer;
   let harness: LoomHarness;
   let busyThreadId = "";
