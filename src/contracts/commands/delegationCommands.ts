@@ -1,13 +1,7 @@
 import { z } from "zod";
+import { IdSchema, commandSchema as command } from "./commandSchema.js";
 import { DelegatedTaskRoleSchema, DelegationModeSchema, WakePolicySchema } from "../entities/delegatedTasks.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
-
-const CommandIdSchema = z.string().min(1).max(256);
-const IdSchema = z.string().min(1).max(512);
-
-function command<T extends string, D extends z.ZodType>(type: T, data: D) {
-  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data }).strict();
-}
 
 /**
  * delegated_task.request: the whole of delegate_task as one command (spec 000,

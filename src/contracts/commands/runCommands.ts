@@ -1,14 +1,8 @@
 import { z } from "zod";
+import { IdSchema, commandSchema as command } from "./commandSchema.js";
 import { RunKindSchema } from "../entities/runs.js";
 import { ApprovalDecisionSchema, UserInputAnswersSchema } from "../turnItemParts.js";
 import { CreatedBySchema, CreationSourceSchema } from "../thread.js";
-
-const CommandIdSchema = z.string().min(1).max(256);
-const IdSchema = z.string().min(1).max(512);
-
-function command<T extends string, D extends z.ZodType>(type: T, data: D) {
-  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data }).strict();
-}
 
 /** Largest message accepted into a thread, in characters. */
 export const MAX_MESSAGE_LENGTH = 200_000;

@@ -1,9 +1,9 @@
 import { z } from "zod";
+import { IdSchema, commandSchema } from "./commandSchema.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { CreatedBySchema, CreationSourceSchema, ModelSelectionSchema } from "../thread.js";
 
-const CommandIdSchema = z.string().min(1).max(256);
-const ThreadIdSchema = z.string().min(1).max(512);
+const ThreadIdSchema = IdSchema;
 /** Titles are at most 500 characters; the decider also rejects a blank one (invalid_title). */
 const TitleSchema = z.string().max(500);
 /** An ISO-8601 instant; an offset is allowed and is normalized to UTC by the decider. */
@@ -11,10 +11,7 @@ const IsoDateTimeSchema = z.iso.datetime({ offset: true });
 /** A reorder names at most this many threads. */
 const MAX_REORDER_IDS = 10_000;
 
-/** Build a command schema: readonly `{ type, commandId, data }`. */
-function command<T extends string, D extends z.ZodType>(type: T, data: D) {
-  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data }).strict();
-}
+const command = commandSchema;
 
 // ── Lifecycle ────────────────────────────────────────────────────────────────
 
