@@ -91,8 +91,8 @@ export class ProviderSessionManager {
     const cutoff = this.clock() - this.options.idleMs;
     for (const [threadId, session] of this.sessions) {
       if (session.lastActivity > cutoff) continue;
-      const seconds = Math.round(this.options.idleMs / 1000);
-      void this.release(threadId, "idle_reaped", `The provider session was released after ${seconds} s without activity; a run still on it was interrupted.`);
+      const idle = this.options.idleMs < 10_000 ? `${this.options.idleMs} ms` : `${Math.round(this.options.idleMs / 1000)} s`;
+      void this.release(threadId, "idle_reaped", `The provider session was released after ${idle} without activity; a run still on it was interrupted.`);
     }
   }
 

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LoomHarness, script } from "../../testkit/loomHarness.js";
+
+/**
+ * The idle reaper (config `sessions.idleMs`): a provider session quiet for
+ * that long is released and its credential revoked; a run still on it ends
+ * interrupted with endReason session_reaped and a notice, never as completed.
+ */
+let h: LoomHarness;
+beforeAll(async () => {
+  h = await LoomHarness.start({ config: { sessions: { idleMs: 400 } } });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("idle reaper", () => {
+  it("releases a session blocked on an unanswered question and reports the run as reaped", async () => {
+    const thread = await h.createThread({ title: "Asker", prompt: script({ ask: "anyone there?" }, { say: "got {{answer}}" }) });
+    await h.waitForRun(thread.runId!, "waiting_on_user_input");
+    const ended = await h.waitForEnd(thread.runId!);
+    expect(ended).toMatchObject({ status: "interrupted", endReason: "session_reaped" });
+    const notice = h.items(thread.threadId).find((item) => item.type === "system_notice");
+    expect(notice?.type === "system_notice" && notice.text).toBe("The provider session was released after 400 ms without activity; a run still on it was interrupted.");
+    const sessions = [...h.server.orchestrator.snapshotState.providerSessions.values()].filter((s) => s.threadId === thread.threadId);
+    expect(sessions.map((s) => [s.status, s.releaseReason])).toEqual([["released", "idle_reaped"]]);
+    expect(h.server.sessions.hasSession(thread.threadId)).toBe(false);
+  });
+
+  it("releases an idle session after a completed run without touching the run, and the thread takes new work", async () => {
+    const thread = await h.createThread({ title: "Quick", prompt: script({ say: "done" }) });
+    expect(await h.waitForEnd(thread.runId!)).toMatchObject({ status: "completed", endReason: "completed" });
+    await h.until(() => !h.server.sessions.hasSession(thread.threadId), "the idle session to be reaped", 5_000);
+    expect(h.run(thread.runId!)).toMatchObject({ status: "completed", endReason: "completed" });
+    const sent = await h.owner.ok<{ runId: string }>("t3_thread_send", { threadId: thread.threadId, message: "again" });
+    expect(await h.waitForEnd(sent.runId)).toMatchObject({ status: "completed" });
+    expect(h.assistantTexts(thread.threadId, sent.runId)).toEqual(["Echo: again"]);
+  });
+});
