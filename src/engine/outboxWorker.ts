@@ -32,7 +32,7 @@ export class OutboxWorker {
   private readonly leaseMs: number;
   private readonly maxAttempts: number;
   private timer: NodeJS.Timeout | null = null;
-  private polling = false;
+  private polling: Promise<void> | null = null;
   private again = false;
   private stopped = false;
 
@@ -52,13 +52,12 @@ export class OutboxWorker {
   /** Look for work now (called after every commit). */
   kick(): void {
     if (this.stopped) return;
-    if (this.polling) {
+    if (this.polling !== null) {
       this.again = true;
       return;
     }
-    this.polling = true;
-    void this.poll().finally(() => {
-      this.polling = false;
+    this.polling = this.poll().finally(() => {
+      this.polling = null;
       if (this.again) {
         this.again = false;
         this.kick();
@@ -112,6 +111,8 @@ export class OutboxWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
+    // A claim in flight enqueues what it leased: wait for it, then for those effects too.
+    await this.polling;
     await Promise.allSettled([...this.chains.values()]);
   }
 }

@@ -228,16 +228,20 @@ export class ProviderSessionManager {
     if (session === undefined) return;
     this.sessions.delete(threadId);
     this.options.credentials.revokeSession(session.providerSessionId);
+    // Queue the release before stopping the process: a send that arrives while it stops
+    // starts a run on a new session, which a later release of this one must not end.
+    const released = this.options.orchestrator.dispatch({
+      type: "provider-runtime.session-released",
+      commandId: `cmd:session-released:${session.providerSessionId}`,
+      data: { threadId, providerSessionId: session.providerSessionId, reason, message },
+    });
+    released.catch(() => undefined); // awaited below; not unhandled while the process stops
     try {
       await session.runtime.stop();
     } catch (error) {
       this.options.log?.(`loom: stopping session ${session.providerSessionId} failed: ${messageOf(error)}`);
     }
-    await this.options.orchestrator.dispatch({
-      type: "provider-runtime.session-released",
-      commandId: `cmd:session-released:${session.providerSessionId}`,
-      data: { threadId, providerSessionId: session.providerSessionId, reason, message },
-    });
+    await released;
   }
 
   private dispatch(command: Command): void {

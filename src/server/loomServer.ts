@@ -138,8 +138,10 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         reactor.stop();
-        await sessions.shutdown();
+        // Stop claiming effects first: releasing a session ends its run and starts the
+        // thread's next queued one, whose provider.turn.start must not open a new session.
         await worker.stop();
+        await sessions.shutdown();
         stopKicking();
         await orchestrator.close();
         removeServerInfo(dir, process.pid);

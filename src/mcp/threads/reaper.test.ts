@@ -37,3 +37,26 @@ describe("idle reaper", () => {
     expect(h.assistantTexts(thread.threadId, sent.runId)).toEqual(["Echo: again"]);
   });
 });
+
+describe("idle reaper racing a new send", () => {
+  it("does not end a run that started on a new session while the reaped one was still stopping", async () => {
+    const r = await LoomHarness.start({ config: { sessions: { idleMs: 1_500 } } });
+    try {
+      const thread = await r.createThread({ title: "Slow stop", prompt: script({ say: "first" }) });
+      expect(await r.waitForEnd(thread.runId!)).toMatchObject({ status: "completed" });
+      // The reaped session takes a second to stop, as a real agent process may.
+      const live = (r.server.sessions as unknown as { sessions: Map<string, { runtime: { stop(): Promise<void> } }> }).sessions.get(thread.threadId)!;
+      const stop = live.runtime.stop.bind(live.runtime);
+      live.runtime.stop = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await stop();
+      };
+      await r.until(() => !r.server.sessions.hasSession(thread.threadId), "the idle session to be reaped", 5_000);
+      const sent = await r.owner.ok<{ runId: string }>("t3_thread_send", { threadId: thread.threadId, message: script({ sleep: 1_200 }, { say: "second" }) });
+      expect(await r.waitForEnd(sent.runId)).toMatchObject({ status: "completed", endReason: "completed" });
+      expect(r.assistantTexts(thread.threadId, sent.runId)).toEqual(["second"]);
+    } finally {
+      await r.close();
+    }
+  });
+});
