@@ -65,6 +65,9 @@ export const RejectionCode = {
   deliveryNotPending: "delivery_not_pending",
   wakePolicyUnchanged: "wake_policy_unchanged",
   taskStillWorking: "task_still_working",
+  // Engine
+  /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
+  orchestrationError: "orchestration_error",
 } as const;
 export type RejectionCode = (typeof RejectionCode)[keyof typeof RejectionCode];
 

@@ -2,7 +2,7 @@ import type { Command } from "../contracts/commands.js";
 import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
 import { toDomainEvent } from "../contracts/events.js";
 import { decide } from "../core/decider.js";
-import { DEFAULT_DELEGATION_LIMITS, type DecideContext, type DelegationLimits, type ProviderFacts } from "../core/decision.js";
+import { DEFAULT_DELEGATION_LIMITS, type DecideContext, type Decision, type DelegationLimits, type ProviderFacts } from "../core/decision.js";
 import { makeAllocate, type UuidSource } from "../core/ids.js";
 import { evolve, type OrchestrationState } from "../core/state.js";
 import type { CommitEntry, EventStore } from "../store/eventStore.js";
@@ -96,7 +96,7 @@ export class Dispatcher {
           return;
         }
         seenInBatch.add(command.commandId);
-        const decision = decide(state, command, ctx);
+        const decision = decideSafely(command, () => decide(state, command, ctx));
         if (decision.kind === "rejected") {
           entries.push({
             receipt: { status: "rejected", commandId: command.commandId, commandType: command.type, rejection: decision.rejection, rejectedAt: ctx.now },
@@ -145,5 +145,21 @@ export class Dispatcher {
 
   private context(): DecideContext {
     return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid), providers: this.options.providers, limits: this.options.limits ?? DEFAULT_DELEGATION_LIMITS };
+  }
+}
+
+/**
+ * A decider bug must cost only its own command: it becomes a stored
+ * `orchestration_error` rejection instead of failing every command that
+ * shares the group commit.
+ */
+function decideSafely(command: Command, run: () => Decision): Decision {
+  try {
+    const decision = run() as Decision | undefined;
+    if (decision?.kind !== "accepted" && decision?.kind !== "rejected") throw new Error("the decider returned no decision");
+    return decision;
+  } catch (error) {
+    console.error(`loom: deciding ${command.type} (${command.commandId}) threw`, error);
+    return { kind: "rejected", rejection: { code: "orchestration_error", message: `deciding ${command.type} failed unexpectedly` } };
   }
 }
