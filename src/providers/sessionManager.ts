@@ -112,14 +112,25 @@ export class ProviderSessionManager {
     const run = state.runs.get(runId);
     const thread = state.threads.get(threadId);
     if (run === undefined || thread === undefined || run.status !== "starting") return;
-    if (run.interruptRequestedAt !== null) {
-      this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:turn-skipped:${runId}`, data: { threadId, runId, status: "interrupted", error: null, endReason: "interrupted_before_start" } });
-      return;
-    }
+    if (this.skipIfInterrupted(threadId, runId)) return;
     const text = userMessageText(this.options.orchestrator, threadId, run.messageId);
     const session = await this.ensureSession(thread, run.providerInstanceId);
+    // Opening a session takes time: the run may have ended or been stopped meanwhile.
+    if (this.options.orchestrator.snapshotState.runs.get(runId)?.status !== "starting") return;
+    if (this.skipIfInterrupted(threadId, runId)) return;
     session.lastActivity = this.clock();
     await session.runtime.startTurn({ runId, input: text });
+  }
+
+  /** A run stopped before its turn started ends here, since no provider turn exists to interrupt. */
+  private skipIfInterrupted(threadId: string, runId: string): boolean {
+    if (this.options.orchestrator.snapshotState.runs.get(runId)?.interruptRequestedAt == null) return false;
+    this.dispatch({
+      type: "provider-runtime.turn-completed",
+      commandId: `cmd:turn-skipped:${runId}`,
+      data: { threadId, runId, status: "interrupted", error: null, endReason: "interrupted_before_start" },
+    });
+    return true;
   }
 
   private async ensureSession(thread: AppThread, providerInstanceId: string | null): Promise<LiveSession> {

@@ -19,6 +19,7 @@ export function waitUntil(
   describe: () => string,
 ): Promise<boolean> {
   if (done()) return Promise.resolve(true);
+  if (tool.signal.aborted) return Promise.resolve(false);
   return new Promise<boolean>((resolve) => {
     const started = ctx.clock();
     let ticks = 0;
