@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import { join, sep } from "node:path";
 import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { McpInvocationScope } from "../credentialRegistry.js";
 import type { CreateThreadsInput, TargetInput, ThreadLaunchInput } from "../toolkits/threads/schemas.js";
@@ -15,6 +15,22 @@ function projectFor(ctx: ThreadToolsContext, caller: Caller, projectId: string |
     fail("invalid_request", `unknown project ${id}; known: ${ctx.projects.map((p) => p.id).join(", ")}`);
   }
   return id;
+}
+
+/**
+ * An agent may bind a new thread only to a checkout inside its project's root
+ * or inside its own workspace: its filesystem reach never widens. The owner
+ * (a person at the CLI) may bind any directory.
+ */
+function checkWorkspaceScope(ctx: ThreadToolsContext, caller: Caller, projectId: string, path: string): void {
+  if (caller.kind === "owner") return;
+  const target = realpathSync(path);
+  const allowed = [ctx.projects.find((p) => p.id === projectId)?.root, caller.thread?.worktreePath]
+    .filter((root): root is string => typeof root === "string" && existsSync(root))
+    .map((root) => realpathSync(root));
+  if (!allowed.some((root) => target === root || target.startsWith(`${root}${sep}`))) {
+    fail("invalid_request", `worktreePath ${path} is outside project ${projectId} and your own workspace`);
+  }
 }
 
 /** Threads launched with `scratch` live in this project, each in a folder of its own. */
@@ -146,6 +162,7 @@ export async function launchThread(ctx: ThreadToolsContext, scope: McpInvocation
     const path = input.worktreePath ?? fail("invalid_request", "existing_worktree needs a worktreePath");
     if (!existsSync(path) || !statSync(path).isDirectory()) fail("invalid_request", `worktreePath ${path} is not a directory`);
     projectId = projectFor(ctx, caller, input.projectId);
+    checkWorkspaceScope(ctx, caller, projectId, path);
     worktreePath = path;
   } else {
     projectId = projectFor(ctx, caller, input.projectId);

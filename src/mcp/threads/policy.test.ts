@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoomHarness, script } from "../../testkit/loomHarness.js";
 
@@ -112,5 +115,33 @@ describe("a thread caller without a live run", () => {
     const agent = await h.connect(credential.token, "preview-only");
     const outcome = await agent.call("t3_thread_list");
     expect(outcome).toMatchObject({ isError: true, errorCode: "capability_denied" });
+  });
+});
+
+describe("workspace scope of t3_thread_launch", () => {
+  it("lets an agent bind a new thread only to a checkout inside its project or its own workspace; the owner may bind any", async () => {
+    const self = await h.createThread({ title: "Launcher" });
+    const credential = h.server.credentials.issue({
+      environmentId: h.server.environmentId,
+      threadId: self.threadId,
+      providerInstanceId: "scripted",
+      providerSessionId: "provider-session:launcher",
+    });
+    const agent = await h.connect(credential.token, "launcher");
+    const inside = join(h.dir, "checkouts", "feature");
+    mkdirSync(inside, { recursive: true });
+    const outside = mkdtempSync(join(tmpdir(), "loom-elsewhere-"));
+    const before = h.state.threads.size;
+
+    const denied = await agent.call("t3_thread_launch", { message: "hi", workspaceStrategy: "existing_worktree", worktreePath: outside });
+    expect(denied.errorCode).toBe("invalid_request");
+    expect(denied.structured).toMatchObject({ error: { message: expect.stringContaining("outside project") } });
+    expect(h.state.threads.size).toBe(before);
+
+    const allowed = await agent.ok<{ threadId: string; worktreePath: string }>("t3_thread_launch", { message: "hi", workspaceStrategy: "existing_worktree", worktreePath: inside });
+    expect(allowed.worktreePath).toBe(inside);
+    const byOwner = await h.owner.ok<{ worktreePath: string }>("t3_thread_launch", { message: "hi", workspaceStrategy: "existing_worktree", worktreePath: outside });
+    expect(byOwner.worktreePath).toBe(outside);
+    rmSync(outside, { recursive: true, force: true });
   });
 });
