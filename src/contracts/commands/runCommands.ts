@@ -35,7 +35,7 @@ export const MessageDispatchCommandSchema = command(
 
 export const RunInterruptCommandSchema = command(
   "run.interrupt",
-  z.object({ threadId: IdSchema, runId: IdSchema.optional(), reason: z.string().max(2_000).optional() }).strict(),
+  z.object({ threadId: IdSchema, runId: IdSchema.optional(), reason: z.string().max(2_000).optional(), requestedBy: CreatedBySchema.optional() }).strict(),
 );
 export const ThreadStopCommandSchema = command("thread.stop", z.object({ threadId: IdSchema, reason: z.string().max(2_000).optional() }).strict());
 export const QueueResumeCommandSchema = command("queue.resume", z.object({ threadId: IdSchema }).strict());

@@ -35,6 +35,19 @@ describe("run.interrupt", () => {
     expect(state.runs.get("run:0")?.interruptRequestedAt).toBe(NOW);
   });
 
+  it("records who asked: an agent's interrupt says so", () => {
+    const run = aRun(thread, { id: "run:0", messageId: "message:0" });
+    given(...withRuns(thread, run))
+      .when(cmd("run.interrupt", { threadId: A, requestedBy: "agent" }))
+      .then(
+        [
+          runUpdated(after(run, { interruptRequestedAt: NOW })),
+          itemEvent(anItem(A, "run:0", 1, interruptItemId, { type: "run_interrupt_request", requestedBy: "agent", reason: null }, { createdAt: NOW })),
+        ],
+        [effects.interruptTurn(A, "run:0")],
+      );
+  });
+
   it("picks the active run among terminal and queued ones", () => {
     const done = aRun(thread, { id: "run:0", ordinal: 1, status: "completed", endReason: "completed", endedAt: EARLIER });
     const active = aRun(thread, { id: "run:1", ordinal: 2, status: "waiting_on_approval" });

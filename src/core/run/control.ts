@@ -33,7 +33,7 @@ export function decideRunInterrupt(state: OrchestrationState, command: RunInterr
   if (facts !== null && !facts.capabilities.interrupt) {
     return reject("thread_not_interruptible", `provider instance ${run.providerInstanceId ?? "?"} cannot interrupt a turn`);
   }
-  requestInterrupt(changes, run, "user", command.data.reason ?? null);
+  requestInterrupt(changes, run, command.data.requestedBy ?? "user", command.data.reason ?? null);
   return changes.done();
 }
 

@@ -63,7 +63,7 @@ export async function interruptThread(ctx: ThreadToolsContext, scope: McpInvocat
   if (isTerminalRunStatus(run.status)) return { threadId: target.id, runId: run.id, outcome: "already_terminal", status: run.status };
   if (run.interruptRequestedAt !== null) return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: run.status };
   const ids = requestIds(caller, "t3_thread_interrupt", undefined);
-  await dispatchOrFail(ctx, { type: "run.interrupt", commandId: ids.command(), data: { threadId: target.id, runId: run.id } });
+  await dispatchOrFail(ctx, { type: "run.interrupt", commandId: ids.command(), data: { threadId: target.id, runId: run.id, requestedBy: actorOf(caller).createdBy } });
   return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: ctx.orchestrator.snapshotState.runs.get(run.id)!.status };
 }
 
