@@ -201,9 +201,18 @@ export class ProviderSessionManager {
   }
 
   private async steerTurn(row: OutboxRow): Promise<void> {
-    const { threadId, runId, text } = row.payload as { threadId: string; runId: string; text: string };
+    const { threadId, runId, messageId, text } = row.payload as { threadId: string; runId: string; messageId: string; text: string };
     const session = this.sessions.get(threadId);
-    if (session === undefined) return;
+    if (session === undefined) {
+      // The turn's session went away before the steer reached it: nothing would
+      // read the message, so it is sent again as a follow-up run of its own.
+      await this.options.orchestrator.dispatch({
+        type: "message.dispatch",
+        commandId: `cmd:resteer:${row.id}`,
+        data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
+      });
+      return;
+    }
     session.lastActivity = this.clock();
     await session.runtime.steerTurn({ runId, input: text });
   }
