@@ -9,6 +9,7 @@ import type { DelegateTaskInput } from "../toolkits/delegation/schemas.js";
 import { type ThreadToolsContext, fail } from "./../threads/context.js";
 import { type Caller, callerOf, resolveModes, resolveTarget } from "../threads/policy.js";
 import { waitBudget, waitUntil } from "../threads/waits.js";
+import { titleFromText } from "../threads/views.js";
 import { delegateTaskResult } from "./taskView.js";
 
 export interface DelegationToolsContext extends ThreadToolsContext {
@@ -51,11 +52,6 @@ function requireOwningSession(ctx: ThreadToolsContext, caller: Caller, scope: Mc
   return { thread: caller.thread, run: caller.activeRun };
 }
 
-function firstLine(text: string): string {
-  const line = text.trim().split("\n")[0]!.trim();
-  return line.length <= 60 ? line : `${line.slice(0, 57).trimEnd()}...`;
-}
-
 /** delegate_task: create a child thread on any provider and hand it the task. */
 export async function delegateTask(ctx: DelegationToolsContext, scope: McpInvocationScope, input: DelegateTaskInput, tool: McpToolContext) {
   const state = ctx.orchestrator.snapshotState;
@@ -93,7 +89,7 @@ async function requestTask(ctx: DelegationToolsContext, caller: Caller, parent: 
       childMessageId: id("message"),
       task: input.task,
       prompt,
-      title: input.title ?? firstLine(input.task),
+      title: input.title ?? titleFromText(input.task) ?? "Delegated task",
       role: input.role ?? null,
       mode: input.mode ?? "async",
       providerInstanceId: target.providerInstanceId,

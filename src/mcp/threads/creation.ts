@@ -5,7 +5,7 @@ import type { McpInvocationScope } from "../credentialRegistry.js";
 import type { CreateThreadsInput, TargetInput, ThreadLaunchInput } from "../toolkits/threads/schemas.js";
 import { type ThreadToolsContext, dispatchOrFail, fail, requestIds } from "./context.js";
 import { type Caller, callerOf, resolveModes, resolveTarget } from "./policy.js";
-import { threadLink } from "./views.js";
+import { threadLink, titleFromText } from "./views.js";
 import { actorOf } from "./writes.js";
 
 /** The project new top-level threads go to: explicit, else the caller's, else the first configured one. */
@@ -54,13 +54,8 @@ async function plan(
 ): Promise<PlannedThread> {
   const target = await resolveTarget(ctx.registry, caller, entry.target);
   const modes = resolveModes(caller, target.availability, entry);
-  const title = entry.title ?? (entry.prompt === undefined ? "New thread" : firstLine(entry.prompt));
+  const title = entry.title ?? (entry.prompt === undefined ? null : titleFromText(entry.prompt)) ?? "New thread";
   return { threadId, title, prompt: entry.prompt, providerInstanceId: target.providerInstanceId, model: target.model, ...modes };
-}
-
-function firstLine(text: string): string {
-  const line = text.trim().split("\n")[0]!.trim();
-  return line === "" ? "New thread" : line.length <= 60 ? line : `${line.slice(0, 57).trimEnd()}...`;
 }
 
 async function createPlanned(

@@ -4,6 +4,13 @@ import type { TurnItem } from "../../contracts/turnItems.js";
 import { activeRunOf, latestRunOf, runsOf } from "../../engine/queries.js";
 import type { OrchestrationState } from "../../core/state.js";
 
+/** A title made from text: its first non-blank line, at most 60 characters; null for blank text. */
+export function titleFromText(text: string): string | null {
+  const line = text.trim().split("\n")[0]!.trim();
+  if (line === "") return null;
+  return line.length <= 60 ? line : `${line.slice(0, 57).trimEnd()}...`;
+}
+
 /** The link agents use to mention a thread (spec 000, t3_thread_read). */
 export function threadLink(environmentId: string, threadId: string): string {
   return `t3-thread://v2/${encodeURIComponent(environmentId)}/${encodeURIComponent(threadId)}`;

@@ -6,6 +6,7 @@ import type { LinkPullRequestInput, ThreadInterruptInput, ThreadSendInput, Threa
 import { type ThreadToolsContext, dispatchOrFail, fail, requestIds } from "./context.js";
 import { type Caller, callerOf, checkCeiling, requireLiveRunFor } from "./policy.js";
 import { liveThreadOrFail } from "./reads.js";
+import { titleFromText } from "./views.js";
 
 /** The caller may change the target: a live run for another thread, and the privilege ceiling. */
 function authorize(ctx: ThreadToolsContext, scope: McpInvocationScope, threadId: string | undefined) {
@@ -83,10 +84,7 @@ function metadataResult(ctx: ThreadToolsContext, threadId: string, receipt: { co
 /** A title from the thread's first user message: its first line, at most 60 characters. */
 export function titleFromMessages(items: readonly (TurnItem | undefined)[]): string | null {
   const first = items.find((item) => item?.type === "user_message");
-  if (first?.type !== "user_message") return null;
-  const line = first.text.trim().split("\n")[0]!.trim();
-  if (line === "") return null;
-  return line.length <= 60 ? line : `${line.slice(0, 57).trimEnd()}...`;
+  return first?.type === "user_message" ? titleFromText(first.text) : null;
 }
 
 /** t3_thread_update: rename (title required) or regenerate_title (title refused). */
