@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseCommand } from "../contracts/commands.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
-import { HttpError, bearerToken, readJsonBody, sendError, sendJson } from "./http.js";
+import { HttpError, bearerToken, readJsonBody, sendError, sendJson } from "../http/http.js";
 
 export interface ApiOptions {
   readonly orchestrator: Orchestrator;

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { parseRuleScript } from "../testkit/modelServer/ruleScript.js";
-import { type ModelServer, startModelServer } from "../testkit/modelServer/server.js";
+import { parseRuleScript } from "../modelServer/ruleScript.js";
+import { type ModelServer, startModelServer } from "../modelServer/server.js";
 import { UsageError } from "./errors.js";
 
 export const MODEL_SERVER_USAGE = "  loom model-server [--port N] [--script FILE] [--quiet]";

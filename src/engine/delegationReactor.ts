@@ -49,7 +49,7 @@ export class DelegationReactor {
 
   start(): void {
     this.unsubscribe = this.orchestrator.onCommitted((events) => this.onEvents(events));
-    const state = this.orchestrator.snapshotState;
+    const state = this.orchestrator.state;
     for (const task of state.tasks.values()) {
       if (task.resultContextTransferId === null) this.dispatch({ type: "delegated-task.finalize", commandId: `cmd:finalize:${task.taskId}:${state.lastSequence}`, data: { taskId: task.taskId } });
       else if (task.completionDelivery === "pending") this.deliverCompletion(task);
@@ -69,7 +69,7 @@ export class DelegationReactor {
 
   private routeQuestion(request: RuntimeRequest): void {
     if (request.kind !== "user_input" || request.status !== "pending") return;
-    const state = this.orchestrator.snapshotState;
+    const state = this.orchestrator.state;
     const taskId = state.taskByChildThread.get(request.threadId);
     if (taskId === undefined || this.waiters.has(taskId)) return;
     const task = state.tasks.get(taskId);

@@ -16,7 +16,7 @@ describe("Dispatcher", () => {
     expect(first).toMatchObject({ status: "accepted", eventCount: 1 });
     expect(last).toMatchObject({ status: "accepted", eventCount: 1 });
     expect(bad).toMatchObject({ status: "rejected", rejection: { code: "orchestration_error" } });
-    expect([...orchestrator.snapshotState.threads.keys()].sort()).toEqual(["thread:a", "thread:b"]);
+    expect([...orchestrator.state.threads.keys()].sort()).toEqual(["thread:a", "thread:b"]);
     expect(await store.lookupReceipt("cmd:broken")).toMatchObject({ status: "rejected" });
     await orchestrator.close();
   });

@@ -28,7 +28,7 @@ const REPLAY_PAGE = 10_000;
  * answers queries from the state, which is rebuilt from the log on open.
  */
 export class Orchestrator {
-  private state: OrchestrationState;
+  private readonly live: OrchestrationState;
   private readonly dispatcher: Dispatcher;
   private readonly listeners = new Set<CommittedListener>();
 
@@ -37,7 +37,7 @@ export class Orchestrator {
     state: OrchestrationState,
     options: OrchestratorOptions,
   ) {
-    this.state = state;
+    this.live = state;
     this.dispatcher = new Dispatcher({
       store,
       state,
@@ -49,7 +49,7 @@ export class Orchestrator {
       onCommitted: (events) => this.notify(events),
       rebuild: async () => {
         const fresh = await replay(store);
-        Object.assign(this.state, fresh);
+        Object.assign(this.live, fresh);
       },
     });
   }
@@ -63,17 +63,17 @@ export class Orchestrator {
     return this.dispatcher.dispatch(command);
   }
 
-  /** Read-only view of the current state. Callers must not mutate it. */
-  get snapshotState(): Readonly<OrchestrationState> {
-    return this.state;
+  /** The live folded state, current as of the last commit. Callers must not mutate it. */
+  get state(): Readonly<OrchestrationState> {
+    return this.live;
   }
 
   shellSnapshot(options: { includeArchived?: boolean } = {}): ShellSnapshot {
-    return shellSnapshot(this.state, options);
+    return shellSnapshot(this.live, options);
   }
 
   threadSnapshot(threadId: string): ThreadSnapshot | null {
-    return threadSnapshot(this.state, threadId);
+    return threadSnapshot(this.live, threadId);
   }
 
   /** Listen to every commit's events, after the state has applied them. */

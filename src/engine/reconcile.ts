@@ -27,7 +27,7 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
       if (!row.replaySafe && (await store.abandonOutbox(row.id, "lost with the previous server process"))) lostEffects += 1;
     }
   }
-  const state = orchestrator.snapshotState;
+  const state = orchestrator.state;
   const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status));
   for (const run of active) {
     await orchestrator.dispatch({

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
-import { sendJson } from "../api/http.js";
+import { sendJson } from "../http/http.js";
 
 /** Largest MCP request body (the SDK transport's own default). */
 export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;

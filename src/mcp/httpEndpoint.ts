@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
-import { bearerToken, sendJson } from "../api/http.js";
+import { bearerToken, sendJson } from "../http/http.js";
 import type { RouteHandler } from "../api/routes.js";
 import type { CredentialRejection, McpCredentialRegistry, McpInvocationScope } from "./credentialRegistry.js";
 import { type McpBodyResult, readMcpBody, sendJsonRpcError } from "./httpBody.js";

@@ -1,6 +1,6 @@
 import type { ProviderCapabilities } from "../contracts/capabilities.js";
 import type { InteractionMode, RuntimeMode } from "../contracts/modes.js";
-import type { ProviderInstanceConfig } from "./config.js";
+import type { ProviderInstanceConfig } from "../config/config.js";
 import type { NormalizedProviderEvent } from "./events.js";
 
 export type { NormalizedProviderEvent } from "./events.js";

@@ -11,7 +11,7 @@ import {
   formatIssuePath,
   loadConfig,
   parseConfigText,
-} from "./config.js";
+} from "../config/config.js";
 
 function tempDir(name = "project"): string {
   const dir = join(mkdtempSync(join(tmpdir(), "loom-config-")), name);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import { type AgentHarness, TURN_MS, dump, itemsOfRun, requireAgents, startAgentHarness } from "../testkit/agentHarness.js";
-import type { ModelRule } from "../testkit/modelServer/rules.js";
+import type { ModelRule } from "../modelServer/rules.js";
 
 /**
  * Cross-agent delegation with the real CLIs: a codex thread delegates to a

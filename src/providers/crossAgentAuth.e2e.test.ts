@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { CredentialRejection } from "../mcp/credentialRegistry.js";
 import { type AgentHarness, TURN_MS, dump, requireAgents, startAgentHarness, threads } from "../testkit/agentHarness.js";
-import type { ModelRule } from "../testkit/modelServer/rules.js";
+import type { ModelRule } from "../modelServer/rules.js";
 
 /**
  * A wrong or revoked session token, with the real CLIs: the agent's call to a

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ProviderCapabilities, ProviderDriver, ProviderProbe } from "./adapter.js";
 import { ProviderError } from "./adapter.js";
-import type { ProviderInstanceConfig } from "./config.js";
+import type { ProviderInstanceConfig } from "../config/config.js";
 import { ProviderRegistry } from "./registry.js";
 
 const capabilities: ProviderCapabilities = {

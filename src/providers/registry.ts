@@ -1,5 +1,5 @@
 import type { ProviderCapabilities, ProviderDriver, ProviderProbe } from "./adapter.js";
-import type { ProviderInstanceConfig } from "./config.js";
+import type { ProviderInstanceConfig } from "../config/config.js";
 
 /**
  * Whether a configured provider instance can run work right now, with the

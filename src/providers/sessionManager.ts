@@ -108,7 +108,7 @@ export class ProviderSessionManager {
 
   private async startTurn(row: OutboxRow): Promise<void> {
     const { threadId, runId } = row.payload as { threadId: string; runId: string };
-    const state = this.options.orchestrator.snapshotState;
+    const state = this.options.orchestrator.state;
     const run = state.runs.get(runId);
     const thread = state.threads.get(threadId);
     if (run === undefined || thread === undefined || run.status !== "starting") return;
@@ -116,7 +116,7 @@ export class ProviderSessionManager {
     const text = userMessageText(this.options.orchestrator, threadId, run.messageId);
     const session = await this.ensureSession(thread, run.providerInstanceId);
     // Opening a session takes time: the run may have ended or been stopped meanwhile.
-    if (this.options.orchestrator.snapshotState.runs.get(runId)?.status !== "starting") return;
+    if (this.options.orchestrator.state.runs.get(runId)?.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
     session.lastActivity = this.clock();
     await session.runtime.startTurn({ runId, input: text });
@@ -124,7 +124,7 @@ export class ProviderSessionManager {
 
   /** A run stopped before its turn started ends here, since no provider turn exists to interrupt. */
   private skipIfInterrupted(threadId: string, runId: string): boolean {
-    if (this.options.orchestrator.snapshotState.runs.get(runId)?.interruptRequestedAt == null) return false;
+    if (this.options.orchestrator.state.runs.get(runId)?.interruptRequestedAt == null) return false;
     this.dispatch({
       type: "provider-runtime.turn-completed",
       commandId: `cmd:turn-skipped:${runId}`,
@@ -220,7 +220,7 @@ export class ProviderSessionManager {
   private async interruptTurn(row: OutboxRow): Promise<void> {
     const { threadId, runId } = row.payload as { threadId: string; runId: string };
     const session = this.sessions.get(threadId);
-    const run = this.options.orchestrator.snapshotState.runs.get(runId);
+    const run = this.options.orchestrator.state.runs.get(runId);
     if (run === undefined || run.status === "queued" || run.endedAt !== null) return;
     if (session === undefined) {
       // Nothing runs the turn any more: end it here so it never stays active.
@@ -272,7 +272,7 @@ export class ProviderSessionManager {
 }
 
 function userMessageText(orchestrator: Orchestrator, threadId: string, messageId: string | null): string {
-  const items = orchestrator.snapshotState.turnItems.get(threadId) ?? [];
+  const items = orchestrator.state.turnItems.get(threadId) ?? [];
   const item = items.find((candidate) => candidate?.type === "user_message" && candidate.messageId === messageId);
   return item?.type === "user_message" ? item.text : "";
 }

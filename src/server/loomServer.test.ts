@@ -98,7 +98,7 @@ describe("loom server", () => {
 
   it("answers bad input with a 400 and writes nothing", async () => {
     const s = await start();
-    const before = s.orchestrator.snapshotState.lastSequence;
+    const before = s.orchestrator.state.lastSequence;
     const cases: [string, string][] = [
       ["{not json", "invalid_json"],
       ["", "invalid_json"],
@@ -114,8 +114,8 @@ describe("loom server", () => {
       expect(res.status, body).toBe(400);
       expect((res.body.error as { code: string }).code, body).toBe(code);
     }
-    expect(s.orchestrator.snapshotState.lastSequence).toBe(before);
-    expect(s.orchestrator.snapshotState.threads.size).toBe(0);
+    expect(s.orchestrator.state.lastSequence).toBe(before);
+    expect(s.orchestrator.state.threads.size).toBe(0);
   });
 
   it("keeps every thread across a restart on the same state dir", async () => {

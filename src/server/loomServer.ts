@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { HttpError, sendError } from "../api/http.js";
+import { HttpError, sendError } from "../http/http.js";
 import { type RouteHandler, orchestrationRoutes, sha256 } from "../api/routes.js";
 import { DelegationReactor, TaskWaiters } from "../engine/delegationReactor.js";
 import { Orchestrator } from "../engine/orchestrator.js";
@@ -12,7 +12,7 @@ import { createMcpRoute } from "../mcp/httpEndpoint.js";
 import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
 import { diagnosticsToolkit } from "../mcp/toolkits/diagnostics/tools.js";
 import { threadToolkit } from "../mcp/toolkits/threads/tools.js";
-import { type LoomConfig, loadConfig } from "../providers/config.js";
+import { type LoomConfig, loadConfig } from "../config/config.js";
 import { ProviderRegistry } from "../providers/registry.js";
 import { ProviderSessionManager } from "../providers/sessionManager.js";
 import { SqliteEventStore } from "../store/sqlite/sqliteEventStore.js";

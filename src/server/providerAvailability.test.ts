@@ -60,9 +60,9 @@ describe("provider availability", () => {
   });
 
   it("refuses work aimed at an unavailable instance and writes nothing", async () => {
-    const before = h.server.orchestrator.snapshotState.lastSequence;
+    const before = h.server.orchestrator.state.lastSequence;
     const outcome = await h.owner.call("t3_thread_launch", { message: "hi", target: { providerInstanceId: "codex-no-key" } });
     expect(outcome.errorCode).toBe("provider_unavailable");
-    expect(h.server.orchestrator.snapshotState.lastSequence).toBe(before);
+    expect(h.server.orchestrator.state.lastSequence).toBe(before);
   });
 });

@@ -1,7 +1,7 @@
 import type { AppThread } from "../contracts/thread.js";
 import type { TurnItem } from "../contracts/turnItems.js";
 import { LoomHarness } from "./loomHarness.js";
-import { type ModelServer, startModelServer } from "./modelServer/server.js";
+import { type ModelServer, startModelServer } from "../modelServer/server.js";
 
 /**
  * End-to-end setup with real agent CLIs: one scripted model server and an

@@ -1,5 +1,5 @@
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
-import type { LoomConfigFile } from "../providers/config.js";
+import type { LoomConfigFile } from "../config/config.js";
 import { type CreatedThread, LoomHarness, script } from "./loomHarness.js";
 import type { LoomMcpClient } from "./mcpClient.js";
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Run, RunStatus } from "../contracts/entities/runs.js";
 import type { TurnItem } from "../contracts/turnItems.js";
 import { runsOf } from "../engine/queries.js";
-import type { LoomConfigFile } from "../providers/config.js";
+import type { LoomConfigFile } from "../config/config.js";
 import { type LoomServer, startLoomServer } from "../server/loomServer.js";
 import { LoomMcpClient } from "./mcpClient.js";
 
@@ -72,7 +72,7 @@ export class LoomHarness {
   }
 
   get state() {
-    return this.server.orchestrator.snapshotState;
+    return this.server.orchestrator.state;
   }
 
   /** Connect another SDK client with this token; closed with the harness. */

@@ -45,7 +45,7 @@ const REQUEST_FAILURES: Readonly<Record<string, ConstructorParameters<typeof Orc
  */
 function requireOwningSession(ctx: ThreadToolsContext, caller: Caller, scope: McpInvocationScope) {
   if (scope.kind !== "thread" || caller.thread === null) fail("parent_not_active", "delegate_task needs a calling thread with a live run");
-  const session = ctx.orchestrator.snapshotState.providerSessions.get(scope.providerSessionId);
+  const session = ctx.orchestrator.state.providerSessions.get(scope.providerSessionId);
   if (caller.activeRun === null || session === undefined || session.releasedAt !== null || session.threadId !== caller.thread.id) {
     fail("parent_not_active", `thread ${caller.thread.id} has no active run owned by this provider session`);
   }
@@ -54,7 +54,7 @@ function requireOwningSession(ctx: ThreadToolsContext, caller: Caller, scope: Mc
 
 /** delegate_task: create a child thread on any provider and hand it the task. */
 export async function delegateTask(ctx: DelegationToolsContext, scope: McpInvocationScope, input: DelegateTaskInput, tool: McpToolContext) {
-  const state = ctx.orchestrator.snapshotState;
+  const state = ctx.orchestrator.state;
   const caller = callerOf(state, scope);
   const parent = requireOwningSession(ctx, caller, scope);
   const existing =
@@ -62,7 +62,7 @@ export async function delegateTask(ctx: DelegationToolsContext, scope: McpInvoca
       ? undefined
       : [...state.tasks.values()].find((task) => task.parentThreadId === parent.thread.id && task.clientRequestId === input.clientRequestId);
   const task = existing ?? (await requestTask(ctx, caller, parent, input));
-  if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator.snapshotState, task, false);
+  if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator.state, task, false);
   return waitForTask(ctx, task.taskId, input.timeoutMs, tool);
 }
 
@@ -100,11 +100,11 @@ async function requestTask(ctx: DelegationToolsContext, caller: Caller, parent: 
   });
   if (receipt.status === "rejected") {
     // A concurrent retry with the same clientRequestId created it first.
-    const created = receipt.rejection.code === "task_already_exists" ? ctx.orchestrator.snapshotState.tasks.get(taskId) : undefined;
+    const created = receipt.rejection.code === "task_already_exists" ? ctx.orchestrator.state.tasks.get(taskId) : undefined;
     if (created !== undefined) return created;
     throw new OrchestratorMcpError(REQUEST_FAILURES[receipt.rejection.code] ?? "orchestration_error", receipt.rejection.message);
   }
-  const task = ctx.orchestrator.snapshotState.tasks.get(taskId);
+  const task = ctx.orchestrator.state.tasks.get(taskId);
   if (task === undefined) fail("orchestration_error", `task ${taskId} was not recorded`);
   return task;
 }
@@ -116,10 +116,10 @@ async function requestTask(ctx: DelegationToolsContext, caller: Caller, parent: 
  * woken for it again; one that arrives as the wait ends is delivered.
  */
 export async function waitForTask(ctx: DelegationToolsContext, taskId: string, timeoutMs: number | undefined, tool: McpToolContext) {
-  const current = () => delegateTaskResult(ctx.orchestrator.snapshotState, ctx.orchestrator.snapshotState.tasks.get(taskId)!, false);
+  const current = () => delegateTaskResult(ctx.orchestrator.state, ctx.orchestrator.state.tasks.get(taskId)!, false);
   let acknowledged = false;
   const release = ctx.waiters.register(taskId, () => {
-    const task = ctx.orchestrator.snapshotState.tasks.get(taskId);
+    const task = ctx.orchestrator.state.tasks.get(taskId);
     if (!acknowledged && task !== undefined) ctx.reactor.deliverCompletion(task);
   });
   try {
@@ -130,7 +130,7 @@ export async function waitForTask(ctx: DelegationToolsContext, taskId: string, t
     const done = await waitUntil(ctx, tool, waitBudget(ctx, timeoutMs), ready, () => `task ${taskId} is ${current().status}`);
     const result = current();
     if (result.workState === "result_available") {
-      const task = ctx.orchestrator.snapshotState.tasks.get(taskId)!;
+      const task = ctx.orchestrator.state.tasks.get(taskId)!;
       if (task.completionDelivery === "pending") {
         acknowledged = true;
         await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });

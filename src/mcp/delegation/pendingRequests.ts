@@ -23,14 +23,14 @@ function summarize(request: RuntimeRequest) {
 /** t3_pending_request_list: the thread's pending requests (questions and approvals). */
 export function listPendingRequests(ctx: ThreadToolsContext, input: PendingRequestListInput) {
   const thread = liveThreadOrFail(ctx, input.threadId);
-  const requests = [...ctx.orchestrator.snapshotState.runtimeRequests.values()].filter((r) => r.threadId === thread.id && r.status === "pending");
+  const requests = [...ctx.orchestrator.state.runtimeRequests.values()].filter((r) => r.threadId === thread.id && r.status === "pending");
   return { threadId: thread.id, requests: requests.map(summarize) };
 }
 
 /** t3_pending_request_read: the fresh full request; the durable record can outlive its provider callback. */
 export function readPendingRequest(ctx: ThreadToolsContext, input: PendingRequestReadInput) {
   liveThreadOrFail(ctx, input.threadId);
-  const request = ctx.orchestrator.snapshotState.runtimeRequests.get(input.requestId);
+  const request = ctx.orchestrator.state.runtimeRequests.get(input.requestId);
   if (request === undefined || request.threadId !== input.threadId) fail("invalid_request", `request ${input.requestId} does not exist in thread ${input.threadId}`);
   return { ...summarize(request), payload: request.payload, resolution: request.resolution, resolvedAt: request.resolvedAt };
 }
@@ -40,11 +40,11 @@ export function readPendingRequest(ctx: ThreadToolsContext, input: PendingReques
  * not answered through these tools: they grant no approval authority.
  */
 export async function respondToPendingRequest(ctx: ThreadToolsContext, scope: McpInvocationScope, input: PendingRequestRespondInput) {
-  const caller = callerOf(ctx.orchestrator.snapshotState, scope);
+  const caller = callerOf(ctx.orchestrator.state, scope);
   const thread = liveThreadOrFail(ctx, input.threadId);
   requireLiveRunFor(caller, thread.id);
   if (thread.id !== caller.thread?.id) checkCeiling(caller, thread);
-  const request = ctx.orchestrator.snapshotState.runtimeRequests.get(input.requestId);
+  const request = ctx.orchestrator.state.runtimeRequests.get(input.requestId);
   if (request === undefined || request.threadId !== thread.id) fail("invalid_request", `request ${input.requestId} does not exist in thread ${thread.id}`);
   if (request.kind !== "user_input") fail("invalid_request", `request ${request.id} is an approval; only the user can answer approvals`);
   if (request.status !== "pending") fail("invalid_request", `request ${request.id} is already ${request.status}`);
@@ -66,5 +66,5 @@ export async function respondToPendingRequest(ctx: ThreadToolsContext, scope: Mc
     }
     await dispatchOrFail(ctx, { type: "runtime-request.respond", commandId, data: { threadId: thread.id, requestId: request.id, response: { answers } } });
   }
-  return summarize(ctx.orchestrator.snapshotState.runtimeRequests.get(request.id)!);
+  return summarize(ctx.orchestrator.state.runtimeRequests.get(request.id)!);
 }

@@ -10,7 +10,7 @@ import { delegateTaskResult } from "./taskView.js";
 
 /** A task as its parent sees it; another parent's task id is rejected as unknown. */
 function ownTask(ctx: DelegationToolsContext, scope: McpInvocationScope, taskId: string): DelegatedTask {
-  const state = ctx.orchestrator.snapshotState;
+  const state = ctx.orchestrator.state;
   const caller = callerOf(state, scope);
   const task = state.tasks.get(taskId);
   if (task === undefined || (caller.thread !== null && task.parentThreadId !== caller.thread.id)) {
@@ -28,7 +28,7 @@ export async function taskStatus(ctx: DelegationToolsContext, scope: McpInvocati
   if (task.resultContextTransferId !== null && task.completionDelivery === "pending" && scope.kind === "thread") {
     await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${task.taskId}`, data: { taskId: task.taskId } });
   }
-  return delegateTaskResult(ctx.orchestrator.snapshotState, ctx.orchestrator.snapshotState.tasks.get(task.taskId)!, false);
+  return delegateTaskResult(ctx.orchestrator.state, ctx.orchestrator.state.tasks.get(task.taskId)!, false);
 }
 
 /**
@@ -47,5 +47,5 @@ export async function taskCancel(ctx: DelegationToolsContext, scope: McpInvocati
     const code = receipt.rejection.code === "task_not_cancellable" ? "task_not_cancellable" : receipt.rejection.code === "task_not_found" ? "task_not_found" : "orchestration_error";
     throw new OrchestratorMcpError(code, receipt.rejection.message);
   }
-  return { ...delegateTaskResult(ctx.orchestrator.snapshotState, ctx.orchestrator.snapshotState.tasks.get(task.taskId)!, false), cancelReason: input.reason ?? null };
+  return { ...delegateTaskResult(ctx.orchestrator.state, ctx.orchestrator.state.tasks.get(task.taskId)!, false), cancelReason: input.reason ?? null };
 }

@@ -3,7 +3,7 @@ import type { ClientCommand } from "../../contracts/commands.js";
 import type { AcceptedReceipt } from "../../contracts/envelopes.js";
 import { derive, joinId } from "../../core/ids.js";
 import type { Orchestrator } from "../../engine/orchestrator.js";
-import type { ProjectConfig } from "../../providers/config.js";
+import type { ProjectConfig } from "../../config/config.js";
 import type { ProviderRegistry } from "../../providers/registry.js";
 import { type OrchestratorMcpFailureCode, OrchestratorMcpError } from "../failures.js";
 import type { Caller } from "./policy.js";

@@ -90,10 +90,10 @@ async function createPlanned(
       commandId: ids.command(`send:${index}`),
       data: { threadId: planned.threadId, text: planned.prompt, messageId, runId: ids.run(index), ...actor },
     });
-    const item = (ctx.orchestrator.snapshotState.turnItems.get(planned.threadId) ?? []).find((i) => i?.type === "user_message" && i.messageId === messageId);
+    const item = (ctx.orchestrator.state.turnItems.get(planned.threadId) ?? []).find((i) => i?.type === "user_message" && i.messageId === messageId);
     runId = item?.runId ?? null;
   }
-  const run = runId === null ? null : ctx.orchestrator.snapshotState.runs.get(runId);
+  const run = runId === null ? null : ctx.orchestrator.state.runs.get(runId);
   return {
     threadId: planned.threadId,
     link: threadLink(ctx.environmentId, planned.threadId),
@@ -113,7 +113,7 @@ async function createPlanned(
  * before any thread is created, so a bad entry creates nothing.
  */
 export async function createThreads(ctx: ThreadToolsContext, scope: McpInvocationScope, input: CreateThreadsInput) {
-  const caller = callerOf(ctx.orchestrator.snapshotState, scope);
+  const caller = callerOf(ctx.orchestrator.state, scope);
   const ids = requestIds(caller, "create_threads", input.clientRequestId);
   const planned: PlannedThread[] = [];
   for (const [index, entry] of input.threads.entries()) {
@@ -141,7 +141,7 @@ export async function createThreads(ctx: ThreadToolsContext, scope: McpInvocatio
  * supported yet and answers invalid_request.
  */
 export async function launchThread(ctx: ThreadToolsContext, scope: McpInvocationScope, input: ThreadLaunchInput) {
-  const caller = callerOf(ctx.orchestrator.snapshotState, scope);
+  const caller = callerOf(ctx.orchestrator.state, scope);
   const strategy = input.scratch === true ? "scratch" : (input.workspaceStrategy ?? "root");
   if (strategy === "worktree") fail("invalid_request", "workspaceStrategy worktree is not supported by this server yet; use existing_worktree with a worktreePath, root or scratch");
   const ids = requestIds(caller, "t3_thread_launch", undefined);
@@ -168,7 +168,7 @@ export async function launchThread(ctx: ThreadToolsContext, scope: McpInvocation
 
 /** orchestrator_capabilities: what the caller inherits and which providers can run work. */
 export async function capabilities(ctx: ThreadToolsContext, scope: McpInvocationScope) {
-  const caller = callerOf(ctx.orchestrator.snapshotState, scope);
+  const caller = callerOf(ctx.orchestrator.state, scope);
   const providers = await ctx.registry.list();
   const thread = caller.thread;
   return {

@@ -15,13 +15,13 @@ function nowIso(ctx: ThreadToolsContext): string {
 }
 
 export function liveThreadOrFail(ctx: ThreadToolsContext, threadId: string): AppThread {
-  const thread = ctx.orchestrator.snapshotState.threads.get(threadId);
+  const thread = ctx.orchestrator.state.threads.get(threadId);
   if (thread === undefined || thread.deletedAt !== null) fail("thread_not_found", `thread ${threadId} does not exist`);
   return thread;
 }
 
 function matchesStatus(thread: AppThread, ctx: ThreadToolsContext, wanted: NonNullable<ThreadListInput["status"]>): boolean {
-  const status = latestRunOf(ctx.orchestrator.snapshotState, thread.id)?.status ?? "idle";
+  const status = latestRunOf(ctx.orchestrator.state, thread.id)?.status ?? "idle";
   switch (wanted) {
     case "active":
       return status !== "idle" && !["completed", "failed", "interrupted", "cancelled"].includes(status);
@@ -34,7 +34,7 @@ function matchesStatus(thread: AppThread, ctx: ThreadToolsContext, wanted: NonNu
 
 /** t3_thread_list: one project's thread shells, newest first, bounded and offset-paginated. */
 export function listThreads(ctx: ThreadToolsContext, scope: McpInvocationScope, input: ThreadListInput) {
-  const state = ctx.orchestrator.snapshotState;
+  const state = ctx.orchestrator.state;
   const caller = callerOf(state, scope);
   const projectId = input.projectId ?? caller.thread?.projectId ?? null;
   const title = input.title?.toLowerCase();
@@ -73,7 +73,7 @@ export function listThreads(ctx: ThreadToolsContext, scope: McpInvocationScope, 
  * earlierPosition (older items left) or hasMore (newer items left).
  */
 export function readThread(ctx: ThreadToolsContext, scope: McpInvocationScope, input: ThreadReadInput) {
-  const state = ctx.orchestrator.snapshotState;
+  const state = ctx.orchestrator.state;
   const thread = liveThreadOrFail(ctx, input.threadId);
   const view = input.view ?? "messages";
   const limit = input.limit ?? 50;

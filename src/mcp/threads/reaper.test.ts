@@ -22,7 +22,7 @@ describe("idle reaper", () => {
     expect(ended).toMatchObject({ status: "interrupted", endReason: "session_reaped" });
     const notice = h.items(thread.threadId).find((item) => item.type === "system_notice");
     expect(notice?.type === "system_notice" && notice.text).toBe("The provider session was released after 400 ms without activity; a run still on it was interrupted.");
-    const sessions = [...h.server.orchestrator.snapshotState.providerSessions.values()].filter((s) => s.threadId === thread.threadId);
+    const sessions = [...h.server.orchestrator.state.providerSessions.values()].filter((s) => s.threadId === thread.threadId);
     expect(sessions.map((s) => [s.status, s.releaseReason])).toEqual([["released", "idle_reaped"]]);
     expect(h.server.sessions.hasSession(thread.threadId)).toBe(false);
   });

@@ -30,7 +30,7 @@ describe("t3_thread_wait", () => {
   it("waits for a run to complete and returns its result", async () => {
     const thread = await h.createThread({ title: "Worker", prompt: script({ sleep: 1_000 }, { say: "all done" }) });
     // The run is still working when the wait starts, so the wait itself must carry it to the end.
-    expect(h.server.orchestrator.snapshotState.runs.get(thread.runId!)?.status).not.toBe("completed");
+    expect(h.server.orchestrator.state.runs.get(thread.runId!)?.status).not.toBe("completed");
     const result = await wait({ threadId: thread.threadId, timeoutMs: 10_000 });
     expect(result).toMatchObject({ runId: thread.runId, status: "completed", terminal: true, waitTimedOut: false, result: "all done", error: null, endReason: "completed" });
   });

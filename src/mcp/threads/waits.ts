@@ -56,14 +56,14 @@ export function waitBudget(ctx: ThreadToolsContext, requested: number | undefine
  */
 export async function waitForThread(ctx: ThreadToolsContext, input: ThreadWaitInput, tool: McpToolContext) {
   const thread = liveThreadOrFail(ctx, input.threadId);
-  const state = ctx.orchestrator.snapshotState;
+  const state = ctx.orchestrator.state;
   const runId = input.runId ?? latestRunOf(state, thread.id)?.id ?? null;
   if (runId === null) {
     return { threadId: thread.id, runId: null, status: "idle", terminal: true, waitTimedOut: false, result: null, error: null, endReason: null };
   }
   const pinned = state.runs.get(runId);
   if (pinned === undefined || pinned.threadId !== thread.id) fail("run_not_found", `run ${runId} does not exist in thread ${thread.id}`);
-  const current = () => ctx.orchestrator.snapshotState.runs.get(runId)!;
+  const current = () => ctx.orchestrator.state.runs.get(runId)!;
   const finished = await waitUntil(ctx, tool, waitBudget(ctx, input.timeoutMs), () => isTerminalRunStatus(current().status), () => `run ${runId} is ${current().status}`);
   const run = current();
   return {
@@ -72,7 +72,7 @@ export async function waitForThread(ctx: ThreadToolsContext, input: ThreadWaitIn
     status: run.status,
     terminal: isTerminalRunStatus(run.status),
     waitTimedOut: !finished,
-    result: runResultText(ctx.orchestrator.snapshotState, run),
+    result: runResultText(ctx.orchestrator.state, run),
     error: run.failure?.message ?? null,
     endReason: run.endReason,
   };

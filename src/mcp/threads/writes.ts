@@ -10,7 +10,7 @@ import { titleFromText } from "./views.js";
 
 /** The caller may change the target: a live run for another thread, and the privilege ceiling. */
 function authorize(ctx: ThreadToolsContext, scope: McpInvocationScope, threadId: string | undefined) {
-  const caller = callerOf(ctx.orchestrator.snapshotState, scope);
+  const caller = callerOf(ctx.orchestrator.state, scope);
   const targetId = threadId ?? caller.thread?.id ?? fail("invalid_request", "threadId is required for a caller outside a thread");
   const target = liveThreadOrFail(ctx, targetId);
   requireLiveRunFor(caller, target.id);
@@ -34,7 +34,7 @@ export async function sendToThread(ctx: ThreadToolsContext, scope: McpInvocation
     commandId: ids.command(),
     data: { threadId: target.id, text: input.message, mode: input.mode ?? "auto", messageId, runId: ids.run(), ...actorOf(caller) },
   });
-  const state = ctx.orchestrator.snapshotState;
+  const state = ctx.orchestrator.state;
   const item = (state.turnItems.get(target.id) ?? []).find(
     (candidate): candidate is Extract<TurnItem, { type: "user_message" }> => candidate?.type === "user_message" && candidate.messageId === messageId,
   );
@@ -57,7 +57,7 @@ export async function sendToThread(ctx: ThreadToolsContext, scope: McpInvocation
  */
 export async function interruptThread(ctx: ThreadToolsContext, scope: McpInvocationScope, input: ThreadInterruptInput) {
   const { caller, target } = authorize(ctx, scope, input.threadId);
-  const state = ctx.orchestrator.snapshotState;
+  const state = ctx.orchestrator.state;
   const run = input.runId === undefined ? activeRunOf(state, target.id) : state.runs.get(input.runId);
   if (input.runId !== undefined && (run === undefined || run?.threadId !== target.id)) fail("run_not_found", `run ${input.runId} does not exist in thread ${target.id}`);
   if (run === null || run === undefined) return { threadId: target.id, runId: null, outcome: "no_active_run", status: null };
@@ -65,11 +65,11 @@ export async function interruptThread(ctx: ThreadToolsContext, scope: McpInvocat
   if (run.interruptRequestedAt !== null) return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: run.status };
   const ids = requestIds(caller, "t3_thread_interrupt", undefined);
   await dispatchOrFail(ctx, { type: "run.interrupt", commandId: ids.command(), data: { threadId: target.id, runId: run.id, requestedBy: actorOf(caller).createdBy } });
-  return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: ctx.orchestrator.snapshotState.runs.get(run.id)!.status };
+  return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: ctx.orchestrator.state.runs.get(run.id)!.status };
 }
 
 function metadataResult(ctx: ThreadToolsContext, threadId: string, receipt: { commandId: string; sequence: number }) {
-  const thread = ctx.orchestrator.snapshotState.threads.get(threadId)!;
+  const thread = ctx.orchestrator.state.threads.get(threadId)!;
   const linked = thread.pullRequests.find((pr) => pr.unlinkedAt === null) ?? null;
   return {
     threadId,
@@ -95,7 +95,7 @@ export async function updateThread(ctx: ThreadToolsContext, scope: McpInvocation
     title = input.title ?? fail("invalid_request", "rename requires a title");
   } else {
     if (input.title !== undefined) fail("invalid_request", "regenerate_title takes no title");
-    title = titleFromMessages(ctx.orchestrator.snapshotState.turnItems.get(target.id) ?? []) ?? fail("invalid_request", `thread ${target.id} has no message to make a title from`);
+    title = titleFromMessages(ctx.orchestrator.state.turnItems.get(target.id) ?? []) ?? fail("invalid_request", `thread ${target.id} has no message to make a title from`);
   }
   const ids = requestIds(caller, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId);
   const receipt = await dispatchOrFail(ctx, { type: "thread.metadata.update", commandId: ids.command(), data: { threadId: target.id, title } });

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import type { NormalizedProviderEvent } from "../events.js";
 import { LoomHarness } from "../../testkit/loomHarness.js";
-import { type ModelServer, startModelServer } from "../../testkit/modelServer/server.js";
+import { type ModelServer, startModelServer } from "../../modelServer/server.js";
 import { createClaudeDriver } from "./driver.js";
 
 /**

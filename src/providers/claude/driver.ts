@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
 import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
-import type { ProviderInstanceConfig } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { ClaudeOptions } from "./options.js";
 import { CLAUDE_DRIVER, ClaudeOptionsError, DEFAULT_CLAUDE_CAPABILITIES, claudeCapabilities, parseClaudeOptions } from "./options.js";
 import { probeClaude } from "./probe.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProviderInstanceConfig } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
 import { createClaudeDriver } from "./driver.js";
 import { ClaudeOptionsError, parseClaudeOptions } from "./options.js";
 

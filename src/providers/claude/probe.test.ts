@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProviderInstanceConfig } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
 import { parseClaudeOptions } from "./options.js";
 import type { ProbeEnvironment } from "./probe.js";
 import { bundledExecutable, probeClaude } from "./probe.js";

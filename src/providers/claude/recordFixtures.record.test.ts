@@ -5,8 +5,8 @@ import { type CanUseTool, type PermissionResult, type SDKMessage, query } from "
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RuntimeMode } from "../../contracts/modes.js";
 import { LoomHarness } from "../../testkit/loomHarness.js";
-import type { ModelRule } from "../../testkit/modelServer/rules.js";
-import { type ModelServer, startModelServer } from "../../testkit/modelServer/server.js";
+import type { ModelRule } from "../../modelServer/rules.js";
+import { type ModelServer, startModelServer } from "../../modelServer/server.js";
 import { DEFAULT_CLAUDE_MODEL, parseClaudeOptions } from "./options.js";
 import { buildQueryOptions } from "./queryOptions.js";
 import { UserMessageStream } from "./userMessageStream.js";

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { LoomHarness, script } from "../../testkit/loomHarness.js";
-import { type ModelServer, startModelServer } from "../../testkit/modelServer/server.js";
+import { type ModelServer, startModelServer } from "../../modelServer/server.js";
 
 /**
  * The real codex 0.171.0 (`codex app-server`) under Loom, against the

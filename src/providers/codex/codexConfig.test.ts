@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProviderInstanceConfig } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
 import {
   LOOM_MCP_DIRECT_SERVER,
   LOOM_MCP_SERVER,

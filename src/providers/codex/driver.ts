@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
 import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
-import type { ProviderInstanceConfig } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
 import { appServerArgs, appServerEnv } from "./codexConfig.js";
 import type { CodexOptions } from "./options.js";
 import { CODEX_DRIVER, CodexOptionsError, codexCapabilities, parseCodexOptions } from "./options.js";

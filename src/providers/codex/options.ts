@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
 import { RUNTIME_MODES } from "../../contracts/modes.js";
-import type { ProviderInstanceConfig } from "../config.js";
-import { formatIssuePath } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
+import { formatIssuePath } from "../../config/config.js";
 
 /**
  * The `options` of a `codex` provider instance (docs/providers/codex.md).

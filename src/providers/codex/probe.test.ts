@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProviderInstanceConfig } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
 import { createCodexDriver } from "./driver.js";
 import { parseCodexOptions } from "./options.js";
 import { type ProbeEnvironment, credentialsProblem, installedLauncher, probeCodex, resolveExecutable } from "./probe.js";

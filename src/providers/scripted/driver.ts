@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
 import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
-import type { ProviderInstanceConfig } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { NormalizedProviderEvent, ProviderItem } from "../events.js";
 import { ScriptedMcpClient } from "./mcpClient.js";
 import { DEFAULT_SCRIPTED_CAPABILITIES, ScriptedOptionsError, parseScriptedOptions } from "./options.js";

@@ -1,5 +1,5 @@
 import type { ProviderSessionRuntime } from "../adapter.js";
-import type { ProviderInstanceConfig } from "../config.js";
+import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { ItemCompletedEvent, NormalizedProviderEvent, ProviderItem, TurnCompletedEvent } from "../events.js";
 import { scriptedDriver } from "./driver.js";
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { encodeAnthropicStream, normalizeAnthropicRequest } from "./apis/anthropic.js";
-import { encodeChatStream, normalizeChatRequest } from "./apis/chatCompletions.js";
-import type { EncodeContext } from "./apis/encodeContext.js";
-import { normalizeGeminiRequest } from "./apis/gemini.js";
-import { encodeResponsesJson, encodeResponsesStream, normalizeResponsesRequest } from "./apis/responses.js";
-import type { ResolvedReply } from "./normalized.js";
+import { encodeAnthropicStream, normalizeAnthropicRequest } from "../../modelServer/apis/anthropic.js";
+import { encodeChatStream, normalizeChatRequest } from "../../modelServer/apis/chatCompletions.js";
+import type { EncodeContext } from "../../modelServer/apis/encodeContext.js";
+import { normalizeGeminiRequest } from "../../modelServer/apis/gemini.js";
+import { encodeResponsesJson, encodeResponsesStream, normalizeResponsesRequest } from "../../modelServer/apis/responses.js";
+import type { ResolvedReply } from "../../modelServer/normalized.js";
 
 const ctx: EncodeContext = { sequence: 7, model: "scripted", created: 1_700_000_000, inputTokens: 10, outputTokens: 3 };
 

@@ -9,10 +9,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type SDKMessage, query } from "@anthropic-ai/claude-agent-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MODEL_KEY_ENV, type CodexMcpServer, claudeEnv, codexConfigToml } from "./agentConfig.js";
-import type { ModelRule } from "./rules.js";
-import { type ModelServer, startModelServer } from "./server.js";
-import { type TinyMcpServer, startTinyMcpServer } from "./tinyMcpServer.js";
+import { MODEL_KEY_ENV, type CodexMcpServer, claudeEnv, codexConfigToml } from "../agentConfig.js";
+import type { ModelRule } from "../../modelServer/rules.js";
+import { type ModelServer, startModelServer } from "../../modelServer/server.js";
+import { type TinyMcpServer, startTinyMcpServer } from "../tinyMcpServer.js";
 
 const CODEX = fileURLToPath(new URL("../../../node_modules/.bin/codex", import.meta.url));
 

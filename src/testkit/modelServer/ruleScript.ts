@@ -1,7 +1,7 @@
 /** The `--script FILE` format of `loom model-server`: `{ "rules": [ModelRule, ...] }`, checked strictly. */
 import { z } from "zod";
-import { ModelApi } from "./normalized.js";
-import type { ModelRule } from "./rules.js";
+import { ModelApi } from "../../modelServer/normalized.js";
+import type { ModelRule } from "../../modelServer/rules.js";
 
 const condition = z
   .object({

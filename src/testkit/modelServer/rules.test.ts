@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { type ModelApi, type NormalizedMessage, type NormalizedRequest, type ToolRef, message, normalizedRequest } from "./normalized.js";
-import { RuleScriptError, parseRuleScript } from "./ruleScript.js";
-import { DEFAULT_REPLY_TEXT, type ModelRule, RuleBook, chooseRule, conditionHolds, findTool, renderTemplate } from "./rules.js";
-import { SIDE_TITLE, isSideRequest } from "./sideRequests.js";
+import { type ModelApi, type NormalizedMessage, type NormalizedRequest, type ToolRef, message, normalizedRequest } from "../../modelServer/normalized.js";
+import { RuleScriptError, parseRuleScript } from "../../modelServer/ruleScript.js";
+import { DEFAULT_REPLY_TEXT, type ModelRule, RuleBook, chooseRule, conditionHolds, findTool, renderTemplate } from "../../modelServer/rules.js";
+import { SIDE_TITLE, isSideRequest } from "../../modelServer/sideRequests.js";
 
 const plain = (name: string): ToolRef => ({ name, callName: name, kind: "function" });
 const namespaced = (namespace: string, own: string): ToolRef => ({ name: `${namespace}__${own}`, callName: own, namespace, kind: "function" });

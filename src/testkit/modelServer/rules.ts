@@ -2,8 +2,8 @@
  * Scripted answers: the first rule whose `when` matches a normalized request
  * answers it. No I/O here; the server feeds requests in arrival order.
  */
-import type { ModelApi, NormalizedRequest, ResolvedReply, ToolRef } from "./normalized.js";
-import { isSideRequest, sideReplyText } from "./sideRequests.js";
+import type { ModelApi, NormalizedRequest, ResolvedReply, ToolRef } from "../../modelServer/normalized.js";
+import { isSideRequest, sideReplyText } from "../../modelServer/sideRequests.js";
 
 export interface RuleCondition {
   readonly api?: ModelApi;

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startModelServerCommand } from "../../cli/modelServerCommand.js";
-import type { ModelRule } from "./rules.js";
-import { type ModelServer, startModelServer } from "./server.js";
-import { parseSse } from "./sse.js";
+import type { ModelRule } from "../../modelServer/rules.js";
+import { type ModelServer, startModelServer } from "../../modelServer/server.js";
+import { parseSse } from "../../modelServer/sse.js";
 
 /** The value at a path of property names and indexes, or undefined. */
 function pick(value: unknown, ...path: (string | number)[]): unknown {

@@ -5,15 +5,15 @@
  */
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { encodeAnthropicJson, encodeAnthropicStream, normalizeAnthropicRequest } from "./apis/anthropic.js";
-import { encodeChatJson, encodeChatStream, normalizeChatRequest } from "./apis/chatCompletions.js";
-import type { EncodeContext } from "./apis/encodeContext.js";
-import { encodeGeminiJson, encodeGeminiStream, normalizeGeminiRequest } from "./apis/gemini.js";
-import { encodeResponsesJson, encodeResponsesStream, normalizeResponsesRequest } from "./apis/responses.js";
-import { geminiModelList, modelEntry, openAiModelList } from "./modelLists.js";
-import { type Json, type ModelApi, type NormalizedRequest, type ResolvedReply, asObject } from "./normalized.js";
-import { type ModelRule, RuleBook } from "./rules.js";
-import { type SseEvent, estimateTokens, formatSse } from "./sse.js";
+import { encodeAnthropicJson, encodeAnthropicStream, normalizeAnthropicRequest } from "../../modelServer/apis/anthropic.js";
+import { encodeChatJson, encodeChatStream, normalizeChatRequest } from "../../modelServer/apis/chatCompletions.js";
+import type { EncodeContext } from "../../modelServer/apis/encodeContext.js";
+import { encodeGeminiJson, encodeGeminiStream, normalizeGeminiRequest } from "../../modelServer/apis/gemini.js";
+import { encodeResponsesJson, encodeResponsesStream, normalizeResponsesRequest } from "../../modelServer/apis/responses.js";
+import { geminiModelList, modelEntry, openAiModelList } from "../../modelServer/modelLists.js";
+import { type Json, type ModelApi, type NormalizedRequest, type ResolvedReply, asObject } from "../../modelServer/normalized.js";
+import { type ModelRule, RuleBook } from "../../modelServer/rules.js";
+import { type SseEvent, estimateTokens, formatSse } from "../../modelServer/sse.js";
 
 /** What a logged request was: a model API call, or one of the side endpoints. */
 export type LoggedApi = ModelApi | "count_tokens" | "models" | "probe" | "unknown";

@@ -5,7 +5,7 @@
  * one-token "quota" probe. They are answered without consulting rules, so a
  * rule meant for the conversation is never spent on one.
  */
-import type { NormalizedRequest } from "./normalized.js";
+import type { NormalizedRequest } from "../../modelServer/normalized.js";
 
 export const SIDE_TITLE = "Scripted session";
 

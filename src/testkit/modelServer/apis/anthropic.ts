@@ -20,9 +20,9 @@ import {
   normalizedRequest,
   outputText,
   textOf,
-} from "../normalized.js";
-import { type SseEvent, textChunks } from "../sse.js";
-import type { EncodeContext } from "./encodeContext.js";
+} from "../../../modelServer/normalized.js";
+import { type SseEvent, textChunks } from "../../../modelServer/sse.js";
+import type { EncodeContext } from "../../../modelServer/apis/encodeContext.js";
 
 const REMINDER = /^\s*<system-reminder>[\s\S]*<\/system-reminder>\s*$/;
 

@@ -1,0 +1,182 @@
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  ConfigError,
+  DEFAULT_CONFIG_FILE,
+  DEFAULT_CREDENTIALS,
+  DEFAULT_LIMITS,
+  DEFAULT_WAITS,
+  formatIssuePath,
+  loadConfig,
+  parseConfigText,
+} from "./config.js";
+
+function tempDir(name = "project"): string {
+  const dir = join(mkdtempSync(join(tmpdir(), "loom-config-")), name);
+  mkdirSync(dir);
+  return dir;
+}
+
+function writeConfig(dir: string, content: unknown, file = DEFAULT_CONFIG_FILE): string {
+  const path = join(dir, file);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+function configError(run: () => unknown): ConfigError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("loadConfig defaults", () => {
+  it("without a file: one default project at cwd and the scripted provider", () => {
+    const cwd = tempDir("my-repo");
+    const config = loadConfig(undefined, cwd, cwd);
+    expect(config.source).toBeNull();
+    expect(config.projects).toEqual([{ id: "default", root: cwd, name: "my-repo" }]);
+    expect(config.providers).toEqual([
+      { id: "scripted", driver: "scripted", enabled: true, displayName: null, models: null, options: {} },
+    ]);
+    expect(config.limits).toEqual(DEFAULT_LIMITS);
+    expect(config.credentials).toEqual({ idleTtlMs: 30 * 60_000, maxLifetimeMs: 24 * 60 * 60_000 });
+    expect(config.waits).toEqual(DEFAULT_WAITS);
+  });
+
+  it("empty providers and projects lists fall back to the defaults", () => {
+    const cwd = tempDir("repo");
+    writeConfig(cwd, { providers: [], projects: [] });
+    const config = loadConfig(undefined, cwd, cwd);
+    expect(config.source).toBe(join(cwd, DEFAULT_CONFIG_FILE));
+    expect(config.providers.map((p) => p.id)).toEqual(["scripted"]);
+    expect(config.projects.map((p) => [p.id, p.root])).toEqual([["default", cwd]]);
+  });
+});
+
+describe("loadConfig file parsing", () => {
+  it("reads providers, projects and overrides, filling per-field defaults", () => {
+    const cwd = tempDir();
+    writeConfig(cwd, {
+      providers: [
+        { id: "codex-main", driver: "codex", displayName: "Codex", models: ["gpt-5"], options: { binary: "/opt/codex" } },
+        { id: "claude", driver: "claude", enabled: false },
+      ],
+      projects: [
+        { id: "web", root: "apps/web", name: "Web app" },
+        { id: "abs", root: "/srv/abs" },
+      ],
+      limits: { maxSpawnsPerRootThread: 8 },
+      credentials: { idleTtlMs: 60_000 },
+      waits: { maxWaitMs: 30_000 },
+    });
+    const config = loadConfig(undefined, cwd, cwd);
+    expect(config.providers).toEqual([
+      {
+        id: "codex-main",
+        driver: "codex",
+        enabled: true,
+        displayName: "Codex",
+        models: ["gpt-5"],
+        options: { binary: "/opt/codex" },
+      },
+      { id: "claude", driver: "claude", enabled: false, displayName: null, models: null, options: {} },
+    ]);
+    expect(config.projects).toEqual([
+      { id: "web", root: join(cwd, "apps/web"), name: "Web app" },
+      { id: "abs", root: "/srv/abs", name: "abs" },
+    ]);
+    expect(config.limits).toEqual({ ...DEFAULT_LIMITS, maxSpawnsPerRootThread: 8 });
+    expect(config.credentials).toEqual({ ...DEFAULT_CREDENTIALS, idleTtlMs: 60_000 });
+    expect(config.waits).toEqual({ maxWaitMs: 30_000 });
+  });
+
+  it("an explicit path resolves against cwd and relative roots against the file's directory", () => {
+    const cwd = tempDir();
+    const confDir = join(cwd, "conf");
+    mkdirSync(confDir);
+    writeConfig(confDir, { projects: [{ id: "p", root: "../src" }] }, "custom.json");
+    const config = loadConfig("conf/custom.json", cwd, cwd);
+    expect(config.source).toBe(join(confDir, "custom.json"));
+    expect(config.projects).toEqual([{ id: "p", root: join(cwd, "src"), name: "src" }]);
+    expect(config.providers.map((p) => p.id)).toEqual(["scripted"]);
+  });
+});
+
+describe("loadConfig errors", () => {
+  it("an explicit path that does not exist is config_not_found", () => {
+    const cwd = tempDir();
+    const error = configError(() => loadConfig("missing.json", cwd, cwd));
+    expect(error.code).toBe("config_not_found");
+    expect(error.message).toContain(join(cwd, "missing.json"));
+    expect(error.retryable).toBe(false);
+  });
+
+  it("invalid JSON names the file", () => {
+    const cwd = tempDir();
+    const file = writeConfig(cwd, "{ providers: [");
+    const error = configError(() => loadConfig(undefined, cwd, cwd));
+    expect(error.code).toBe("invalid_config");
+    expect(error.message).toContain(file);
+    expect(error.message).toContain("not valid JSON");
+  });
+
+  it("a bad field names the file and the field's path", () => {
+    const cwd = tempDir();
+    const file = writeConfig(cwd, { providers: [{ id: "ok", driver: "codex" }, { id: "x", driver: "codex", enabled: "yes" }] });
+    const error = configError(() => loadConfig(undefined, cwd, cwd));
+    expect(error.code).toBe("invalid_config");
+    expect(error.message).toContain(file);
+    expect(error.message).toContain("providers[1].enabled: must be true or false");
+  });
+
+  it("unknown keys are rejected (strict)", () => {
+    const error = configError(() => parseConfigText(JSON.stringify({ projects: [{ id: "p", root: ".", rooot: "x" }] }), "/c.json", "/"));
+    expect(error.message).toMatch(/projects\[0\]: Unrecognized key: "rooot"/);
+  });
+
+  it("a missing required field and a bad id are both reported", () => {
+    const error = configError(() =>
+      parseConfigText(JSON.stringify({ providers: [{ id: "has space", driver: "codex" }, { id: "b" }] }), "/c.json", "/"),
+    );
+    expect(error.message).toContain("providers[0].id: must be 1-64 characters");
+    expect(error.message).toContain("providers[1].driver: must be a string");
+  });
+
+  it("non-positive durations are rejected with the field path", () => {
+    const error = configError(() => parseConfigText(JSON.stringify({ credentials: { idleTtlMs: 0 } }), "/c.json", "/"));
+    expect(error.message).toContain("credentials.idleTtlMs: must be greater than 0");
+  });
+
+  it("a top-level value that is not an object is reported at (root)", () => {
+    const error = configError(() => parseConfigText("[]", "/c.json", "/"));
+    expect(error.message).toMatch(/^invalid config \/c\.json: \(root\): /);
+  });
+
+  it("duplicate provider ids are errors", () => {
+    const cwd = tempDir();
+    writeConfig(cwd, { providers: [{ id: "a", driver: "codex" }, { id: "a", driver: "claude" }] });
+    const error = configError(() => loadConfig(undefined, cwd, cwd));
+    expect(error.code).toBe("invalid_config");
+    expect(error.message).toContain('providers[1].id: duplicate provider id "a"');
+  });
+
+  it("duplicate project ids are errors", () => {
+    const error = configError(() =>
+      parseConfigText(JSON.stringify({ projects: [{ id: "p", root: "a" }, { id: "q", root: "b" }, { id: "p", root: "c" }] }), "/c.json", "/"),
+    );
+    expect(error.message).toContain('projects[2].id: duplicate project id "p"');
+  });
+});
+
+describe("formatIssuePath", () => {
+  it("renders indexes in brackets and keys with dots", () => {
+    expect(formatIssuePath(["providers", 0, "models", 2])).toBe("providers[0].models[2]");
+    expect(formatIssuePath([])).toBe("(root)");
+  });
+});
