@@ -3,6 +3,41 @@ import tseslint from "typescript-eslint";
 import { importX } from "eslint-plugin-import-x";
 import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
 
+/**
+ * The layers (docs/architecture.md): each folder of src/ and the folders it may
+ * import. A folder not listed may not be imported by the others. Tests,
+ * contract suites, testing/ helpers and testkit/ are exempt: they wire layers
+ * together on purpose.
+ */
+const LAYERS = {
+  contracts: [],
+  core: ["contracts"],
+  config: ["contracts"],
+  store: ["contracts"],
+  http: [],
+  modelServer: ["http"],
+  workspaces: ["contracts"],
+  engine: ["contracts", "core", "store"],
+  providers: ["contracts", "core", "config", "engine", "workspaces", "http"],
+  app: ["contracts", "core", "config", "store", "engine", "providers", "workspaces"],
+  scheduler: ["contracts", "core", "config", "engine", "app", "workspaces", "http"],
+  mcp: ["contracts", "app", "http"],
+  api: ["contracts", "app", "http"],
+  client: ["contracts"],
+  server: ["contracts", "core", "config", "store", "engine", "providers", "workspaces", "app", "scheduler", "mcp", "api", "http", "modelServer"],
+  cli: ["contracts", "core", "config", "store", "engine", "providers", "workspaces", "app", "scheduler", "mcp", "api", "http", "modelServer", "server", "client"],
+  web: ["contracts", "client"],
+  testkit: null,
+};
+const FOLDERS = Object.keys(LAYERS);
+const layerZones = Object.entries(LAYERS)
+  .filter(([, allowed]) => allowed !== null)
+  .map(([folder, allowed]) => ({
+    target: `./src/${folder}`,
+    from: FOLDERS.filter((other) => other !== folder && !allowed.includes(other)).map((other) => `./src/${other}`),
+    message: `src/${folder}/ may import only ${allowed.length === 0 ? "nothing in src/" : allowed.join(", ")} (docs/architecture.md).`,
+  }));
+
 export default tseslint.config(
   { ignores: ["dist/**", "dist-bench/**", "node_modules/**", "**/generated/**", "eslint.config.js"] },
   js.configs.recommended,
@@ -32,6 +67,11 @@ export default tseslint.config(
         { patterns: [{ group: ["node:*", "better-sqlite3", "**/store/**", "**/engine/**", "**/providers/**"], message: "core/ and contracts/ stay pure (DESIGN.md §2)." }] },
       ],
     },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: ["**/*.test.ts", "src/**/testSuite*.ts", "src/**/testing/**", "src/testkit/**"],
+    rules: { "import-x/no-restricted-paths": ["error", { zones: layerZones }] },
   },
   {
     // Plain Node scripts (src/providers/codex/generateTypes.mjs) are outside the TS project.

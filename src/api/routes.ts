@@ -1,19 +1,18 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { parseCommand } from "../contracts/commands.js";
-import type { Orchestrator } from "../engine/orchestrator.js";
-import { HttpError, bearerToken, readJsonBody, sendError, sendJson } from "../http/http.js";
+import type { IncomingMessage } from "node:http";
+import { ownerCaller } from "../app/caller.js";
+import { CommandInputError, dispatchCommand } from "../app/commands.js";
+import type { AppContext } from "../app/context.js";
+import { AppError } from "../app/errors.js";
+import { getShellSnapshot, getThreadSnapshot } from "../app/snapshots.js";
+import { HttpError, type RouteHandler, bearerToken, readJsonBody, sendError, sendJson } from "../http/http.js";
 
 export interface ApiOptions {
-  readonly orchestrator: Orchestrator;
+  readonly app: AppContext;
   /** SHA-256 of the owner token: the raw token is never kept. */
   readonly ownerTokenHash: Buffer;
-  readonly environmentId: string;
   readonly version: string;
 }
-
-/** A route handler returns true when it handled the request. */
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 
 export function sha256(text: string): Buffer {
   return createHash("sha256").update(text, "utf8").digest();
@@ -21,17 +20,37 @@ export function sha256(text: string): Buffer {
 
 const THREAD_SNAPSHOT = /^\/api\/orchestration\/threads\/([^/]+)\/snapshot$/;
 
-/** The orchestration HTTP API (spec 004 §3.3): health, dispatch and snapshots. */
+/** The HTTP status a wire failure answers with. */
+function statusOf(error: AppError): number {
+  switch (error.code) {
+    case "thread_not_found":
+    case "run_not_found":
+    case "task_not_found":
+      return 404;
+    case "capability_denied":
+      return 403;
+    case "invalid_request":
+      return 400;
+    default:
+      return 409;
+  }
+}
+
+/**
+ * The orchestration HTTP API (spec 004 §3.3): health, dispatch and snapshots.
+ * Transport only: it authenticates the owner and calls the app layer.
+ */
 export function orchestrationRoutes(options: ApiOptions): RouteHandler {
-  const { orchestrator } = options;
+  const { app } = options;
+  const owner = ownerCaller(app.environmentId);
   const isOwner = (req: IncomingMessage): boolean => {
     const token = bearerToken(req);
     return token !== null && timingSafeEqual(sha256(token), options.ownerTokenHash);
   };
-  return async (req, res, url) => {
+  const route: RouteHandler = async (req, res, url) => {
     const path = url.pathname;
     if (path === "/health" && req.method === "GET") {
-      sendJson(res, 200, { ok: true, environmentId: options.environmentId, version: options.version });
+      sendJson(res, 200, { ok: true, environmentId: app.environmentId, version: options.version });
       return true;
     }
     if (!path.startsWith("/api/")) return false;
@@ -41,24 +60,28 @@ export function orchestrationRoutes(options: ApiOptions): RouteHandler {
     }
     if (path === "/api/orchestration/dispatch") {
       if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
-      const parsed = parseCommand(await readJsonBody(req), { allowInternal: false });
-      if (!parsed.ok) throw new HttpError(400, parsed.failure.code, parsed.failure.message);
-      const receipt = await orchestrator.dispatch(parsed.command);
+      const receipt = await dispatchCommand(app, owner, await readJsonBody(req));
       sendJson(res, receipt.status === "accepted" ? 200 : 409, receipt);
       return true;
     }
     if (path === "/api/orchestration/shell-snapshot" && req.method === "GET") {
-      sendJson(res, 200, orchestrator.shellSnapshot({ includeArchived: url.searchParams.get("includeArchived") === "1" }));
+      sendJson(res, 200, getShellSnapshot(app, owner, { includeArchived: url.searchParams.get("includeArchived") === "1" }));
       return true;
     }
     const match = THREAD_SNAPSHOT.exec(path);
     if (match && req.method === "GET") {
-      const threadId = decodeURIComponent(match[1]!);
-      const snapshot = orchestrator.threadSnapshot(threadId);
-      if (snapshot === null) throw new HttpError(404, "thread_not_found", `thread ${threadId} does not exist`);
-      sendJson(res, 200, snapshot);
+      sendJson(res, 200, getThreadSnapshot(app, owner, decodeURIComponent(match[1]!)));
       return true;
     }
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);
+  };
+  return async (req, res, url) => {
+    try {
+      return await route(req, res, url);
+    } catch (error) {
+      if (error instanceof CommandInputError) throw new HttpError(400, error.failure.code, error.failure.message);
+      if (error instanceof AppError) throw new HttpError(statusOf(error), error.code, error.message);
+      throw error;
+    }
   };
 }

@@ -1,17 +1,12 @@
-import type { launchThread } from "../mcp/threads/creation.js";
-import type { listThreads, readThread } from "../mcp/threads/reads.js";
-import type { ItemView, RunSummary, ThreadSummary } from "../mcp/threads/views.js";
-import type { waitForThread } from "../mcp/threads/waits.js";
-import type { sendToThread } from "../mcp/threads/writes.js";
+import type { ToolOutput } from "../contracts/tools/toolContracts.js";
 
 /**
- * The structuredContent of the thread tools as the CLI reads it. Type-only:
- * the CLI gets these over MCP, and the compiler points here when a tool's
- * result changes shape.
+ * The structuredContent of the thread tools as the CLI reads it, from the
+ * tool contracts: the compiler points here when a tool's result changes shape.
  */
-export type ThreadListResult = ReturnType<typeof listThreads>;
-export type ThreadReadResult = ReturnType<typeof readThread>;
-export type ThreadLaunchResult = Awaited<ReturnType<typeof launchThread>>;
-export type ThreadSendResult = Awaited<ReturnType<typeof sendToThread>>;
-export type ThreadWaitResult = Awaited<ReturnType<typeof waitForThread>>;
-export type { ItemView, RunSummary, ThreadSummary };
+export type ThreadListResult = ToolOutput<"t3_thread_list">;
+export type ThreadReadResult = ToolOutput<"t3_thread_read">;
+export type ThreadLaunchResult = ToolOutput<"t3_thread_launch">;
+export type ThreadSendResult = ToolOutput<"t3_thread_send">;
+export type ThreadWaitResult = ToolOutput<"t3_thread_wait">;
+export type { ItemView, RunSummary, ThreadSummary } from "../contracts/tools/toolOutputs.js";

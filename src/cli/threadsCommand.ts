@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ThreadListInput, ThreadReadInput, ThreadSendInput } from "../mcp/toolkits/threads/schemas.js";
+import { ThreadListInput, ThreadReadInput, ThreadSendInput } from "../contracts/tools/threadTools.js";
 import { type LoomToolCaller, connectToLoom } from "./client.js";
 import { UsageError } from "./errors.js";
 import { formatJson, formatLaunch, formatSend, formatThreadList, formatTranscript, formatWait, mergeReadPages } from "./output.js";

@@ -1,5 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { abortIsolatingFetch } from "./abortIsolatingFetch.js";
 
 /**
@@ -47,8 +48,13 @@ export class LoomMcpClient {
   }
 
   async listToolNames(): Promise<string[]> {
+    return (await this.listTools()).map((tool) => tool.name).sort();
+  }
+
+  /** tools/list: every tool with its input and output schemas. */
+  async listTools(): Promise<Tool[]> {
     const { tools } = await this.client.listTools();
-    return tools.map((tool) => tool.name).sort();
+    return tools;
   }
 
   /** One tools/call. A tool failure is an outcome with isError, not a rejection. */

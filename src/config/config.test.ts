@@ -1,3 +1,4 @@
+import { formatIssuePath } from "../contracts/zodIssues.js";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +9,6 @@ import {
   DEFAULT_CREDENTIALS,
   DEFAULT_LIMITS,
   DEFAULT_WAITS,
-  formatIssuePath,
   loadConfig,
   parseConfigText,
 } from "./config.js";

@@ -1,6 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { z } from "zod";
+import { formatZodIssues } from "../contracts/zodIssues.js";
+
+export { formatIssuePath } from "../contracts/zodIssues.js";
 
 /**
  * The Loom config file. Every section is optional: without a file Loom runs
@@ -174,15 +177,6 @@ export class ConfigError extends Error {
   }
 }
 
-/** `providers[0].models[2]`, or `(root)` for the top level. */
-export function formatIssuePath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const segment of path) {
-    out += typeof segment === "number" ? `[${segment}]` : `${out === "" ? "" : "."}${String(segment)}`;
-  }
-  return out === "" ? "(root)" : out;
-}
-
 /**
  * Read the config. An explicit `path` must exist; the default file
  * (`<stateDir>/config.json`) may be missing, which yields the defaults.
@@ -215,8 +209,7 @@ export function parseConfigText(text: string, file: string, cwd: string): LoomCo
   }
   const parsed = LoomConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${formatIssuePath(issue.path)}: ${issue.message}`);
-    throw new ConfigError(ConfigErrorCode.invalid, `invalid config ${file}: ${problems.join("; ")}`);
+    throw new ConfigError(ConfigErrorCode.invalid, `invalid config ${file}: ${formatZodIssues(parsed.error, { labelRoot: true })}`);
   }
   return resolveConfig(parsed.data, file, cwd);
 }

@@ -4,6 +4,7 @@ import { DELEGATION_COMMAND_SCHEMAS, type DelegationCommand } from "./commands/d
 import { RUN_COMMAND_SCHEMAS, type RunCommand } from "./commands/runCommands.js";
 import type { RuntimeIngestCommand } from "./commands/runtimeCommands.js";
 import { THREAD_COMMAND_SCHEMAS, type ThreadCommand } from "./commands/threadCommands.js";
+import { formatZodIssues } from "./zodIssues.js";
 
 /** Commands that outside clients may send (after validation). */
 export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand;
@@ -45,8 +46,7 @@ export function parseCommand(raw: unknown, options: { readonly allowInternal: bo
   }
   const parsed = CommandSchema.safeParse(raw);
   if (!parsed.success) {
-    const detail = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
-    return { ok: false, failure: { code: "invalid_command", message: `invalid ${type}: ${detail}` } };
+    return { ok: false, failure: { code: "invalid_command", message: `invalid ${type}: ${formatZodIssues(parsed.error)}` } };
   }
   return { ok: true, command: parsed.data };
 }

@@ -72,3 +72,10 @@ export const RejectionCode = {
 export type RejectionCode = (typeof RejectionCode)[keyof typeof RejectionCode];
 
 export const REJECTION_CODES: readonly RejectionCode[] = Object.values(RejectionCode);
+
+const REJECTION_CODE_SET: ReadonlySet<string> = new Set(REJECTION_CODES);
+
+/** True for a code this build's decider can reject with (stored receipts may hold older ones). */
+export function isRejectionCode(code: string): code is RejectionCode {
+  return REJECTION_CODE_SET.has(code);
+}

@@ -1,68 +1,58 @@
+import type { Command } from "../contracts/commands.js";
 import type { StoredEvent } from "../contracts/envelopes.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
+import { toDomainEvent } from "../contracts/events.js";
+import type { Subscription } from "../store/eventStore.js";
 import type { Orchestrator } from "./orchestrator.js";
-
-/**
- * delegate_task waits in progress, by task. While a wait is there to hand the
- * parent its task's result or question, the reactor does not also notify the
- * parent (spec 000: "a parent still blocked in a delegate_task wait gets the
- * blocking question through that wait instead").
- */
-export class TaskWaiters {
-  private readonly counts = new Map<string, number>();
-
-  has(taskId: string): boolean {
-    return (this.counts.get(taskId) ?? 0) > 0;
-  }
-
-  /** Register a wait; the returned function ends it. */
-  register(taskId: string, onRelease: () => void): () => void {
-    this.counts.set(taskId, (this.counts.get(taskId) ?? 0) + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.counts.get(taskId) ?? 1) - 1;
-      if (left === 0) this.counts.delete(taskId);
-      else this.counts.set(taskId, left);
-      onRelease();
-    };
-  }
-}
+import type { TaskWaiters } from "./taskWaiters.js";
 
 /**
  * Turns delegation facts into notices for parents (DESIGN.md §5): a task
  * whose result is ready and a child's open question reach the parent as a
- * durable notice, unless a delegate_task wait is receiving them. On start it
- * also catches up with what a restart left behind: pending deliveries,
- * unrouted questions, and tasks whose work ended without a final result.
+ * durable notice, unless a delegate_task wait is receiving them.
+ *
+ * It follows the committed log by sequence (Orchestrator.follow), never an
+ * in-process callback, so it sees exactly what the log holds. On start it
+ * catches up from the folded state — pending deliveries, unrouted questions
+ * and tasks whose work ended without a final result — then follows every
+ * later event. Every command it sends has a derived id, so repeating one
+ * after a restart changes nothing.
  */
 export class DelegationReactor {
-  private unsubscribe: (() => void) | null = null;
+  private subscription: Subscription | null = null;
+  private stopListening: (() => void) | null = null;
 
   constructor(
     private readonly orchestrator: Orchestrator,
-    readonly waiters: TaskWaiters,
+    private readonly waiters: TaskWaiters,
     private readonly log: (line: string) => void = () => undefined,
   ) {}
 
-  start(): void {
-    this.unsubscribe = this.orchestrator.onCommitted((events) => this.onEvents(events));
+  /** Catch up, then follow the log; resolves once caught up. */
+  async start(): Promise<void> {
     const state = this.orchestrator.state;
+    const from = state.lastSequence;
     for (const task of state.tasks.values()) {
-      if (task.resultContextTransferId === null) this.dispatch({ type: "delegated-task.finalize", commandId: `cmd:finalize:${task.taskId}:${state.lastSequence}`, data: { taskId: task.taskId } });
+      if (task.resultContextTransferId === null) this.dispatch({ type: "delegated-task.finalize", commandId: `cmd:finalize:${task.taskId}:${from}`, data: { taskId: task.taskId } });
       else if (task.completionDelivery === "pending") this.deliverCompletion(task);
     }
     for (const request of state.runtimeRequests.values()) this.routeQuestion(request);
+    this.stopListening = this.waiters.onReleased((taskId) => {
+      const task = this.orchestrator.state.tasks.get(taskId);
+      if (task !== undefined) this.deliverCompletion(task);
+    });
+    this.subscription = this.orchestrator.follow(from, (event) => this.onEvent(event));
+    await this.subscription.caughtUp;
   }
 
   stop(): void {
-    this.unsubscribe?.();
+    this.subscription?.close();
+    this.stopListening?.();
   }
 
-  /** Deliver a pending result now unless a wait is taking it (called when a wait ends without it). */
-  deliverCompletion(task: DelegatedTask): void {
+  /** Deliver a pending result now unless a wait is taking it. */
+  private deliverCompletion(task: DelegatedTask): void {
     if (task.completionDelivery !== "pending" || this.waiters.has(task.taskId)) return;
     this.dispatch({ type: "delegated-task.deliver-notice", commandId: `cmd:deliver:${task.taskId}`, data: { taskId: task.taskId, kind: "completion", requestId: null } });
   }
@@ -77,18 +67,19 @@ export class DelegationReactor {
     this.dispatch({ type: "delegated-task.deliver-notice", commandId: `cmd:question:${request.id}`, data: { taskId, kind: "question", requestId: request.id } });
   }
 
-  private onEvents(events: readonly StoredEvent[]): void {
-    for (const event of events) {
-      if (event.type === "subagent.updated") {
-        const task = (event.data as { task: DelegatedTask | null }).task;
-        if (task !== null) this.deliverCompletion(task);
-      } else if (event.type === "runtime-request.updated") {
-        this.routeQuestion((event.data as { request: RuntimeRequest }).request);
-      }
+  private onEvent(stored: StoredEvent): void {
+    const event = toDomainEvent(stored);
+    if (event.type === "subagent.updated") {
+      // The event carries the task as of that commit; act on its current state.
+      const task = event.data.task === null ? undefined : this.orchestrator.state.tasks.get(event.data.task.taskId);
+      if (task !== undefined) this.deliverCompletion(task);
+    } else if (event.type === "runtime-request.updated") {
+      const request = this.orchestrator.state.runtimeRequests.get(event.data.request.id);
+      if (request !== undefined) this.routeQuestion(request);
     }
   }
 
-  private dispatch(command: Parameters<Orchestrator["dispatch"]>[0]): void {
+  private dispatch(command: Command): void {
     this.orchestrator.dispatch(command).then(
       (receipt) => {
         if (receipt.status === "rejected" && receipt.rejection.code !== "delivery_not_pending" && receipt.rejection.code !== "task_still_working") {

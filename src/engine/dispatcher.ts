@@ -24,9 +24,21 @@ export interface DispatcherOptions {
   readonly rebuild: () => Promise<void>;
 }
 
+/**
+ * What one dispatch did: its receipt and the events it wrote, so a caller
+ * learns what the command touched without reading the state again. A repeated
+ * commandId (or a rejection) wrote nothing: `events` is empty.
+ */
+export interface Dispatched {
+  readonly receipt: CommandReceipt;
+  readonly events: readonly StoredEvent[];
+  /** The commandId already had a receipt: nothing was written by this call. */
+  readonly duplicate: boolean;
+}
+
 interface Pending {
   readonly command: Command;
-  readonly resolve: (receipt: CommandReceipt) => void;
+  readonly resolve: (outcome: Dispatched) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -45,8 +57,8 @@ export class Dispatcher {
     this.maxBatch = options.maxBatch ?? 512;
   }
 
-  dispatch(command: Command): Promise<CommandReceipt> {
-    return new Promise<CommandReceipt>((resolve, reject) => {
+  dispatch(command: Command): Promise<Dispatched> {
+    return new Promise<Dispatched>((resolve, reject) => {
       this.queue.push({ command, resolve, reject });
       if (!this.draining) {
         this.draining = true;
@@ -77,7 +89,7 @@ export class Dispatcher {
     }
     const entries: CommitEntry[] = [];
     const owners: Pending[] = [];
-    const replies: { pending: Pending; receipt: CommandReceipt }[] = [];
+    const replies: { pending: Pending; outcome: Dispatched }[] = [];
     const seenInBatch = new Set<string>();
     const ctx = this.context();
     let evolved = false;
@@ -85,7 +97,7 @@ export class Dispatcher {
       batch.forEach((pending, index) => {
         const known = stored[index];
         if (known) {
-          replies.push({ pending, receipt: known });
+          replies.push({ pending, outcome: { receipt: known, events: [], duplicate: true } });
           return;
         }
         const { command } = pending;
@@ -118,7 +130,7 @@ export class Dispatcher {
       const committed: StoredEvent[] = [];
       results.forEach((result, index) => {
         committed.push(...result.events);
-        replies.push({ pending: owners[index]!, receipt: result.receipt });
+        replies.push({ pending: owners[index]!, outcome: { receipt: result.receipt, events: result.events, duplicate: result.duplicate } });
       });
       if (committed.length > 0) state.lastSequence = committed[committed.length - 1]!.sequence;
       // A command may write only outbox effects (provider-session.detach): listeners still hear of it, so the outbox worker wakes.
@@ -128,10 +140,10 @@ export class Dispatcher {
       // The state may hold events that never reached the log: start again from the log.
       if (evolved) await this.options.rebuild().catch(() => undefined);
       for (const p of owners) p.reject(error);
-      for (const r of replies) r.pending.resolve(r.receipt);
+      for (const r of replies) r.pending.resolve(r.outcome);
       return;
     }
-    for (const r of replies) r.pending.resolve(r.receipt);
+    for (const r of replies) r.pending.resolve(r.outcome);
   }
 
   /** An entry the store will recognise as a duplicate of an earlier one in the same batch. */

@@ -4,8 +4,8 @@ import { toDomainEvent } from "../contracts/events.js";
 import type { DelegationLimits, ProviderFacts } from "../core/decision.js";
 import type { UuidSource } from "../core/ids.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
-import type { EventStore } from "../store/eventStore.js";
-import { Dispatcher } from "./dispatcher.js";
+import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
+import { type Dispatched, Dispatcher } from "./dispatcher.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
 
 export interface OrchestratorOptions {
@@ -59,8 +59,23 @@ export class Orchestrator {
     return new Orchestrator(options.store, state, options);
   }
 
-  dispatch(command: Command): Promise<CommandReceipt> {
+  /** Decide and commit a command; resolves with its receipt. */
+  async dispatch(command: Command): Promise<CommandReceipt> {
+    return (await this.dispatcher.dispatch(command)).receipt;
+  }
+
+  /** Like dispatch, but also hands back the events the command wrote. */
+  execute(command: Command): Promise<Dispatched> {
     return this.dispatcher.dispatch(command);
+  }
+
+  /**
+   * Follow the committed log: events after `after`, then every later commit,
+   * each exactly once and in sequence order, delivered once the state has
+   * applied it. This is the one live-change path for reactors and waits.
+   */
+  follow(after: number, listener: EventListener): Subscription {
+    return this.store.subscribe(after, listener);
   }
 
   /** The live folded state, current as of the last commit. Callers must not mutate it. */

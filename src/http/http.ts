@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
+/** A route handler returns true when it handled the request. */
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+
 /** Largest accepted request body. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 

@@ -15,6 +15,7 @@ const waitToolkit = defineToolkit("test-wait", [
     name: "test_wait",
     description: "Wait until aborted.",
     inputSchema: z.object({ label: z.string() }),
+    outputSchema: z.object({ aborted: z.boolean() }),
     capability: McpCapability.preview,
     handler: (input, ctx) =>
       new Promise((resolve) => {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { bearerToken, sendJson } from "../http/http.js";
-import type { RouteHandler } from "../api/routes.js";
+import type { RouteHandler } from "../http/http.js";
 import type { CredentialRejection, McpCredentialRegistry, McpInvocationScope } from "./credentialRegistry.js";
 import { type McpBodyResult, readMcpBody, sendJsonRpcError } from "./httpBody.js";
 import { type McpSession, McpSessionTable, OWNER_IDENTITY, SessionCloseReason, identityOf } from "./mcpSessions.js";

@@ -2,7 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { McpCapability } from "./credentialRegistry.js";
-import { OrchestratorMcpError } from "./failures.js";
+import { AppError } from "../app/errors.js";
 import { type McpHarness, OWNER_TOKEN, startMcpHarness } from "./testSuiteMcpHarness.js";
 import { type McpToolContext, defineTool, defineToolkit } from "./toolkit.js";
 import { McpToolCatalogError, buildToolCatalog } from "./toolServer.js";
@@ -21,6 +21,7 @@ const testToolkit = defineToolkit("test", [
       mode: z.enum(["async", "wait"]).default("async"),
       target: z.object({ model: z.string() }).optional(),
     }),
+    outputSchema: z.object({ taskId: z.string(), mode: z.string(), scopeKind: z.string() }),
     capability: McpCapability.orchestration,
     handler: (input, ctx) => {
       ran.push({ name: "test_delegate", input, ctx });
@@ -31,6 +32,7 @@ const testToolkit = defineToolkit("test", [
     name: "test_crash",
     description: "Throws a plain Error.",
     inputSchema: z.object({}),
+    outputSchema: z.object({}),
     capability: McpCapability.preview,
     handler: () => Promise.reject(new Error("sqlite exploded at /var/secret/db.sqlite")),
   }),
@@ -38,13 +40,15 @@ const testToolkit = defineToolkit("test", [
     name: "test_denied",
     description: "Throws an OrchestratorMcpError.",
     inputSchema: z.object({ threadId: z.string() }),
+    outputSchema: z.object({}),
     capability: McpCapability.preview,
-    handler: (input) => Promise.reject(new OrchestratorMcpError("thread_not_found", `thread ${input.threadId} does not exist`, { details: { threadId: input.threadId } })),
+    handler: (input) => Promise.reject(new AppError("thread_not_found", `thread ${input.threadId} does not exist`, { details: { threadId: input.threadId } })),
   }),
   defineTool({
     name: "test_progress",
     description: "Reports progress three times.",
     inputSchema: z.object({ steps: z.number().int().positive() }),
+    outputSchema: z.object({ done: z.number() }),
     capability: McpCapability.preview,
     handler: async (input, ctx) => {
       for (let step = 1; step <= input.steps; step += 1) await ctx.progress({ progress: step, total: input.steps, message: `step ${step}` });

@@ -3,7 +3,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 import type { CallToolResult, RequestId, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { McpInvocationScope } from "./credentialRegistry.js";
-import { OrchestratorMcpError, OrchestratorMcpFailureCode, formatZodIssues, isUnexpectedFailure, toMcpFailure } from "./failures.js";
+import { AppError, isUnexpectedFailure, toFailure } from "../app/errors.js";
+import { FailureCode, FailureEnvelopeSchema } from "../contracts/failures.js";
+import { formatZodIssues } from "../contracts/zodIssues.js";
 import type { McpProgressUpdate, McpToolContext, McpToolDefinition, McpToolkit } from "./toolkit.js";
 import { TOOL_NAME_PATTERN } from "./toolkit.js";
 
@@ -58,8 +60,20 @@ function toolListing(tool: McpToolDefinition): Tool {
     ...(tool.title === undefined ? {} : { title: tool.title }),
     description: tool.description,
     inputSchema: schema as Tool["inputSchema"],
+    outputSchema: outputListing(tool),
     ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
   };
+}
+
+/**
+ * The tool's outputSchema: its success shape, or the failure envelope a failed
+ * call answers with (`isError: true`, `structuredContent: { error }`), so a
+ * client that validates structuredContent accepts both.
+ */
+function outputListing(tool: McpToolDefinition): NonNullable<Tool["outputSchema"]> {
+  const { $schema: _ignored, ...success } = z.toJSONSchema(tool.outputSchema, { io: "output", unrepresentable: "any" });
+  const { $schema: _ignoredToo, ...failure } = z.toJSONSchema(FailureEnvelopeSchema, { io: "output", unrepresentable: "any" });
+  return { type: "object", anyOf: [success, failure] };
 }
 
 export interface ToolServerOptions {
@@ -109,14 +123,14 @@ export async function callTool(catalog: McpToolCatalog, name: string, args: unkn
   try {
     const tool = catalog.get(name);
     if (tool === undefined) {
-      throw new OrchestratorMcpError(OrchestratorMcpFailureCode.invalid_request, `unknown tool ${JSON.stringify(name)}`);
+      throw new AppError(FailureCode.invalid_request, `unknown tool ${JSON.stringify(name)}`);
     }
     if (!ctx.scope.capabilities.includes(tool.capability)) {
-      throw new OrchestratorMcpError(OrchestratorMcpFailureCode.capability_denied, `tool ${name} needs the ${tool.capability} capability, which this credential does not grant`);
+      throw new AppError(FailureCode.capability_denied, `tool ${name} needs the ${tool.capability} capability, which this credential does not grant`);
     }
     const parsed = tool.inputSchema.safeParse(args ?? {});
     if (!parsed.success) {
-      throw new OrchestratorMcpError(OrchestratorMcpFailureCode.invalid_request, `invalid arguments for ${name}: ${formatZodIssues(parsed.error)}`);
+      throw new AppError(FailureCode.invalid_request, `invalid arguments for ${name}: ${formatZodIssues(parsed.error)}`);
     }
     const result = await tool.handler(parsed.data, ctx);
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
@@ -127,7 +141,7 @@ export async function callTool(catalog: McpToolCatalog, name: string, args: unkn
     if (isUnexpectedFailure(error)) {
       log(`mcp: tool ${name} (request ${String(ctx.requestId)}) failed: ${describe(error)}`);
     }
-    const failure = toMcpFailure(error);
+    const failure = toFailure(error);
     return { isError: true, content: [{ type: "text", text: `${failure.code}: ${failure.message}` }], structuredContent: { error: failure } };
   }
 }

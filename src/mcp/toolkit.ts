@@ -1,5 +1,7 @@
 import type { RequestId, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import type { WaitContext } from "../app/waits.js";
+import { TOOL_CONTRACTS, type ToolName } from "../contracts/tools/toolContracts.js";
 import type { McpCapability, McpInvocationScope } from "./credentialRegistry.js";
 
 /**
@@ -15,7 +17,7 @@ export interface McpProgressUpdate {
   readonly message?: string;
 }
 
-export interface McpToolContext {
+export interface McpToolContext extends WaitContext {
   /** Who is calling: resolved from the bearer token of this very request. */
   readonly scope: McpInvocationScope;
   /**
@@ -43,12 +45,14 @@ export interface McpToolDefinition<I = unknown> {
   readonly description: string;
   /** A zod object schema; its JSON Schema is what tools/list shows. */
   readonly inputSchema: z.ZodObject & z.ZodType<I>;
+  /** The structuredContent of a successful call; tools/list shows it (with the failure envelope) as outputSchema. */
+  readonly outputSchema: z.ZodObject;
   readonly capability: McpCapability;
   readonly annotations?: ToolAnnotations;
   /**
-   * Runs with arguments already parsed by `inputSchema`. Throw an
-   * OrchestratorMcpError for an expected denial; anything else is reported as
-   * orchestration_error and logged by the endpoint.
+   * Runs with arguments already parsed by `inputSchema`. Throw an AppError
+   * for an expected denial; anything else is reported as orchestration_error
+   * and logged by the endpoint.
    */
   handler(input: I, ctx: McpToolContext): Promise<McpToolResult>;
 }
@@ -59,12 +63,30 @@ export interface McpToolkit {
   readonly tools: readonly McpToolDefinition[];
 }
 
-/** Define a tool and keep the handler's input typed by its schema. */
-export function defineTool<S extends z.ZodObject>(
-  tool: Omit<McpToolDefinition<z.output<S>>, "inputSchema"> & { readonly inputSchema: S },
+/** Define a tool: the handler's input is typed by the input schema, its result by the output schema. */
+export function defineTool<S extends z.ZodObject, O extends z.ZodObject>(
+  tool: Omit<McpToolDefinition<z.output<S>>, "inputSchema" | "outputSchema" | "handler"> & {
+    readonly inputSchema: S;
+    readonly outputSchema: O;
+    handler(input: z.output<S>, ctx: McpToolContext): Promise<z.input<O>>;
+  },
 ): McpToolDefinition<z.output<S>> {
   // S is a ZodObject whose output is z.output<S>; TypeScript cannot see that for a generic S.
   return tool as unknown as McpToolDefinition<z.output<S>>;
+}
+
+type ContractOf<N extends ToolName> = (typeof TOOL_CONTRACTS)[N];
+
+/** Define one of Loom's tools: its schemas come from the tool contract table (src/contracts/tools). */
+export function contractTool<N extends ToolName>(
+  name: N,
+  tool: Omit<McpToolDefinition, "name" | "inputSchema" | "outputSchema" | "handler"> & {
+    handler(input: z.output<ContractOf<N>["input"]>, ctx: McpToolContext): Promise<z.input<ContractOf<N>["output"]>>;
+  },
+): McpToolDefinition<z.output<ContractOf<N>["input"]>> {
+  const { input, output } = TOOL_CONTRACTS[name];
+  const definition: McpToolDefinition = { ...tool, name, inputSchema: input as z.ZodObject, outputSchema: output, handler: (args, ctx) => tool.handler(args as never, ctx) };
+  return definition as McpToolDefinition<z.output<ContractOf<N>["input"]>>;
 }
 
 export function defineToolkit(name: string, tools: readonly McpToolDefinition[]): McpToolkit {

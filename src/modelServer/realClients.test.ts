@@ -14,7 +14,7 @@ import type { ModelRule } from "./rules.js";
 import { type ModelServer, startModelServer } from "./server.js";
 import { type TinyMcpServer, startTinyMcpServer } from "../testkit/tinyMcpServer.js";
 
-const CODEX = fileURLToPath(new URL("../../../node_modules/.bin/codex", import.meta.url));
+const CODEX = fileURLToPath(new URL("../../node_modules/.bin/codex", import.meta.url));
 
 const echoRules: ModelRule[] = [
   { when: { toolAvailable: "echo_text", lastIsToolResult: false }, reply: { toolCall: { tool: "echo_text", arguments: { text: "ping" } } } },

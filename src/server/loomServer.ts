@@ -1,9 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { HttpError, sendError } from "../http/http.js";
-import { type RouteHandler, orchestrationRoutes, sha256 } from "../api/routes.js";
-import { DelegationReactor, TaskWaiters } from "../engine/delegationReactor.js";
+import { HttpError, type RouteHandler, sendError } from "../http/http.js";
+import { orchestrationRoutes, sha256 } from "../api/routes.js";
+import type { AppContext } from "../app/context.js";
+import { DelegationReactor } from "../engine/delegationReactor.js";
+import { TaskWaiters } from "../engine/taskWaiters.js";
 import { Orchestrator } from "../engine/orchestrator.js";
 import { OutboxWorker } from "../engine/outboxWorker.js";
 import { reconcileOnBoot } from "../engine/reconcile.js";
@@ -90,7 +92,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const waiters = new TaskWaiters();
   const reactor = new DelegationReactor(orchestrator, waiters, log);
 
-  const toolContext = {
+  const app: AppContext = {
     orchestrator,
     registry,
     environmentId,
@@ -100,12 +102,11 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     progressIntervalMs: options.progressIntervalMs ?? 5_000,
     clock: Date.now,
     waiters,
-    reactor,
   };
-  const toolkits = [threadToolkit(toolContext), delegationToolkit(toolContext), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
+  const toolkits = [threadToolkit(app), delegationToolkit(app), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
   const routes: RouteHandler[] = [
-    orchestrationRoutes({ orchestrator, ownerTokenHash: sha256(ownerToken), environmentId, version: LOOM_VERSION }),
+    orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION }),
     mcp.route,
   ];
   const server = createServer((req, res) => {
@@ -118,7 +119,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   mcpUrl = `${url}/mcp`;
   worker.start();
-  reactor.start();
+  await reactor.start();
   sessions.startReaper();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);

@@ -24,6 +24,8 @@ export interface HarnessOptions {
   /** Written to a file and passed as configPath; `providers` defaults to TEST_PROVIDERS. */
   readonly config?: LoomConfigFile;
   readonly progressIntervalMs?: number;
+  /** Mount the diagnostics toolkit (loom_echo). */
+  readonly diagnosticsTools?: boolean;
 }
 
 /** A scripted turn input: `script({ say: "hi" }, { sleep: 100 })`. */
@@ -60,7 +62,7 @@ export class LoomHarness {
     writeFileSync(configPath, JSON.stringify({ providers: TEST_PROVIDERS, ...options.config }));
     let server: LoomServer | null = null;
     try {
-      server = await startLoomServer({ stateDir, cwd: dir, configPath, progressIntervalMs: options.progressIntervalMs ?? 100 });
+      server = await startLoomServer({ stateDir, cwd: dir, configPath, progressIntervalMs: options.progressIntervalMs ?? 100, diagnosticsTools: options.diagnosticsTools ?? false });
       const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
       const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");
       return new LoomHarness(server, dir, ownerToken, owner);

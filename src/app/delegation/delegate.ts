@@ -1,0 +1,123 @@
+import { randomUUID } from "node:crypto";
+import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
+import type { DelegateTaskInput } from "../../contracts/tools/delegationTools.js";
+import { joinId } from "../../core/ids.js";
+import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
+import { type AppContext, execute } from "../context.js";
+import { AppError, fail } from "../errors.js";
+import { resolveModes, resolveTarget } from "../policy.js";
+import { touched } from "../touched.js";
+import { titleFromText } from "../threads/views.js";
+import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
+import { delegateTaskResult } from "./taskView.js";
+
+/** The role instruction that precedes the brief; the child gets nothing else from the parent. */
+export const ROLE_INSTRUCTIONS: Readonly<Record<NonNullable<DelegateTaskInput["role"]>, string>> = {
+  implementation: "You are implementing a change. Make it, check that it works, and report what you changed.",
+  research: "You are researching. Find the facts asked for, cite where they come from, and report them concisely.",
+  review: "You are reviewing. Look for defects, risks and missing pieces; report each finding with its evidence.",
+  design: "You are designing. Propose a design with its trade-offs and the decision you recommend.",
+  test: "You are testing. Exercise the behaviour described, report what passed and what failed, with evidence.",
+  general: "You are working on a delegated task. Complete it and report the result.",
+};
+
+interface Parent {
+  readonly acting: ActingCaller;
+  readonly threadId: string;
+  readonly runId: string;
+}
+
+/**
+ * Delegation needs an active parent run owned by the credential's provider
+ * session (spec 000): an outside client, an idle thread, or a credential of a
+ * session that no longer carries the thread are refused.
+ */
+function requireOwningSession(ctx: AppContext, caller: Caller): Parent {
+  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  if (caller.kind !== "agent" || acting.thread === null) fail("parent_not_active", "delegate_task needs a calling thread with a live run");
+  const session = ctx.orchestrator.state.providerSessions.get(caller.providerSessionId);
+  if (acting.activeRun === null || session === undefined || session.releasedAt !== null || session.threadId !== acting.thread.id) {
+    fail("parent_not_active", `thread ${acting.thread.id} has no active run owned by this provider session`);
+  }
+  return { acting, threadId: acting.thread.id, runId: acting.activeRun.id };
+}
+
+/** delegate_task: create a child thread on any provider and hand it the task. */
+export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, wait: WaitContext) {
+  const parent = requireOwningSession(ctx, caller);
+  const existing =
+    input.clientRequestId === undefined
+      ? undefined
+      : [...ctx.orchestrator.state.tasks.values()].find((task) => task.parentThreadId === parent.threadId && task.clientRequestId === input.clientRequestId);
+  const task = existing ?? (await requestTask(ctx, parent, input));
+  if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator.state, task, false);
+  return waitForTask(ctx, task.taskId, input.timeoutMs, wait);
+}
+
+async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput): Promise<DelegatedTask> {
+  const target = await resolveTarget(ctx.registry, parent.acting, input.target);
+  const modes = resolveModes(parent.acting, target.availability, input);
+  const key = input.clientRequestId ?? randomUUID();
+  const id = (prefix: string) => joinId(prefix, "client-request", parent.threadId, "request", key);
+  const taskId = id("subagent");
+  const prompt = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
+  try {
+    const executed = await execute(ctx, {
+      type: "delegated_task.request",
+      // A fresh command id per attempt: a rejected command keeps its receipt, so
+      // a derived one would repeat a retryable refusal (active_children_exceeded,
+      // provider_unavailable) forever. The task, thread and run ids stay derived,
+      // so a duplicate is refused (task_already_exists) and answered below.
+      commandId: joinId("command:delegate_task", "client-request", parent.threadId, "request", key, "attempt", randomUUID()),
+      data: {
+        taskId,
+        parentThreadId: parent.threadId,
+        parentRunId: parent.runId,
+        childThreadId: id("thread"),
+        childRunId: id("run"),
+        childMessageId: id("message"),
+        task: input.task,
+        prompt,
+        title: input.title ?? titleFromText(input.task) ?? "Delegated task",
+        role: input.role ?? null,
+        mode: input.mode ?? "async",
+        providerInstanceId: target.providerInstanceId,
+        model: target.model,
+        ...modes,
+        clientRequestId: input.clientRequestId ?? null,
+      },
+    });
+    return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);
+  } catch (error) {
+    // A concurrent retry with the same clientRequestId created it first.
+    const created = error instanceof AppError && error.rejectionCode === "task_already_exists" ? ctx.orchestrator.state.tasks.get(taskId) : undefined;
+    if (created !== undefined) return created;
+    throw error;
+  }
+}
+
+/**
+ * mode wait: return on the task's result, a blocking question, a live approval
+ * of the task's own work, or the wait cap. The child keeps running after a
+ * timeout. A result handed over here is acknowledged, so the parent is not
+ * woken for it again; one that arrives as the wait ends is delivered.
+ */
+export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext) {
+  const current = () => delegateTaskResult(ctx.orchestrator.state, ctx.orchestrator.state.tasks.get(taskId)!, false);
+  const hold = ctx.waiters.hold(taskId);
+  try {
+    const ready = () => {
+      const result = current();
+      return result.workState === "result_available" || result.hasPendingQuestion || result.pendingApproval !== null;
+    };
+    const done = await waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => `task ${taskId} is ${current().status}`);
+    const result = current();
+    if (result.workState === "result_available" && ctx.orchestrator.state.tasks.get(taskId)!.completionDelivery === "pending") {
+      await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });
+      hold.acknowledged();
+    }
+    return { ...result, waitTimedOut: !done };
+  } finally {
+    hold.release();
+  }
+}

@@ -1,0 +1,68 @@
+import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
+import { ApprovalKind, type RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
+import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import type { OrchestrationState } from "../../core/state.js";
+import { activeRunOf, runsOf } from "../../engine/queries.js";
+import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
+import { runResultText } from "../threads/views.js";
+
+const APPROVAL_KINDS: ReadonlySet<string> = new Set(Object.values(ApprovalKind));
+
+function isApproval(request: RuntimeRequest): request is RuntimeRequest & { kind: ApprovalKind } {
+  return APPROVAL_KINDS.has(request.kind);
+}
+
+/** The child's work besides the task's own run: later queued or executing turns. */
+function hasPendingChildRuns(state: OrchestrationState, task: DelegatedTask): boolean {
+  const original = task.childRunId === null ? undefined : state.runs.get(task.childRunId);
+  return runsOf(state, task.childThreadId).some(
+    (run) => run.id !== task.childRunId && (original === undefined || run.ordinal > original.ordinal) && !isTerminalRunStatus(run.status),
+  );
+}
+
+function childTasksUnfinished(state: OrchestrationState, task: DelegatedTask): boolean {
+  for (const child of state.tasks.values()) {
+    if (child.parentThreadId === task.childThreadId && child.resultContextTransferId === null) return true;
+  }
+  return false;
+}
+
+/** DelegateTaskResult (spec 000), read from the parent's durable projection. */
+export function delegateTaskResult(state: OrchestrationState, task: DelegatedTask, waitTimedOut: boolean): DelegateTaskResult {
+  const final = task.resultContextTransferId !== null;
+  const requests = [...state.runtimeRequests.values()].filter((r) => r.threadId === task.childThreadId && r.status === "pending");
+  const question = requests.find((r) => r.kind === "user_input" && r.blocking);
+  const approval = requests.find(isApproval);
+  const active = activeRunOf(state, task.childThreadId);
+  const original = task.childRunId === null ? undefined : state.runs.get(task.childRunId);
+  let status: DelegatedTask["status"] = task.status;
+  if (!final) {
+    if (original?.status === "queued") status = "queued";
+    else if (question !== undefined || approval !== undefined) status = "waiting";
+    else status = "running";
+  }
+  const workState: DelegateTaskResult["workState"] = final ? "result_available" : active === null && childTasksUnfinished(state, task) ? "waiting_for_children" : "working";
+  const terminalRuns = runsOf(state, task.childThreadId).filter((run) => isTerminalRunStatus(run.status) && run.kind !== "system_follow_up");
+  const latest = terminalRuns[terminalRuns.length - 1] ?? null;
+  const publishedRunId = task.resultContextTransferId === null ? null : (state.transfers.get(task.resultContextTransferId)?.runId ?? null);
+  return {
+    taskId: task.taskId,
+    childThreadId: task.childThreadId,
+    childRunId: task.childRunId,
+    childNodeId: task.childNodeId,
+    status,
+    workState,
+    hasPendingChildRuns: hasPendingChildRuns(state, task),
+    providerInstanceId: task.providerInstanceId,
+    model: task.model,
+    summary: final ? task.summary : null,
+    resultContextTransferId: task.resultContextTransferId,
+    latestTerminalRunId: latest?.id ?? null,
+    latestTerminalStatus: (latest?.status ?? null) as "completed" | "failed" | "cancelled" | "interrupted" | null,
+    latestTerminalSummary: latest === null ? null : latest.status === "failed" ? `Error: ${latest.failure?.message ?? "failed"}` : runResultText(state, latest),
+    latestTerminalResultContextTransferId: latest !== null && latest.id === publishedRunId ? task.resultContextTransferId : null,
+    hasPendingQuestion: question !== undefined,
+    pendingApproval: approval === undefined ? null : { requestId: approval.id, kind: approval.kind, runId: approval.runId },
+    waitTimedOut,
+  };
+}

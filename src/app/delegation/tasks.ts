@@ -1,0 +1,47 @@
+import { randomUUID } from "node:crypto";
+import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
+import type { TaskCancelInput, TaskStatusInput } from "../../contracts/tools/delegationTools.js";
+import { type Caller, resolveCaller } from "../caller.js";
+import { type AppContext, execute } from "../context.js";
+import { fail } from "../errors.js";
+import { touched } from "../touched.js";
+import { delegateTaskResult } from "./taskView.js";
+
+/** A task as its parent sees it; another parent's task id is rejected as unknown. */
+function ownTask(ctx: AppContext, caller: Caller, taskId: string): DelegatedTask {
+  const state = ctx.orchestrator.state;
+  const acting = resolveCaller(state, caller);
+  const task = state.tasks.get(taskId);
+  if (task === undefined || (acting.thread !== null && task.parentThreadId !== acting.thread.id)) {
+    fail("task_not_found", `no task ${taskId} belongs to this thread`);
+  }
+  return task;
+}
+
+/**
+ * task_status: the task from the parent's durable projection. Reading an
+ * available result acknowledges it, so the parent is not also woken for it.
+ */
+export async function taskStatus(ctx: AppContext, caller: Caller, input: TaskStatusInput) {
+  const task = ownTask(ctx, caller, input.taskId);
+  if (task.resultContextTransferId !== null && task.completionDelivery === "pending" && caller.kind === "agent") {
+    await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${task.taskId}`, data: { taskId: task.taskId } });
+  }
+  return delegateTaskResult(ctx.orchestrator.state, ctx.orchestrator.state.tasks.get(task.taskId)!, false);
+}
+
+/**
+ * task_cancel (spec 000): stop the child's own tasks, then the child thread;
+ * cancel the task's queued turn; dispose automatic delivery. A terminal task
+ * returns its status and its child thread still stops.
+ */
+export async function taskCancel(ctx: AppContext, caller: Caller, input: TaskCancelInput) {
+  const task = ownTask(ctx, caller, input.taskId);
+  const executed = await execute(ctx, {
+    type: "subagent.stop",
+    commandId: `cmd:task_cancel:${randomUUID()}`,
+    data: { taskId: task.taskId, ...(input.reason === undefined ? {} : { reason: input.reason }) },
+  });
+  const after = touched(executed.events).tasks.get(task.taskId) ?? ctx.orchestrator.state.tasks.get(task.taskId)!;
+  return { ...delegateTaskResult(ctx.orchestrator.state, after, false), cancelReason: input.reason ?? null };
+}

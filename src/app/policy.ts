@@ -1,0 +1,102 @@
+import { type InteractionMode, RUNTIME_MODES, type RuntimeMode, interactionModeRank, runtimeModeRank } from "../contracts/modes.js";
+import type { ProviderAvailability, ProviderRegistry } from "../providers/registry.js";
+import type { ActingCaller } from "./caller.js";
+import { fail } from "./errors.js";
+
+/** A tool that changes another thread needs the calling thread's live run (spec 000, Policy). */
+export function requireLiveRunFor(caller: ActingCaller, targetThreadId: string): void {
+  if (caller.kind === "thread" && caller.thread!.id !== targetThreadId && caller.activeRun === null) {
+    fail("parent_not_active", "changing another thread needs a live run in the calling thread");
+  }
+}
+
+/** The target's modes may not be broader than the caller's: the privilege ceiling. */
+export function checkCeiling(caller: ActingCaller, target: { runtimeMode: RuntimeMode; interactionMode: InteractionMode }): void {
+  if (caller.thread === null) return;
+  if (runtimeModeRank(target.runtimeMode) > runtimeModeRank(caller.thread.runtimeMode)) {
+    fail("runtime_mode_escalation_denied", `the target runs ${target.runtimeMode}, broader than the caller's ${caller.thread.runtimeMode}`);
+  }
+  if (interactionModeRank(target.interactionMode) > interactionModeRank(caller.thread.interactionMode)) {
+    fail("interaction_mode_escalation_denied", `the target uses interaction mode ${target.interactionMode}, broader than the caller's ${caller.thread.interactionMode}`);
+  }
+}
+
+export interface ResolvedTarget {
+  readonly availability: ProviderAvailability;
+  readonly providerInstanceId: string;
+  readonly model: string | null;
+}
+
+export interface TargetRequest {
+  readonly providerInstanceId?: string;
+  readonly driverKind?: string;
+  readonly model?: string;
+}
+
+/**
+ * Provider and model for new work (spec 000, delegate_task): inherit the
+ * caller's; a driver-only target keeps the caller's instance when it is of
+ * that driver, else takes an available one; an explicit instance is honoured
+ * exactly; another provider without a model takes its first advertised model.
+ */
+export async function resolveTarget(registry: ProviderRegistry, caller: ActingCaller, target: TargetRequest | undefined): Promise<ResolvedTarget> {
+  const inheritedId = caller.thread?.modelSelection?.providerInstanceId ?? caller.thread?.providerInstanceId ?? caller.providerInstanceId;
+  let availability: ProviderAvailability | null = null;
+  if (target?.providerInstanceId !== undefined) {
+    availability = await registry.get(target.providerInstanceId);
+    if (availability === null) fail("provider_unavailable", `no provider instance named ${target.providerInstanceId}`);
+    if (!availability.available) fail("provider_unavailable", `${target.providerInstanceId} is unavailable: ${availability.reason ?? "unknown reason"}`);
+  } else {
+    const all = await registry.list();
+    const inherited = inheritedId === null ? undefined : all.find((p) => p.instance.id === inheritedId);
+    if (target?.driverKind !== undefined) {
+      availability =
+        inherited?.available === true && inherited.driver === target.driverKind ? inherited : (all.find((p) => p.available && p.driver === target.driverKind) ?? null);
+      if (availability === null) fail("provider_unavailable", `no available provider instance of driver ${target.driverKind}`);
+    } else {
+      availability = inherited?.available === true ? inherited : (all.find((p) => p.available) ?? null);
+      if (availability === null) fail("provider_unavailable", "no provider instance is available");
+    }
+  }
+  const sameProvider = availability.instance.id === inheritedId;
+  let model: string | null;
+  if (target?.model !== undefined) {
+    if (availability.models.length > 0 && !availability.models.includes(target.model)) {
+      fail("model_unavailable", `${availability.instance.id} does not advertise model ${target.model}; it offers ${availability.models.join(", ")}`);
+    }
+    model = target.model;
+  } else if (sameProvider && caller.thread?.modelSelection?.model) {
+    model = caller.thread.modelSelection.model;
+  } else {
+    model = availability.models[0] ?? null;
+  }
+  return { availability, providerInstanceId: availability.instance.id, model };
+}
+
+/**
+ * Modes for new work: explicit modes may not widen the caller's; a mode the
+ * provider does not offer is refused when explicit and stepped down to the
+ * broadest offered mode when inherited.
+ */
+export function resolveModes(
+  caller: ActingCaller,
+  availability: ProviderAvailability,
+  requested: { runtimeMode?: RuntimeMode | "inherit"; interactionMode?: InteractionMode | "inherit" },
+): { runtimeMode: RuntimeMode; interactionMode: InteractionMode } {
+  const offered = availability.capabilities?.runtimeModes ?? RUNTIME_MODES;
+  const base: RuntimeMode = caller.thread?.runtimeMode ?? "full-access";
+  let runtimeMode: RuntimeMode;
+  if (requested.runtimeMode !== undefined && requested.runtimeMode !== "inherit") {
+    runtimeMode = requested.runtimeMode;
+    if (!offered.includes(runtimeMode)) {
+      fail("invalid_request", `${availability.instance.id} does not offer runtime mode ${runtimeMode}; it offers ${offered.join(", ")}`);
+    }
+  } else {
+    const allowed = offered.filter((mode) => runtimeModeRank(mode) <= runtimeModeRank(base));
+    runtimeMode = allowed.sort((a, b) => runtimeModeRank(b) - runtimeModeRank(a))[0] ?? "approval-required";
+  }
+  const interactionMode: InteractionMode =
+    requested.interactionMode !== undefined && requested.interactionMode !== "inherit" ? requested.interactionMode : (caller.thread?.interactionMode ?? "default");
+  checkCeiling(caller, { runtimeMode, interactionMode });
+  return { runtimeMode, interactionMode };
+}

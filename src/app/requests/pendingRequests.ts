@@ -1,0 +1,67 @@
+import { randomUUID } from "node:crypto";
+import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
+import type { PendingRequestListInput, PendingRequestReadInput, PendingRequestRespondInput } from "../../contracts/tools/delegationTools.js";
+import type { Caller } from "../caller.js";
+import { type AppContext, execute } from "../context.js";
+import { fail } from "../errors.js";
+import { authorizeChange, liveThreadOrFail } from "../threads/authorize.js";
+
+function summarize(request: RuntimeRequest) {
+  const questions = (request.payload.questions as { id: string; question: string }[] | undefined) ?? [];
+  return {
+    requestId: request.id,
+    threadId: request.threadId,
+    runId: request.runId,
+    kind: request.kind,
+    status: request.status,
+    blocking: request.blocking,
+    createdAt: request.createdAt,
+    summary: request.kind === "user_input" ? questions.map((q) => q.question).join(" / ") : (typeof request.payload.title === "string" ? request.payload.title : request.kind),
+  };
+}
+
+/** t3_pending_request_list: the thread's pending requests (questions and approvals). */
+export function listPendingRequests(ctx: AppContext, input: PendingRequestListInput) {
+  const thread = liveThreadOrFail(ctx, input.threadId);
+  const requests = [...ctx.orchestrator.state.runtimeRequests.values()].filter((r) => r.threadId === thread.id && r.status === "pending");
+  return { threadId: thread.id, requests: requests.map(summarize) };
+}
+
+/** t3_pending_request_read: the fresh full request; the durable record can outlive its provider callback. */
+export function readPendingRequest(ctx: AppContext, input: PendingRequestReadInput) {
+  liveThreadOrFail(ctx, input.threadId);
+  const request = ctx.orchestrator.state.runtimeRequests.get(input.requestId);
+  if (request === undefined || request.threadId !== input.threadId) fail("invalid_request", `request ${input.requestId} does not exist in thread ${input.threadId}`);
+  return { ...summarize(request), payload: request.payload, resolution: request.resolution, resolvedAt: request.resolvedAt };
+}
+
+/**
+ * t3_pending_request_respond: answer (or dismiss) a question. Approvals are
+ * not answered through these tools: they grant no approval authority.
+ */
+export async function respondToPendingRequest(ctx: AppContext, caller: Caller, input: PendingRequestRespondInput) {
+  const { target: thread } = authorizeChange(ctx, caller, input.threadId);
+  const request = ctx.orchestrator.state.runtimeRequests.get(input.requestId);
+  if (request === undefined || request.threadId !== thread.id) fail("invalid_request", `request ${input.requestId} does not exist in thread ${thread.id}`);
+  if (request.kind !== "user_input") fail("invalid_request", `request ${request.id} is an approval; only the user can answer approvals`);
+  if (request.status !== "pending") fail("invalid_request", `request ${request.id} is already ${request.status}`);
+  const commandId = `cmd:pending_request_respond:${randomUUID()}`;
+  if (input.dismiss === true) {
+    await execute(ctx, { type: "thread.user-input.dismiss", commandId, data: { threadId: thread.id, requestId: request.id } });
+  } else {
+    const questions = (request.payload.questions as { id: string }[] | undefined) ?? [];
+    let answers: Record<string, string[]>;
+    if (input.answers !== undefined) {
+      answers = Object.fromEntries(Object.entries(input.answers).map(([id, value]) => [id, Array.isArray(value) ? value : [value]]));
+      const unknown = Object.keys(answers).filter((id) => !questions.some((q) => q.id === id));
+      if (unknown.length > 0) fail("invalid_request", `unknown question id(s): ${unknown.join(", ")}; expected ${questions.map((q) => q.id).join(", ")}`);
+    } else if (input.answer !== undefined) {
+      if (questions.length !== 1) fail("invalid_request", `request ${request.id} has ${questions.length} questions: use answers keyed by question id`);
+      answers = { [questions[0]!.id]: [input.answer] };
+    } else {
+      fail("invalid_request", "give answers, answer, or dismiss: true");
+    }
+    await execute(ctx, { type: "runtime-request.respond", commandId, data: { threadId: thread.id, requestId: request.id, response: { answers } } });
+  }
+  return summarize(ctx.orchestrator.state.runtimeRequests.get(request.id)!);
+}

@@ -1,0 +1,26 @@
+import type { AppThread } from "../../contracts/thread.js";
+import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
+import type { AppContext } from "../context.js";
+import { fail } from "../errors.js";
+import { checkCeiling, requireLiveRunFor } from "../policy.js";
+
+/** A thread that exists and is not deleted, or thread_not_found. */
+export function liveThreadOrFail(ctx: AppContext, threadId: string): AppThread {
+  const thread = ctx.orchestrator.state.threads.get(threadId);
+  if (thread === undefined || thread.deletedAt !== null) fail("thread_not_found", `thread ${threadId} does not exist`);
+  return thread;
+}
+
+/**
+ * The caller may change the target (spec 000, Policy): another thread needs
+ * the caller's live run, and the target's modes may not be broader than the
+ * caller's. Without a threadId the target is the calling thread.
+ */
+export function authorizeChange(ctx: AppContext, caller: Caller, threadId: string | undefined): { acting: ActingCaller; target: AppThread } {
+  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const targetId = threadId ?? acting.thread?.id ?? fail("invalid_request", "threadId is required for a caller outside a thread");
+  const target = liveThreadOrFail(ctx, targetId);
+  requireLiveRunFor(acting, target.id);
+  if (target.id !== acting.thread?.id) checkCeiling(acting, target);
+  return { acting, target };
+}

@@ -1,0 +1,37 @@
+import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import type { ThreadWaitInput, ThreadWaitOutput } from "../../contracts/tools/threadTools.js";
+import { latestRunOf } from "../../engine/queries.js";
+import type { AppContext } from "../context.js";
+import { fail } from "../errors.js";
+import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
+import { liveThreadOrFail } from "./authorize.js";
+import { runResultText } from "./views.js";
+
+/**
+ * t3_thread_wait: wait for a run to end. Without runId it pins the latest run
+ * at call time; an idle thread returns at once. A timeout reports the latest
+ * durable status and does not cancel anything.
+ */
+export async function waitForThread(ctx: AppContext, input: ThreadWaitInput, wait: WaitContext): Promise<ThreadWaitOutput> {
+  const thread = liveThreadOrFail(ctx, input.threadId);
+  const state = ctx.orchestrator.state;
+  const runId = input.runId ?? latestRunOf(state, thread.id)?.id ?? null;
+  if (runId === null) {
+    return { threadId: thread.id, runId: null, status: "idle", terminal: true, waitTimedOut: false, result: null, error: null, endReason: null };
+  }
+  const pinned = state.runs.get(runId);
+  if (pinned === undefined || pinned.threadId !== thread.id) fail("run_not_found", `run ${runId} does not exist in thread ${thread.id}`);
+  const current = () => ctx.orchestrator.state.runs.get(runId)!;
+  const finished = await waitUntil(ctx, wait, waitBudget(ctx, input.timeoutMs), () => isTerminalRunStatus(current().status), () => `run ${runId} is ${current().status}`);
+  const run = current();
+  return {
+    threadId: thread.id,
+    runId,
+    status: run.status,
+    terminal: isTerminalRunStatus(run.status),
+    waitTimedOut: !finished,
+    result: runResultText(ctx.orchestrator.state, run),
+    error: run.failure?.message ?? null,
+    endReason: run.endReason,
+  };
+}

@@ -1,0 +1,184 @@
+import type { Run } from "../../contracts/entities/runs.js";
+import type { AppThread } from "../../contracts/thread.js";
+import type { TurnItem } from "../../contracts/turnItems.js";
+import { activeRunOf, latestRunOf, runsOf } from "../../engine/queries.js";
+import type { OrchestrationState } from "../../core/state.js";
+import type { ItemView, RunSummary, ThreadSummary } from "../../contracts/tools/toolOutputs.js";
+
+/** A title made from text: its first non-blank line, at most 60 characters; null for blank text. */
+export function titleFromText(text: string): string | null {
+  const line = text.trim().split("\n")[0]!.trim();
+  if (line === "") return null;
+  return line.length <= 60 ? line : `${line.slice(0, 57).trimEnd()}...`;
+}
+
+/** The link agents use to mention a thread (spec 000, t3_thread_read). */
+export function threadLink(environmentId: string, threadId: string): string {
+  return `t3-thread://v2/${encodeURIComponent(environmentId)}/${encodeURIComponent(threadId)}`;
+}
+
+export function runSummary(run: Run): RunSummary {
+  return {
+    runId: run.id,
+    ordinal: run.ordinal,
+    kind: run.kind,
+    status: run.status,
+    endReason: run.endReason,
+    error: run.failure?.message ?? null,
+    createdAt: run.createdAt,
+    endedAt: run.endedAt,
+  };
+}
+
+/** A thread as list and read results show it, with provenance and what it still waits on. */
+export function threadSummary(state: OrchestrationState, environmentId: string, thread: AppThread, now: string): ThreadSummary {
+  const latest = latestRunOf(state, thread.id);
+  const active = activeRunOf(state, thread.id);
+  const pendingRequests = [...state.runtimeRequests.values()].filter((r) => r.threadId === thread.id && r.status === "pending").length;
+  const linked = thread.pullRequests.find((pr) => pr.unlinkedAt === null) ?? null;
+  return {
+    threadId: thread.id,
+    link: threadLink(environmentId, thread.id),
+    title: thread.title,
+    titleRegenerating: thread.titleRegenerating,
+    projectId: thread.projectId,
+    providerInstanceId: thread.providerInstanceId,
+    model: thread.modelSelection?.model ?? null,
+    runtimeMode: thread.runtimeMode,
+    interactionMode: thread.interactionMode,
+    relation: thread.lineage.relation,
+    parentThreadId: thread.lineage.parentThreadId,
+    status: latest === null ? "idle" : latest.status,
+    latestRunId: latest?.id ?? null,
+    activeRunId: active?.id ?? null,
+    queuedRuns: thread.queuedRuns.length,
+    pendingRequests,
+    pullRequest: linked === null ? null : { url: linked.url, number: linked.number, title: linked.title },
+    archived: thread.archivedAt !== null,
+    snoozed: thread.snoozedUntil !== null && thread.snoozedUntil > now,
+    snoozedUntil: thread.snoozedUntil,
+    blockedOnThreadWait: false,
+    pendingBackgroundTasks: thread.pendingBackgroundTasks.filter((t) => t.kind === "subagent" || t.kind === "background_task" || t.awaited === true).length,
+    createdBy: thread.createdBy,
+    creationSource: thread.creationSource,
+    createdAt: thread.createdAt,
+    updatedAt: thread.updatedAt,
+  };
+}
+
+export function recentRuns(state: OrchestrationState, threadId: string, count: number): RunSummary[] {
+  return runsOf(state, threadId).slice(-count).map(runSummary);
+}
+
+/** Longest text kept for one item in a read; the rest is reported as truncated. */
+export const ITEM_TEXT_LIMIT = 8_000;
+
+const MESSAGE_TYPES: ReadonlySet<TurnItem["type"]> = new Set(["user_message", "assistant_message", "proposed_plan"]);
+
+export function isMessageItem(item: TurnItem): boolean {
+  return MESSAGE_TYPES.has(item.type);
+}
+
+/** A view with its text bounded (written out field by field: reads are on the hot path). */
+function view(item: TurnItem, text: string): ItemView {
+  const truncated = text.length > ITEM_TEXT_LIMIT;
+  return {
+    position: item.position,
+    itemId: item.id,
+    type: item.type,
+    runId: item.runId,
+    createdAt: item.createdAt,
+    text: truncated ? text.slice(0, ITEM_TEXT_LIMIT) : text,
+    truncated,
+  };
+}
+
+/** One timeline item as a read shows it: messages whole (bounded), other activity summarized. */
+export function itemView(item: TurnItem): ItemView {
+  switch (item.type) {
+    case "user_message":
+    case "assistant_message": {
+      const v = view(item, item.text);
+      v.createdBy = item.createdBy;
+      v.creationSource = item.creationSource;
+      return v;
+    }
+    case "proposed_plan": {
+      const v = view(item, item.markdown);
+      v.title = item.title;
+      return v;
+    }
+    case "command_execution": {
+      const v = view(item, `$ ${item.command}\n${item.outputPreview}`);
+      v.status = item.status;
+      v.exitCode = item.exitCode;
+      return v;
+    }
+    case "file_change": {
+      const v = view(item, item.changes.map((c) => `${c.kind} ${c.path} (+${c.additions} -${c.deletions})`).join("\n"));
+      v.status = item.status;
+      return v;
+    }
+    case "approval_request": {
+      const v = view(item, `${item.title}${item.detail ? `: ${item.detail}` : ""}`);
+      v.requestId = item.requestId;
+      v.status = item.status;
+      v.decision = item.decision;
+      return v;
+    }
+    case "user_input_request": {
+      const v = view(item, item.questions.map((q) => q.question).join("\n"));
+      v.requestId = item.requestId;
+      v.status = item.status;
+      v.answers = item.answers;
+      return v;
+    }
+    case "dynamic_tool": {
+      const v = view(item, `${item.toolName}(${JSON.stringify(item.arguments) ?? ""}) → ${JSON.stringify(item.result) ?? "null"}`);
+      v.status = item.status;
+      return v;
+    }
+    case "reasoning":
+      return view(item, item.summary ?? item.text ?? "");
+    case "system_notice": {
+      const v = view(item, item.text);
+      v.level = item.level;
+      return v;
+    }
+    case "error": {
+      const v = view(item, item.message);
+      v.code = item.code;
+      return v;
+    }
+    case "run_interrupt_request":
+      return view(item, `interrupt requested by ${item.requestedBy}${item.reason ? `: ${item.reason}` : ""}`);
+    case "subagent": {
+      const v = view(item, item.result ?? item.prompt);
+      v.status = item.status;
+      v.childThreadId = item.childThreadId;
+      return v;
+    }
+    case "thread_created": {
+      const v = view(item, `created ${item.relation} thread ${item.childThreadId}: ${item.title}`);
+      v.childThreadId = item.childThreadId;
+      return v;
+    }
+    case "notification": {
+      const v = view(item, item.text);
+      v.sourceThreadId = item.sourceThreadId;
+      return v;
+    }
+    default:
+      return view(item, item.type);
+  }
+}
+
+/** The latest assistant text of a run: its result. */
+export function runResultText(state: OrchestrationState, run: Run): string | null {
+  const items = state.turnItems.get(run.threadId) ?? [];
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if (item?.runId === run.id && item.type === "assistant_message") return item.text;
+  }
+  return null;
+}

@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { TargetInput } from "./threadTools.js";
+import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOutputs.js";
+
+/** Inputs and outputs of the delegation and pending-request tools (spec 000). */
+export const DelegateTaskInput = z
+  .object({
+    task: z.string().min(1).max(200_000).describe("The complete brief: the child receives only this (plus the role instruction), never your conversation"),
+    target: TargetInput.optional().describe("Where the child runs; omitted fields inherit from you"),
+    title: z.string().min(1).max(500).optional(),
+    role: z.enum(["implementation", "research", "review", "design", "test", "general"]).optional(),
+    mode: z.enum(["async", "wait"]).optional().describe("async (default): return at once; wait: return on the result, a blocking question, a pending approval, or the wait cap"),
+    timeoutMs: z.number().int().min(0).max(3_600_000).optional().describe("For mode wait; capped by the server"),
+    clientRequestId: z.string().min(1).max(200).optional().describe("Stable per delegation round: a retry returns the same task instead of a second child"),
+    runtimeMode: z.enum(["inherit", "approval-required", "auto-accept-edits", "full-access"]).optional(),
+    interactionMode: z.enum(["inherit", "plan", "default"]).optional(),
+  })
+  .strict();
+export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;
+
+export const TaskStatusInput = z.object({ taskId: z.string().min(1).max(512) }).strict();
+export type TaskStatusInput = z.infer<typeof TaskStatusInput>;
+
+export const TaskCancelInput = z
+  .object({ taskId: z.string().min(1).max(512), reason: z.string().min(1).max(2_000).optional() })
+  .strict();
+export type TaskCancelInput = z.infer<typeof TaskCancelInput>;
+
+export const PendingRequestListInput = z.object({ threadId: z.string().min(1).max(512) }).strict();
+export type PendingRequestListInput = z.infer<typeof PendingRequestListInput>;
+
+export const PendingRequestReadInput = z.object({ threadId: z.string().min(1).max(512), requestId: z.string().min(1).max(512) }).strict();
+export type PendingRequestReadInput = z.infer<typeof PendingRequestReadInput>;
+
+export const PendingRequestRespondInput = z
+  .object({
+    threadId: z.string().min(1).max(512),
+    requestId: z.string().min(1).max(512),
+    answers: z
+      .record(z.string(), z.union([z.string(), z.array(z.string())]))
+      .optional()
+      .describe("Answers keyed by question id (from t3_pending_request_read)"),
+    answer: z.string().optional().describe("Shorthand: one answer for a single-question request"),
+    dismiss: z.boolean().optional().describe("Close the question without an answer"),
+  })
+  .strict();
+export type PendingRequestRespondInput = z.infer<typeof PendingRequestRespondInput>;
+
+// Outputs: the structuredContent each delegation tool answers with.
+
+export const DelegateTaskOutput = DelegateTaskResultSchema;
+export const TaskStatusOutput = DelegateTaskResultSchema;
+export const TaskCancelOutput = DelegateTaskResultSchema.extend({ cancelReason: z.string().nullable() });
+
+export const PendingRequestListOutput = z.object({ threadId: z.string(), requests: z.array(PendingRequestSummarySchema) });
+export const PendingRequestReadOutput = PendingRequestSummarySchema.extend({
+  payload: z.record(z.string(), z.unknown()),
+  resolution: z.record(z.string(), z.unknown()).nullable(),
+  resolvedAt: z.string().nullable(),
+});
+export const PendingRequestRespondOutput = PendingRequestSummarySchema;

@@ -1,0 +1,79 @@
+import { z } from "zod";
+import {
+  DelegateTaskInput,
+  DelegateTaskOutput,
+  PendingRequestListInput,
+  PendingRequestListOutput,
+  PendingRequestReadInput,
+  PendingRequestReadOutput,
+  PendingRequestRespondInput,
+  PendingRequestRespondOutput,
+  TaskCancelInput,
+  TaskCancelOutput,
+  TaskStatusInput,
+  TaskStatusOutput,
+} from "./delegationTools.js";
+import {
+  CapabilitiesInput,
+  CapabilitiesOutput,
+  CreateThreadsInput,
+  CreateThreadsOutput,
+  LinkPullRequestInput,
+  ThreadInterruptInput,
+  ThreadInterruptOutput,
+  ThreadLaunchInput,
+  ThreadLaunchOutput,
+  ThreadListInput,
+  ThreadListOutput,
+  ThreadMetadataOutput,
+  ThreadReadInput,
+  ThreadReadOutput,
+  ThreadSendInput,
+  ThreadSendOutput,
+  ThreadUpdateInput,
+  ThreadWaitInput,
+  ThreadWaitOutput,
+  UnlinkPullRequestInput,
+} from "./threadTools.js";
+
+/** A tool's contract: what it takes and the structuredContent it answers with on success. */
+export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
+  readonly input: I;
+  readonly output: O;
+}
+
+function contract<I extends z.ZodType, O extends z.ZodObject>(input: I, output: O): ToolContract<I, O> {
+  return { input, output };
+}
+
+export const LoomEchoInput = z.object({ text: z.string().describe("Text to return") });
+export const LoomEchoOutput = z.object({ text: z.string() });
+
+/**
+ * Every tool Loom serves, by name: the one table the MCP toolkits, the CLI
+ * and the typed client read their input and output shapes from.
+ */
+export const TOOL_CONTRACTS = {
+  orchestrator_capabilities: contract(CapabilitiesInput, CapabilitiesOutput),
+  create_threads: contract(CreateThreadsInput, CreateThreadsOutput),
+  t3_thread_launch: contract(ThreadLaunchInput, ThreadLaunchOutput),
+  t3_thread_list: contract(ThreadListInput, ThreadListOutput),
+  t3_thread_read: contract(ThreadReadInput, ThreadReadOutput),
+  t3_thread_update: contract(ThreadUpdateInput, ThreadMetadataOutput),
+  link_pull_request: contract(LinkPullRequestInput, ThreadMetadataOutput),
+  unlink_pull_request: contract(UnlinkPullRequestInput, ThreadMetadataOutput),
+  t3_thread_send: contract(ThreadSendInput, ThreadSendOutput),
+  t3_thread_wait: contract(ThreadWaitInput, ThreadWaitOutput),
+  t3_thread_interrupt: contract(ThreadInterruptInput, ThreadInterruptOutput),
+  delegate_task: contract(DelegateTaskInput, DelegateTaskOutput),
+  task_status: contract(TaskStatusInput, TaskStatusOutput),
+  task_cancel: contract(TaskCancelInput, TaskCancelOutput),
+  t3_pending_request_list: contract(PendingRequestListInput, PendingRequestListOutput),
+  t3_pending_request_read: contract(PendingRequestReadInput, PendingRequestReadOutput),
+  t3_pending_request_respond: contract(PendingRequestRespondInput, PendingRequestRespondOutput),
+  loom_echo: contract(LoomEchoInput, LoomEchoOutput),
+} as const;
+
+export type ToolName = keyof typeof TOOL_CONTRACTS;
+export type ToolInput<N extends ToolName> = z.input<(typeof TOOL_CONTRACTS)[N]["input"]>;
+export type ToolOutput<N extends ToolName> = z.output<(typeof TOOL_CONTRACTS)[N]["output"]>;

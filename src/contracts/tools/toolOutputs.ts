@@ -1,0 +1,124 @@
+import { z } from "zod";
+import { DelegatedTaskStatusSchema } from "../entities/delegatedTasks.js";
+import { RunKindSchema, RunStatusSchema } from "../entities/runs.js";
+import { ApprovalKindSchema, RuntimeRequestKindSchema, RuntimeRequestStatusSchema } from "../entities/runtimeRequests.js";
+import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+import { CreatedBySchema, CreationSourceSchema, ThreadLineageSchema } from "../thread.js";
+import { TURN_ITEM_TYPES } from "../turnItems.js";
+
+/**
+ * Output pieces shared by several tools' results. Every tool's output schema
+ * (the structuredContent it answers with) is built from these; the MCP
+ * endpoint advertises them as `outputSchema` and a test checks real results
+ * against them.
+ */
+
+const Nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
+
+/** A thread's latest run status, or idle when it has never run. */
+export const ThreadStatusSchema = z.union([z.literal("idle"), RunStatusSchema]);
+
+export const LinkedPullRequestSchema = z.object({ url: z.string(), number: Nullable(z.number().int()), title: Nullable(z.string()) });
+
+export const RunSummarySchema = z.object({
+  runId: z.string(),
+  ordinal: z.number().int(),
+  kind: RunKindSchema,
+  status: RunStatusSchema,
+  endReason: Nullable(z.string()),
+  error: Nullable(z.string()),
+  createdAt: z.string(),
+  endedAt: Nullable(z.string()),
+});
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+/** A thread as list and read results show it, with provenance and what it still waits on. */
+export const ThreadSummarySchema = z.object({
+  threadId: z.string(),
+  link: z.string(),
+  title: z.string(),
+  titleRegenerating: z.boolean(),
+  projectId: z.string(),
+  providerInstanceId: Nullable(z.string()),
+  model: Nullable(z.string()),
+  runtimeMode: RuntimeModeSchema,
+  interactionMode: InteractionModeSchema,
+  relation: ThreadLineageSchema.shape.relation,
+  parentThreadId: Nullable(z.string()),
+  status: ThreadStatusSchema,
+  latestRunId: Nullable(z.string()),
+  activeRunId: Nullable(z.string()),
+  queuedRuns: z.number().int(),
+  pendingRequests: z.number().int(),
+  pullRequest: Nullable(LinkedPullRequestSchema),
+  archived: z.boolean(),
+  snoozed: z.boolean(),
+  snoozedUntil: Nullable(z.string()),
+  blockedOnThreadWait: z.boolean(),
+  pendingBackgroundTasks: z.number().int(),
+  createdBy: CreatedBySchema,
+  creationSource: CreationSourceSchema,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type ThreadSummary = z.infer<typeof ThreadSummarySchema>;
+
+/** One timeline item as a read shows it. Optional fields appear only for the item types that have them. */
+export const ItemViewSchema = z.object({
+  position: z.number().int(),
+  itemId: z.string(),
+  type: z.enum(TURN_ITEM_TYPES),
+  runId: Nullable(z.string()),
+  createdAt: z.string(),
+  text: z.string(),
+  truncated: z.boolean(),
+  createdBy: z.string().optional(),
+  creationSource: z.string().optional(),
+  title: Nullable(z.string()).optional(),
+  status: z.string().optional(),
+  exitCode: Nullable(z.number()).optional(),
+  requestId: z.string().optional(),
+  decision: Nullable(z.string()).optional(),
+  answers: Nullable(z.record(z.string(), z.array(z.string()))).optional(),
+  level: z.string().optional(),
+  code: Nullable(z.string()).optional(),
+  childThreadId: Nullable(z.string()).optional(),
+  sourceThreadId: Nullable(z.string()).optional(),
+});
+export type ItemView = z.infer<typeof ItemViewSchema>;
+
+/** DelegateTaskResult (spec 000), read from the parent's durable projection. */
+export const DelegateTaskResultSchema = z.object({
+  taskId: z.string(),
+  childThreadId: z.string(),
+  childRunId: Nullable(z.string()),
+  childNodeId: z.string(),
+  status: DelegatedTaskStatusSchema,
+  workState: z.enum(["working", "waiting_for_children", "result_available"]),
+  hasPendingChildRuns: z.boolean(),
+  providerInstanceId: z.string(),
+  model: Nullable(z.string()),
+  summary: Nullable(z.string()),
+  resultContextTransferId: Nullable(z.string()),
+  latestTerminalRunId: Nullable(z.string()),
+  latestTerminalStatus: Nullable(z.enum(["completed", "failed", "cancelled", "interrupted"])),
+  latestTerminalSummary: Nullable(z.string()),
+  latestTerminalResultContextTransferId: Nullable(z.string()),
+  hasPendingQuestion: z.boolean(),
+  pendingApproval: Nullable(z.object({ requestId: z.string(), kind: ApprovalKindSchema, runId: z.string() })),
+  waitTimedOut: z.boolean(),
+});
+export type DelegateTaskResult = z.infer<typeof DelegateTaskResultSchema>;
+
+/** A pending request as the pending-request tools list it. */
+export const PendingRequestSummarySchema = z.object({
+  requestId: z.string(),
+  threadId: z.string(),
+  runId: z.string(),
+  kind: RuntimeRequestKindSchema,
+  status: RuntimeRequestStatusSchema,
+  blocking: z.boolean(),
+  createdAt: z.string(),
+  summary: z.string(),
+});
+export type PendingRequestSummary = z.infer<typeof PendingRequestSummarySchema>;

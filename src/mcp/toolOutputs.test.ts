@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOOL_CONTRACTS, type ToolName } from "../contracts/tools/toolContracts.js";
+import { DELEGATION_PROVIDERS, childScript } from "../testkit/delegationHarness.js";
+import { LoomHarness, script } from "../testkit/loomHarness.js";
+
+/**
+ * Every tool's real structuredContent, from a real server over real MCP,
+ * against the output schema its contract declares: parsing must succeed and
+ * drop nothing (an undeclared field would be stripped, so the parse would
+ * differ from what the tool sent).
+ */
+
+let h: LoomHarness;
+const seen = new Set<ToolName>();
+
+function check(name: ToolName, result: unknown): void {
+  const parsed = TOOL_CONTRACTS[name].output.safeParse(result);
+  expect(parsed.success, `${name}: ${parsed.success ? "" : parsed.error.message}`).toBe(true);
+  expect(parsed.data, `${name} answered fields its output schema does not declare`).toEqual(result);
+  seen.add(name);
+}
+
+async function owner(name: ToolName, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const result = await h.owner.ok(name, args);
+  check(name, result);
+  return result;
+}
+
+function toolResults(threadId: string): Map<string, unknown[]> {
+  const results = new Map<string, unknown[]>();
+  for (const item of h.items(threadId)) {
+    if (item.type !== "dynamic_tool" || item.status !== "completed") continue;
+    const name = item.toolName;
+    results.set(name, [...(results.get(name) ?? []), (item.result as { structuredContent?: unknown }).structuredContent]);
+  }
+  return results;
+}
+
+beforeAll(async () => {
+  h = await LoomHarness.start({ config: { providers: DELEGATION_PROVIDERS }, diagnosticsTools: true });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("tool outputs match their declared schemas", () => {
+  it("tools/list advertises an outputSchema for every tool, admitting the failure envelope too", async () => {
+    const listed = await h.owner.listTools();
+    for (const tool of listed) {
+      expect(tool.outputSchema, tool.name).toMatchObject({ type: "object" });
+      expect((tool.outputSchema as { anyOf?: unknown[] }).anyOf).toHaveLength(2);
+    }
+    expect(listed.map((tool) => tool.name).sort()).toEqual(Object.keys(TOOL_CONTRACTS).sort());
+  });
+
+  it("thread tools, as the owner", async () => {
+    check("loom_echo", await h.owner.ok("loom_echo", { text: "hi" }));
+    await owner("orchestrator_capabilities", {});
+    const created = await owner("create_threads", { threads: [{ title: "idle" }, { prompt: script({ say: "one" }) }] });
+    const [idle, busy] = created.threads as { threadId: string; runId: string | null }[];
+    await h.waitForEnd(busy!.runId!);
+    const launched = await owner("t3_thread_launch", { message: script({ ask: "Which colour?" }), target: { providerInstanceId: "a" } });
+    const askingThread = launched.threadId as string;
+    await h.waitForRun(launched.runId as string, "waiting_on_user_input");
+    await owner("t3_thread_list", {});
+    await owner("t3_thread_read", { threadId: busy!.threadId });
+    await owner("t3_thread_read", { threadId: busy!.threadId, view: "activity", afterPosition: -1 });
+    await owner("t3_thread_update", { threadId: idle!.threadId, action: "rename", title: "Renamed" });
+    await owner("link_pull_request", { threadId: idle!.threadId, url: "https://example.com/pr/1", number: 1 });
+    await owner("unlink_pull_request", { threadId: idle!.threadId });
+    const listed = await owner("t3_pending_request_list", { threadId: askingThread });
+    const requestId = (listed.requests as { requestId: string }[])[0]!.requestId;
+    await owner("t3_pending_request_read", { threadId: askingThread, requestId });
+    await owner("t3_pending_request_respond", { threadId: askingThread, requestId, answer: "blue" });
+    await owner("t3_thread_wait", { threadId: askingThread });
+    const sent = await owner("t3_thread_send", { threadId: idle!.threadId, message: script({ sleep: 60_000 }) });
+    await h.waitForRun(sent.runId as string, "running");
+    await owner("t3_thread_interrupt", { threadId: idle!.threadId });
+    await owner("t3_thread_interrupt", { threadId: busy!.threadId });
+  });
+
+  it("delegation tools, as an agent", async () => {
+    const child = childScript({ say: "child done" });
+    const parent = await h.launch({
+      target: { providerInstanceId: "a" },
+      message: script(
+        { call: "delegate_task", args: { task: child, target: { providerInstanceId: "b" }, mode: "wait" }, as: "d" },
+        { call: "task_status", args: { taskId: "{{d.taskId}}" } },
+        { call: "task_cancel", args: { taskId: "{{d.taskId}}" } },
+      ),
+    });
+    await h.waitForEnd(parent.runId!);
+    const results = toolResults(parent.threadId);
+    for (const name of ["delegate_task", "task_status", "task_cancel"] as const) {
+      const answers = results.get(name) ?? [];
+      expect(answers, `${name} answered`).toHaveLength(1);
+      check(name, answers[0]);
+    }
+  });
+
+  it("covered every tool of the contract table", () => {
+    expect([...seen].sort()).toEqual(Object.keys(TOOL_CONTRACTS).sort());
+  });
+});
