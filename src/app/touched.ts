@@ -34,6 +34,10 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "subagent.updated":
         if (event.data.task !== null) tasks.set(event.data.task.taskId, event.data.task);
         break;
+      case "run-attempt.created":
+      case "run-attempt.updated":
+      case "provider-thread.updated":
+      case "provider-turn.updated":
       case "runtime-request.updated":
       case "provider-session.attached":
       case "provider-session.updated":

@@ -3,7 +3,8 @@ import type { StoredEvent } from "./envelopes.js";
 import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
 import { ContextTransferSchema, type ContextTransfer } from "./entities/contextTransfers.js";
 import { DelegatedTaskSchema, type DelegatedTask } from "./entities/delegatedTasks.js";
-import { ExecutionNodeSchema, RunSchema, type ExecutionNode, type Run } from "./entities/runs.js";
+import { ProviderThreadSchema, ProviderTurnSchema, type ProviderThread, type ProviderTurn } from "./entities/providerRecords.js";
+import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, type Run, type RunAttempt } from "./entities/runs.js";
 import { SubagentSchema, type Subagent } from "./entities/subagents.js";
 import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
@@ -50,6 +51,25 @@ export interface RunEvent {
   readonly data: { readonly run: Run };
 }
 
+/** One try at executing a run on a provider session (spec 004 §2, RunAttempt). */
+export interface RunAttemptEvent {
+  readonly type: "run-attempt.created" | "run-attempt.updated";
+  readonly streamId: string;
+  readonly data: { readonly attempt: RunAttempt };
+}
+
+export interface ProviderThreadEvent {
+  readonly type: "provider-thread.updated";
+  readonly streamId: string;
+  readonly data: { readonly providerThread: ProviderThread };
+}
+
+export interface ProviderTurnEvent {
+  readonly type: "provider-turn.updated";
+  readonly streamId: string;
+  readonly data: { readonly providerTurn: ProviderTurn };
+}
+
 export interface TurnItemEvent {
   readonly type: "turn-item.updated";
   readonly streamId: string;
@@ -90,6 +110,9 @@ export interface ContextTransferEvent {
 export type KnownDomainEvent =
   | ThreadEvent
   | RunEvent
+  | RunAttemptEvent
+  | ProviderThreadEvent
+  | ProviderTurnEvent
   | TurnItemEvent
   | RuntimeRequestEvent
   | ProviderSessionEvent
@@ -114,6 +137,10 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   ...THREAD_EVENT_TYPES.map((type) => eventSchema(type, ThreadEventDataSchema)),
   eventSchema("run.created", z.object({ run: RunSchema })),
   eventSchema("run.updated", z.object({ run: RunSchema })),
+  eventSchema("run-attempt.created", z.object({ attempt: RunAttemptSchema })),
+  eventSchema("run-attempt.updated", z.object({ attempt: RunAttemptSchema })),
+  eventSchema("provider-thread.updated", z.object({ providerThread: ProviderThreadSchema })),
+  eventSchema("provider-turn.updated", z.object({ providerTurn: ProviderTurnSchema })),
   eventSchema("turn-item.updated", z.object({ item: TurnItemSchema })),
   eventSchema("runtime-request.updated", z.object({ request: RuntimeRequestSchema })),
   eventSchema("provider-session.attached", z.object({ session: ProviderSessionSchema })),
@@ -131,6 +158,18 @@ export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thre
 
 export function runEvent(type: RunEvent["type"], run: Run): RunEvent {
   return { type, streamId: run.threadId, data: { run } };
+}
+
+export function runAttemptEvent(type: RunAttemptEvent["type"], attempt: RunAttempt): RunAttemptEvent {
+  return { type, streamId: attempt.threadId, data: { attempt } };
+}
+
+export function providerThreadEvent(providerThread: ProviderThread): ProviderThreadEvent {
+  return { type: "provider-thread.updated", streamId: providerThread.threadId, data: { providerThread } };
+}
+
+export function providerTurnEvent(providerTurn: ProviderTurn): ProviderTurnEvent {
+  return { type: "provider-turn.updated", streamId: providerTurn.threadId, data: { providerTurn } };
 }
 
 export function turnItemEvent(item: TurnItem): TurnItemEvent {

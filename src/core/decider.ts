@@ -4,7 +4,16 @@ import { decideDeliveryAcknowledge, decideDeliveryDispose, decideFinalizeTask, d
 import { decideDeliverTaskNotice } from "./delegation/notices.js";
 import { decideDelegatedTaskRequest } from "./delegation/request.js";
 import { decideProviderSessionDetach, decideQueueResume, decideRunInterrupt, decideThreadStop } from "./run/control.js";
-import { decideItemCompleted, decideRunLost, decideSessionOpened, decideSessionReleased, decideTurnCompleted, decideTurnStarted } from "./run/ingest.js";
+import {
+  decideAttemptStarted,
+  decideItemCompleted,
+  decideRunLost,
+  decideSessionOpened,
+  decideSessionReleased,
+  decideTurnCompleted,
+  decideTurnStarted,
+  decideUsageReported,
+} from "./run/ingest.js";
 import {
   decideQueuedMessagePromoteToSteer,
   decideQueuedRunCancel,
@@ -123,8 +132,12 @@ export function decide(state: OrchestrationState, command: Command, ctx: DecideC
       return decideSessionOpened(state, command, ctx);
     case "provider-runtime.session-released":
       return decideSessionReleased(state, command, ctx);
+    case "provider-runtime.attempt-started":
+      return decideAttemptStarted(state, command, ctx);
     case "provider-runtime.turn-started":
       return decideTurnStarted(state, command, ctx);
+    case "provider-runtime.usage-reported":
+      return decideUsageReported(state, command, ctx);
     case "provider-runtime.item-completed":
       return decideItemCompleted(state, command, ctx);
     case "provider-runtime.turn-completed":

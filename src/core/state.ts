@@ -1,7 +1,8 @@
 import type { ContextTransfer } from "../contracts/entities/contextTransfers.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import type { ProviderSession } from "../contracts/entities/projects.js";
-import type { ExecutionNode, Run } from "../contracts/entities/runs.js";
+import type { ProviderThread, ProviderTurn } from "../contracts/entities/providerRecords.js";
+import type { ExecutionNode, Run, RunAttempt } from "../contracts/entities/runs.js";
 import type { Subagent } from "../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import type { DomainEvent } from "../contracts/events.js";
@@ -21,6 +22,11 @@ export interface OrchestrationState {
   readonly runs: Map<string, Run>;
   /** Run ids per thread in ordinal order. */
   readonly threadRuns: Map<string, string[]>;
+  readonly attempts: Map<string, RunAttempt>;
+  /** Attempt ids per run in ordinal order. */
+  readonly runAttempts: Map<string, string[]>;
+  readonly providerThreads: Map<string, ProviderThread>;
+  readonly providerTurns: Map<string, ProviderTurn>;
   /** Each thread's timeline; an item's index is its `position`. */
   readonly turnItems: Map<string, TurnItem[]>;
   /** Item id → thread id, to upsert an item in place. */
@@ -43,6 +49,10 @@ export function initialState(): OrchestrationState {
     threads: new Map(),
     runs: new Map(),
     threadRuns: new Map(),
+    attempts: new Map(),
+    runAttempts: new Map(),
+    providerThreads: new Map(),
+    providerTurns: new Map(),
     turnItems: new Map(),
     itemThreads: new Map(),
     runtimeRequests: new Map(),
@@ -83,6 +93,16 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "run.created":
     case "run.updated":
       applyRun(state, event.data.run);
+      return state;
+    case "run-attempt.created":
+    case "run-attempt.updated":
+      applyAttempt(state, event.data.attempt);
+      return state;
+    case "provider-thread.updated":
+      state.providerThreads.set(event.data.providerThread.id, event.data.providerThread);
+      return state;
+    case "provider-turn.updated":
+      state.providerTurns.set(event.data.providerTurn.id, event.data.providerTurn);
       return state;
     case "turn-item.updated":
       applyTurnItem(state, event.data.item);
@@ -131,6 +151,15 @@ function applyRun(state: OrchestrationState, run: Run): void {
     const thread = state.threads.get(run.threadId);
     if (thread !== undefined) state.threads.set(thread.id, { ...thread, queuedRuns: queuedRunsOf(state, thread.id) });
   }
+}
+
+function applyAttempt(state: OrchestrationState, attempt: RunAttempt): void {
+  if (!state.attempts.has(attempt.id)) {
+    const ids = state.runAttempts.get(attempt.runId);
+    if (ids === undefined) state.runAttempts.set(attempt.runId, [attempt.id]);
+    else ids.push(attempt.id);
+  }
+  state.attempts.set(attempt.id, attempt);
 }
 
 /** The thread's queued runs in queue order. */

@@ -1,21 +1,34 @@
+import { EFFECTS, EFFECT_KINDS, type EffectKind, type EffectPayload, isEffectKind, retryDelay } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
+import { formatZodIssues } from "../contracts/zodIssues.js";
 import type { EventStore } from "../store/eventStore.js";
 
-/** Runs one effect. Throwing marks the attempt failed. */
-export type EffectHandler = (row: OutboxRow) => Promise<void>;
+/** What a handler learns about the effect it runs besides its payload. */
+export interface EffectContext {
+  /** The outbox row's id: stable across retries, so a handler can be idempotent by it. */
+  readonly effectId: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** The thread the effect belongs to. */
+  readonly threadId: string;
+}
+
+/** Runs one effect kind with its decoded payload. Throwing marks the attempt failed. */
+export type EffectHandler<K extends EffectKind> = (payload: EffectPayload<K>, effect: EffectContext) => Promise<void>;
+
+/** One handler per effect kind: the compiler checks the table is total. */
+export type EffectHandlers = { readonly [K in EffectKind]: EffectHandler<K> };
 
 export interface OutboxWorkerOptions {
   readonly store: EventStore;
-  readonly handlers: ReadonlyMap<string, EffectHandler>;
+  readonly handlers: EffectHandlers;
   /** Lease owner name, unique per process. */
   readonly owner: string;
   readonly clock?: () => number;
   readonly leaseMs?: number;
   /** How often to look for retries and expired leases when nothing wakes the worker. */
   readonly pollMs?: number;
-  /** Attempts a replay-safe effect gets before it fails for good. */
-  readonly maxAttempts?: number;
-  /** Called once when an effect fails for good. */
+  /** Called once when an effect fails for good (its retry policy spent, or a payload that does not decode). */
   readonly onFailed?: (row: OutboxRow, error: unknown) => void;
   readonly log?: (line: string) => void;
 }
@@ -23,14 +36,15 @@ export interface OutboxWorkerOptions {
 /**
  * Drains the outbox (DESIGN.md invariant 4). Effects of one thread run one at
  * a time in commit order; different threads run in parallel, so a slow
- * provider start never holds up another thread. A replay-safe effect that
- * fails is retried with backoff; a process-bound one fails at once.
+ * provider start never holds up another thread. Each kind's payload is decoded
+ * with its schema and retried by its policy (src/contracts/effects.ts). While
+ * a handler runs, its lease is renewed, so a long steer or start is never
+ * claimed a second time by another worker.
  */
 export class OutboxWorker {
   private readonly chains = new Map<string, Promise<void>>();
   private readonly clock: () => number;
   private readonly leaseMs: number;
-  private readonly maxAttempts: number;
   private timer: NodeJS.Timeout | null = null;
   private polling: Promise<void> | null = null;
   private again = false;
@@ -39,7 +53,6 @@ export class OutboxWorker {
   constructor(private readonly options: OutboxWorkerOptions) {
     this.clock = options.clock ?? Date.now;
     this.leaseMs = options.leaseMs ?? 5 * 60_000;
-    this.maxAttempts = options.maxAttempts ?? 5;
   }
 
   start(): void {
@@ -65,16 +78,18 @@ export class OutboxWorker {
     });
   }
 
+  /** Resolves when a claim and everything it leased have run (tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.polling !== null || this.chains.size > 0) {
+      await this.polling;
+      await Promise.allSettled([...this.chains.values()]);
+    }
+  }
+
   private async poll(): Promise<void> {
     try {
       for (;;) {
-        const rows = await this.options.store.claimOutbox({
-          owner: this.options.owner,
-          now: this.clock(),
-          leaseMs: this.leaseMs,
-          limit: 64,
-          kinds: [...this.options.handlers.keys()],
-        });
+        const rows = await this.options.store.claimOutbox({ owner: this.options.owner, now: this.clock(), leaseMs: this.leaseMs, limit: 64, kinds: EFFECT_KINDS });
         for (const row of rows) this.enqueue(row);
         if (rows.length < 64 || this.stopped) return;
       }
@@ -93,18 +108,36 @@ export class OutboxWorker {
   }
 
   private async run(row: OutboxRow): Promise<void> {
-    const handler = this.options.handlers.get(row.kind);
+    const heartbeat = setInterval(() => {
+      this.options.store.renewOutbox(row.id, this.options.owner, this.clock(), this.leaseMs).catch((error: unknown) => {
+        this.options.log?.(`loom: renewing the lease of effect ${row.kind} failed: ${errorText(error)}`);
+      });
+    }, Math.max(1, Math.floor(this.leaseMs / 3)));
+    heartbeat.unref();
     try {
-      if (handler === undefined) throw new Error(`no handler for effect ${row.kind}`);
-      await handler(row);
+      await this.handle(row);
       await this.options.store.completeOutbox(row.id, this.options.owner);
     } catch (error) {
-      const retry = row.replaySafe && row.attempts < this.maxAttempts;
-      const retryAt = retry ? this.clock() + Math.min(30_000, 250 * 2 ** row.attempts) : null;
+      const delay = error instanceof UndecodableEffectError || !isEffectKind(row.kind) ? null : retryDelay(EFFECTS[row.kind].retry, row.attempts);
+      const retryAt = delay === null ? null : this.clock() + delay;
       await this.options.store.failOutbox(row.id, this.options.owner, errorText(error), retryAt).catch(() => false);
-      if (!retry) this.options.onFailed?.(row, error);
+      if (retryAt === null) this.options.onFailed?.(row, error);
       else this.options.log?.(`loom: effect ${row.kind} failed (attempt ${row.attempts}), retrying: ${errorText(error)}`);
+    } finally {
+      clearInterval(heartbeat);
     }
+  }
+
+  private handle(row: OutboxRow): Promise<void> {
+    if (!isEffectKind(row.kind)) throw new UndecodableEffectError(`no handler for effect ${row.kind}`);
+    return this.dispatch(row.kind, row);
+  }
+
+  private dispatch<K extends EffectKind>(kind: K, row: OutboxRow): Promise<void> {
+    const decoded = EFFECTS[kind].payload.safeParse(row.payload);
+    if (!decoded.success) throw new UndecodableEffectError(`effect ${kind} has a malformed payload: ${formatZodIssues(decoded.error)}`);
+    const handler = this.options.handlers[kind] as EffectHandler<K>;
+    return handler(decoded.data as EffectPayload<K>, { effectId: row.id, attempt: row.attempts, threadId: row.streamId });
   }
 
   /** Stop claiming; effects already running finish. */
@@ -115,6 +148,11 @@ export class OutboxWorker {
     await this.polling;
     await Promise.allSettled([...this.chains.values()]);
   }
+}
+
+/** An effect no handler can run as stored: never retried. */
+class UndecodableEffectError extends Error {
+  override readonly name = "UndecodableEffectError";
 }
 
 function errorText(error: unknown): string {

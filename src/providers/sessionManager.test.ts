@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OutboxRow } from "../contracts/envelopes.js";
 import { LoomHarness } from "../testkit/loomHarness.js";
 
 /** Session-manager effects that find no live session. */
@@ -11,10 +10,6 @@ afterAll(async () => {
   await h.close();
 });
 
-function row(kind: string, payload: Record<string, unknown>): OutboxRow {
-  return { id: `outbox:test-${kind}`, commandId: "cmd:test", kind, streamId: payload.threadId as string, payload, replaySafe: false, status: "leased", attempts: 1, leaseOwner: "test", leaseExpiresAt: null, availableAt: 0, lastError: null, createdAt: new Date().toISOString() };
-}
-
 describe("ProviderSessionManager", () => {
   it("re-sends a steer whose session is gone as a follow-up run, so the message is not lost", async () => {
     const thread = await h.createThread({ title: "Steered too late", prompt: "first" });
@@ -22,8 +17,8 @@ describe("ProviderSessionManager", () => {
     await h.dispatch("provider-session.detach", { threadId: thread.threadId });
     await h.until(() => !h.server.sessions.hasSession(thread.threadId), "the session to be released", 5_000);
 
-    const steer = h.server.sessions.handlers().get("provider.turn.steer")!;
-    await steer(row("provider.turn.steer", { threadId: thread.threadId, runId: thread.runId, messageId: "message:late", text: "late steer" }));
+    const steer = h.server.sessions.handlers()["provider.turn.steer"];
+    await steer({ threadId: thread.threadId, runId: thread.runId!, messageId: "message:late", text: "late steer" }, { effectId: "outbox:test-steer", attempt: 1, threadId: thread.threadId });
 
     const followUp = await h.until(() => h.runs(thread.threadId).find((run) => run.kind === "system_follow_up"), "a follow-up run");
     expect(await h.waitForEnd(followUp.id)).toMatchObject({ status: "completed" });

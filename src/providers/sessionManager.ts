@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "../contracts/commands.js";
-import type { SessionReleaseReason } from "../contracts/commands/runtimeCommands.js";
+import { EffectKind, type EffectPayload, type SessionReleaseReason } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
 import type { NormalizedProviderEvent } from "../contracts/providerEvents.js";
 import type { AppThread } from "../contracts/thread.js";
 import { derive } from "../core/ids.js";
-import { RunEffect } from "../core/run/lifecycle.js";
-import type { EffectHandler } from "../engine/outboxWorker.js";
+import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
@@ -56,24 +55,24 @@ export class ProviderSessionManager {
     this.clock = options.clock ?? Date.now;
   }
 
-  /** Effect handlers for the outbox worker. */
-  handlers(): Map<string, EffectHandler> {
-    return new Map<string, EffectHandler>([
-      [RunEffect.startTurn, (row) => this.startTurn(row)],
-      [RunEffect.steerTurn, (row) => this.steerTurn(row)],
-      [RunEffect.interruptTurn, (row) => this.interruptTurn(row)],
-      [RunEffect.respondRequest, (row) => this.respondRequest(row)],
-      [RunEffect.releaseSession, (row) => this.releaseFromEffect(row)],
-    ]);
+  /** Effect handlers for the outbox worker, one per effect kind. */
+  handlers(): EffectHandlers {
+    return {
+      [EffectKind.startTurn]: (payload) => this.startTurn(payload),
+      [EffectKind.steerTurn]: (payload, effect) => this.steerTurn(payload, effect),
+      [EffectKind.interruptTurn]: (payload, effect) => this.interruptTurn(payload, effect),
+      [EffectKind.respondRequest]: (payload) => this.respondRequest(payload),
+      [EffectKind.releaseSession]: (payload) => this.release(payload.threadId, payload.reason, payload.message),
+    };
   }
 
   /** An effect that failed for good: a start that never happened fails its run. */
   onEffectFailed(row: OutboxRow, error: unknown): void {
-    if (row.kind !== RunEffect.startTurn) {
+    if (row.kind !== EffectKind.startTurn) {
       this.options.log?.(`loom: effect ${row.kind} failed: ${messageOf(error)}`);
       return;
     }
-    const { threadId, runId } = row.payload as { threadId: string; runId: string };
+    const { threadId, runId } = row.payload as EffectPayload<typeof EffectKind.startTurn>;
     this.dispatch({
       type: "provider-runtime.run-lost",
       commandId: `cmd:start-failed:${row.id}`,
@@ -106,8 +105,7 @@ export class ProviderSessionManager {
     await Promise.all([...this.sessions.keys()].map((threadId) => this.release(threadId, "shutdown", "Loom shut down; the provider session ended with it.")));
   }
 
-  private async startTurn(row: OutboxRow): Promise<void> {
-    const { threadId, runId } = row.payload as { threadId: string; runId: string };
+  private async startTurn({ threadId, runId }: EffectPayload<typeof EffectKind.startTurn>): Promise<void> {
     const state = this.options.orchestrator.state;
     const run = state.runs.get(runId);
     const thread = state.threads.get(threadId);
@@ -200,15 +198,14 @@ export class ProviderSessionManager {
     }
   }
 
-  private async steerTurn(row: OutboxRow): Promise<void> {
-    const { threadId, runId, messageId, text } = row.payload as { threadId: string; runId: string; messageId: string; text: string };
+  private async steerTurn({ threadId, runId, messageId, text }: EffectPayload<typeof EffectKind.steerTurn>, effect: EffectContext): Promise<void> {
     const session = this.sessions.get(threadId);
     if (session === undefined) {
       // The turn's session went away before the steer reached it: nothing would
       // read the message, so it is sent again as a follow-up run of its own.
       await this.options.orchestrator.dispatch({
         type: "message.dispatch",
-        commandId: `cmd:resteer:${row.id}`,
+        commandId: `cmd:resteer:${effect.effectId}`,
         data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
       });
       return;
@@ -217,30 +214,23 @@ export class ProviderSessionManager {
     await session.runtime.steerTurn({ runId, input: text });
   }
 
-  private async interruptTurn(row: OutboxRow): Promise<void> {
-    const { threadId, runId } = row.payload as { threadId: string; runId: string };
+  private async interruptTurn({ threadId, runId }: EffectPayload<typeof EffectKind.interruptTurn>, effect: EffectContext): Promise<void> {
     const session = this.sessions.get(threadId);
     const run = this.options.orchestrator.state.runs.get(runId);
     if (run === undefined || run.status === "queued" || run.endedAt !== null) return;
     if (session === undefined) {
       // Nothing runs the turn any more: end it here so it never stays active.
-      this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:interrupt-orphan:${row.id}`, data: { threadId, runId, status: "interrupted", error: null } });
+      this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:interrupt-orphan:${effect.effectId}`, data: { threadId, runId, status: "interrupted", error: null } });
       return;
     }
     await session.runtime.interruptTurn({ runId });
   }
 
-  private async respondRequest(row: OutboxRow): Promise<void> {
-    const { threadId, nativeRequestId, response } = row.payload as { threadId: string; nativeRequestId: string | null; response: unknown };
+  private async respondRequest({ threadId, nativeRequestId, response }: EffectPayload<typeof EffectKind.respondRequest>): Promise<void> {
     const session = this.sessions.get(threadId);
     if (session === undefined || nativeRequestId === null) throw new Error(`no live session for thread ${threadId} to deliver the response to`);
     session.lastActivity = this.clock();
     await session.runtime.respondToRequest({ requestId: nativeRequestId, response });
-  }
-
-  private async releaseFromEffect(row: OutboxRow): Promise<void> {
-    const { threadId, reason, message } = row.payload as { threadId: string; reason: SessionReleaseReason; message: string };
-    await this.release(threadId, reason, message);
   }
 
   private async release(threadId: string, reason: SessionReleaseReason, message: string): Promise<void> {

@@ -104,6 +104,12 @@ export interface EventStore {
    */
   completeOutbox(id: string, owner: string): Promise<boolean>;
   /**
+   * Extend the lease the owner holds on a row to `now + leaseMs` (a heartbeat
+   * for a long effect). Returns false when `owner` does not hold the row
+   * (another owner re-claimed it after expiry, or it is no longer leased).
+   */
+  renewOutbox(id: string, owner: string, now: number, leaseMs: number): Promise<boolean>;
+  /**
    * Record a failed attempt by the lease owner (false, and no change, otherwise).
    * With `retryAt` (epoch ms) the row returns to pending, claimable from that
    * time; with null it becomes failed for good. Either way the lease is cleared

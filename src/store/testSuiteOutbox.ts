@@ -156,6 +156,25 @@ export function describeOutboxContract(harness: StoreHarness): void {
       expect(await store.completeOutbox(id, "rescuer")).toBe(true);
     });
 
+    it("renews a lease only for its owner, so a heartbeat keeps a long effect from being claimed twice", async () => {
+      const { store } = harness;
+      const { rows, t0 } = await commitEffects(store, ["long"]);
+      const id = rows[0]!.id;
+      await store.claimOutbox({ owner: "worker", now: t0, leaseMs: 100, limit: 1 });
+
+      expect(await store.renewOutbox(id, "worker", t0 + 90, 100)).toBe(true);
+      expect(await store.claimOutbox({ owner: "other", now: t0 + 150, leaseMs: 100, limit: 1 })).toEqual([]);
+      expect(await store.renewOutbox(id, "other", t0 + 150, 100)).toBe(false);
+      const [leased] = await store.listOutbox("leased");
+      expect(leased).toMatchObject({ id, leaseOwner: "worker", leaseExpiresAt: t0 + 190 });
+
+      // Without a heartbeat the lease lapses and another owner takes over; the old one can no longer renew.
+      expect(await store.claimOutbox({ owner: "other", now: t0 + 190, leaseMs: 100, limit: 1 })).toHaveLength(1);
+      expect(await store.renewOutbox(id, "worker", t0 + 195, 100)).toBe(false);
+      expect(await store.completeOutbox(id, "other")).toBe(true);
+      expect(await store.renewOutbox(id, "other", t0 + 200, 100)).toBe(false);
+    });
+
     it("claims only the requested kinds", async () => {
       const { store } = harness;
       const { rows, t0 } = await commitEffects(store, ["run.start", "checkpoint.capture", "run.start", "run.steer"]);

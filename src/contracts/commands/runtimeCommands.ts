@@ -1,3 +1,4 @@
+import type { SessionReleaseReason } from "../effects.js";
 import type { ProviderItem, TurnEndStatus } from "../providerEvents.js";
 
 /**
@@ -9,7 +10,9 @@ import type { ProviderItem, TurnEndStatus } from "../providerEvents.js";
 export const RuntimeCommandType = {
   sessionOpened: "provider-runtime.session-opened",
   sessionReleased: "provider-runtime.session-released",
+  attemptStarted: "provider-runtime.attempt-started",
   turnStarted: "provider-runtime.turn-started",
+  usageReported: "provider-runtime.usage-reported",
   itemCompleted: "provider-runtime.item-completed",
   turnCompleted: "provider-runtime.turn-completed",
   runLost: "provider-runtime.run-lost",
@@ -24,8 +27,16 @@ interface RuntimeCommand<T extends RuntimeCommandType, D> {
   readonly data: D;
 }
 
-/** Why a session ended; `idle_reaped` and `detached` interrupt a run still on it. */
-export type SessionReleaseReason = "idle_reaped" | "detached" | "crashed" | "shutdown" | "start_failed" | "server_restarted";
+export type { SessionReleaseReason } from "../effects.js";
+
+/** Token use as a provider reports it for a turn: cumulative, absent counts left out. */
+export interface ReportedUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cachedInputTokens?: number;
+  readonly reasoningOutputTokens?: number;
+  readonly costUsd?: number;
+}
 
 export type SessionOpenedCommand = RuntimeCommand<
   "provider-runtime.session-opened",
@@ -35,14 +46,22 @@ export type SessionReleasedCommand = RuntimeCommand<
   "provider-runtime.session-released",
   { threadId: string; providerSessionId: string; reason: SessionReleaseReason; message: string }
 >;
-export type TurnStartedCommand = RuntimeCommand<"provider-runtime.turn-started", { threadId: string; runId: string }>;
+/** The session manager handed the run to a provider session: a new run attempt, bound to that session. */
+export type AttemptStartedCommand = RuntimeCommand<"provider-runtime.attempt-started", { threadId: string; runId: string; providerSessionId: string }>;
+/** The provider began the turn; native ids when it has them. */
+export type TurnStartedCommand = RuntimeCommand<
+  "provider-runtime.turn-started",
+  { threadId: string; runId: string; providerSessionId?: string; nativeThreadId?: string | null; nativeTurnId?: string | null }
+>;
+/** Token use so far in the run's current attempt (coarse checkpoints, not every delta). */
+export type UsageReportedCommand = RuntimeCommand<"provider-runtime.usage-reported", { threadId: string; runId: string; usage: ReportedUsage }>;
 export type ItemCompletedCommand = RuntimeCommand<
   "provider-runtime.item-completed",
   { threadId: string; runId: string; driver: string; nativeItemId: string; item: ProviderItem }
 >;
 export type TurnCompletedCommand = RuntimeCommand<
   "provider-runtime.turn-completed",
-  { threadId: string; runId: string; status: TurnEndStatus; error: string | null; endReason?: string }
+  { threadId: string; runId: string; status: TurnEndStatus; error: string | null; endReason?: string; usage?: ReportedUsage }
 >;
 /** A run whose process-bound work was lost (a restart, a session that never opened). */
 export type RunLostCommand = RuntimeCommand<
@@ -68,7 +87,9 @@ export type RuntimeIngestCommand =
   | FinalizeTaskCommand
   | SessionOpenedCommand
   | SessionReleasedCommand
+  | AttemptStartedCommand
   | TurnStartedCommand
+  | UsageReportedCommand
   | ItemCompletedCommand
   | TurnCompletedCommand
   | RunLostCommand;

@@ -1,9 +1,10 @@
+import { EffectKind } from "../../contracts/effects.js";
 import type { DeliverTaskNoticeCommand } from "../../contracts/commands/runtimeCommands.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { contextTransferEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
-import { RunEffect, activeRun, enqueue, newRun, queuedRuns, startRun, threadProvider, turnFacts } from "../run/lifecycle.js";
+import { activeRun, enqueue, newRun, queuedRuns, startRun, threadProvider, turnFacts } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { settleTask } from "./settle.js";
 
@@ -42,7 +43,7 @@ function deliver(changes: Changes, task: DelegatedTask, text: string): Pick<Noti
   const messageId = changes.ctx.allocate.message();
   if (active !== null && steerFacts !== null && steerFacts.capabilities.steering && active.status === "running" && active.interruptRequestedAt === null) {
     changes.addItem(parent.id, active.id, { type: "user_message", messageId, text, createdBy: "system", creationSource: "api" });
-    changes.effect(RunEffect.steerTurn, parent.id, { threadId: parent.id, runId: active.id, messageId, text }, false);
+    changes.effect(EffectKind.steerTurn, parent.id, { threadId: parent.id, runId: active.id, messageId, text });
     return { runId: active.id, delivery: "steered" };
   }
   const providerId = threadProvider(parent);

@@ -1,9 +1,11 @@
 import type { NewEvent, NewOutboxEffect } from "../../contracts/envelopes.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
-import type { Run } from "../../contracts/entities/runs.js";
+import { EFFECTS, type EffectKind, type EffectPayload } from "../../contracts/effects.js";
+import type { ProviderThread, ProviderTurn } from "../../contracts/entities/providerRecords.js";
+import type { Run, RunAttempt } from "../../contracts/entities/runs.js";
 import type { Subagent } from "../../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
-import { runEvent, runtimeRequestEvent, subagentEvent, turnItemEvent } from "../../contracts/events.js";
+import { providerThreadEvent, providerTurnEvent, runAttemptEvent, runEvent, runtimeRequestEvent, subagentEvent, turnItemEvent } from "../../contracts/events.js";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { type Accepted, type DecideContext, accept } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
@@ -24,6 +26,9 @@ export class Changes {
   private readonly runs = new Map<string, Run>();
   private readonly nextPositions = new Map<string, number>();
   private readonly taskRecords = new Map<string, { subagent: Subagent; task: DelegatedTask }>();
+  private readonly attempts = new Map<string, RunAttempt>();
+  private readonly providerThreads = new Map<string, ProviderThread>();
+  private readonly providerTurns = new Map<string, ProviderTurn>();
 
   constructor(
     readonly state: OrchestrationState,
@@ -114,8 +119,55 @@ export class Changes {
     return request;
   }
 
-  effect(kind: string, threadId: string, payload: Record<string, unknown>, replaySafe: boolean): void {
-    this.effects.push({ kind, streamId: threadId, payload, replaySafe });
+  /** Queue an outbox effect; its payload shape and replay safety come from the effect table. */
+  effect<K extends EffectKind>(kind: K, threadId: string, payload: EffectPayload<K>): void {
+    this.effects.push({ kind, streamId: threadId, payload, replaySafe: EFFECTS[kind].replaySafe });
+  }
+
+  attempt(attemptId: string): RunAttempt | undefined {
+    return this.attempts.get(attemptId) ?? this.state.attempts.get(attemptId);
+  }
+
+  /** The run's attempts in ordinal order, as this decision leaves them. */
+  runAttempts(runId: string): RunAttempt[] {
+    const ids = [...(this.state.runAttempts.get(runId) ?? [])];
+    for (const attempt of this.attempts.values()) {
+      if (attempt.runId === runId && !ids.includes(attempt.id)) ids.push(attempt.id);
+    }
+    return ids.map((id) => this.attempt(id)!).sort((a, b) => a.attemptOrdinal - b.attemptOrdinal);
+  }
+
+  createAttempt(attempt: RunAttempt): RunAttempt {
+    this.attempts.set(attempt.id, attempt);
+    this.events.push(runAttemptEvent("run-attempt.created", attempt));
+    return attempt;
+  }
+
+  updateAttempt(attempt: RunAttempt, patch: Partial<RunAttempt>): RunAttempt {
+    const next: RunAttempt = { ...attempt, ...patch, updatedAt: this.ctx.now };
+    this.attempts.set(next.id, next);
+    this.events.push(runAttemptEvent("run-attempt.updated", next));
+    return next;
+  }
+
+  providerThread(id: string): ProviderThread | undefined {
+    return this.providerThreads.get(id) ?? this.state.providerThreads.get(id);
+  }
+
+  putProviderThread(record: ProviderThread): ProviderThread {
+    this.providerThreads.set(record.id, record);
+    this.events.push(providerThreadEvent(record));
+    return record;
+  }
+
+  providerTurn(id: string): ProviderTurn | undefined {
+    return this.providerTurns.get(id) ?? this.state.providerTurns.get(id);
+  }
+
+  putProviderTurn(record: ProviderTurn): ProviderTurn {
+    this.providerTurns.set(record.id, record);
+    this.events.push(providerTurnEvent(record));
+    return record;
   }
 
   done(): Accepted {

@@ -1,3 +1,4 @@
+import { EffectKind } from "../../contracts/effects.js";
 import type {
   ProviderSessionDetachCommand,
   QueueResumeCommand,
@@ -10,7 +11,7 @@ import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
 import { settleTask } from "../delegation/settle.js";
-import { RunEffect, activeRun, queuedRuns, requestInterrupt, startNext, stopThreadWork, turnFacts } from "./lifecycle.js";
+import { activeRun, queuedRuns, requestInterrupt, startNext, stopThreadWork, turnFacts } from "./lifecycle.js";
 
 /**
  * run.interrupt: stop the selected active run (the newest active one without
@@ -71,6 +72,6 @@ export function decideProviderSessionDetach(state: OrchestrationState, command: 
   const session = [...state.providerSessions.values()].find((s) => s.threadId === found.thread.id && s.releasedAt === null);
   if (session === undefined) return reject("session_not_found", `thread ${found.thread.id} has no attached provider session`);
   const changes = new Changes(state, ctx);
-  changes.effect(RunEffect.releaseSession, found.thread.id, { threadId: found.thread.id, providerSessionId: session.id, reason: "detached", message: command.data.reason ?? "detached by request" }, true);
+  changes.effect(EffectKind.releaseSession, found.thread.id, { threadId: found.thread.id, providerSessionId: session.id, reason: "detached", message: command.data.reason ?? "detached by request" });
   return changes.done();
 }

@@ -14,7 +14,10 @@ import {
   aSession,
   aUserMessage,
   after,
+  anAttempt,
   anItem,
+  attemptCreated,
+  attemptUpdated,
   effects,
   itemEvent,
   requestEvent,
@@ -64,7 +67,7 @@ describe("provider-runtime.turn-started", () => {
     const starting = aRun(thread, { id: R0, status: "starting" });
     const state = given(...withRuns(thread, starting))
       .when(cmd("provider-runtime.turn-started", { threadId: A, runId: R0 }))
-      .then([runUpdated(after(starting, { status: "running", startedAt: NOW }))]);
+      .then([attemptCreated(anAttempt(starting, 1, null, NOW, { status: "running" })), runUpdated(after(starting, { status: "running", startedAt: NOW }))]);
     expect(state.runs.get(R0)?.startedAt).toBe(NOW);
   });
 
@@ -427,9 +430,10 @@ describe("restart and a whole turn, step by step", () => {
     const request = testId("runtime-request", 4);
     history = given(...history).when(cmd("runtime-request.respond", { threadId: A, requestId: request, response: { decision: "accept" } }), ctx).thenHistory();
     history = given(...history).when(completed("reply", { kind: "assistant_message", text: "Fixed." }, run), ctx).thenHistory();
+    const ended = { ...aRun(thread, { id: run, status: "completed", messageId: testId("message", 2), createdAt: NOW, updatedAt: NOW, startedAt: NOW }), endReason: "completed", endedAt: NOW };
     const state = given(...history)
       .when(cmd("provider-runtime.turn-completed", { threadId: A, runId: run, status: "completed", error: null }), ctx)
-      .then([runUpdated({ ...aRun(thread, { id: run, status: "completed", messageId: testId("message", 2), createdAt: NOW, updatedAt: NOW, startedAt: NOW }), endReason: "completed", endedAt: NOW })]);
+      .then([attemptUpdated(anAttempt(ended, 1, null, NOW, { status: "completed", endedAt: NOW })), runUpdated(ended)]);
     expect(state.turnItems.get(A)?.map((item) => [item.type, item.position, item.runId])).toEqual([
       ["user_message", 0, run],
       ["approval_request", 1, run],

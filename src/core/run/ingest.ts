@@ -1,16 +1,19 @@
 import type {
+  AttemptStartedCommand,
   ItemCompletedCommand,
   RunLostCommand,
   SessionOpenedCommand,
   SessionReleasedCommand,
   TurnCompletedCommand,
   TurnStartedCommand,
+  UsageReportedCommand,
 } from "../../contracts/commands/runtimeCommands.js";
 import type { Run } from "../../contracts/entities/runs.js";
 import { providerSessionEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, type Rejected, accept, reject } from "../decision.js";
 import { derive } from "../ids.js";
 import type { OrchestrationState } from "../state.js";
+import { attemptTurnStarted, beginAttempt, openAttempt, recordUsage } from "./attempts.js";
 import { Changes } from "./changes.js";
 import { activeRun, endRun, isActiveRunStatus } from "./lifecycle.js";
 import { turnItemBody } from "./providerItems.js";
@@ -60,11 +63,7 @@ export function decideSessionReleased(state: OrchestrationState, command: Sessio
     providerSessionEvent("provider-session.detached", { ...session, status: "released", updatedAt: ctx.now, releasedAt: ctx.now, releaseReason: reason }),
   );
   const run = activeRun(changes, threadId);
-  // A run still starting on another provider instance is not on this session.
-  // Nor is one starting after a restart: the released session belonged to the
-  // previous process, whose runs boot reconciliation already ended (run-lost).
-  const onSession = run !== null && run.providerInstanceId === session.providerInstanceId && !(reason === "server_restarted" && run.status === "starting");
-  if (run !== null && onSession) {
+  if (run !== null && runIsOnSession(changes, run, session.id, session.providerInstanceId, reason)) {
     const endReason = reason === "idle_reaped" ? "session_reaped" : `session_${reason}`;
     changes.addItem(threadId, run.id, { type: "system_notice", level: "warning", text: message });
     endRun(changes, run, { status: "interrupted", endReason });
@@ -73,11 +72,53 @@ export function decideSessionReleased(state: OrchestrationState, command: Sessio
   return changes.done();
 }
 
+/**
+ * A run is on a session when its open attempt was handed to that session. A
+ * run with no attempt at all comes from a log written before attempts
+ * existed: it is on the session when it runs on the session's provider
+ * instance, unless it is still starting after a restart (boot reconciliation
+ * ended the previous process's runs already).
+ */
+function runIsOnSession(changes: Changes, run: Run, sessionId: string, providerInstanceId: string, reason: string): boolean {
+  const attempts = changes.runAttempts(run.id);
+  if (attempts.length > 0) return openAttempt(changes, run.id)?.providerSessionId === sessionId;
+  return run.providerInstanceId === providerInstanceId && !(reason === "server_restarted" && run.status === "starting");
+}
+
+/** The session manager handed a starting run to a provider session: a new attempt bound to it. */
+export function decideAttemptStarted(state: OrchestrationState, command: AttemptStartedCommand, ctx: DecideContext): Decision {
+  const found = reportedRun(state, ctx, command.data.threadId, command.data.runId);
+  if (found.kind === "rejected") return found;
+  if (found.run.status !== "starting") return reject("run_not_active", `run ${found.run.id} is ${found.run.status}, not starting`);
+  const session = state.providerSessions.get(command.data.providerSessionId);
+  if (session === undefined || session.threadId !== found.run.threadId || session.releasedAt !== null) {
+    return reject("session_not_found", `session ${command.data.providerSessionId} is not attached to thread ${found.run.threadId}`);
+  }
+  beginAttempt(found.changes, found.run, session.id, "starting");
+  return found.changes.done();
+}
+
 export function decideTurnStarted(state: OrchestrationState, command: TurnStartedCommand, ctx: DecideContext): Decision {
   const found = reportedRun(state, ctx, command.data.threadId, command.data.runId);
   if (found.kind === "rejected") return found;
   if (found.run.status !== "starting") return reject("run_not_active", `run ${found.run.id} already started`);
+  const { providerSessionId, nativeThreadId, nativeTurnId } = command.data;
+  attemptTurnStarted(found.changes, found.run, {
+    ...(providerSessionId === undefined ? {} : { providerSessionId }),
+    nativeThreadId: nativeThreadId ?? null,
+    nativeTurnId: nativeTurnId ?? null,
+  });
   found.changes.updateRun(found.run, { status: "running", startedAt: ctx.now });
+  return found.changes.done();
+}
+
+/** Usage so far in the run's current attempt; a run with no open attempt has nothing to record it on. */
+export function decideUsageReported(state: OrchestrationState, command: UsageReportedCommand, ctx: DecideContext): Decision {
+  const found = reportedRun(state, ctx, command.data.threadId, command.data.runId);
+  if (found.kind === "rejected") return found;
+  const attempt = openAttempt(found.changes, found.run.id);
+  if (attempt === undefined) return reject("run_not_active", `run ${found.run.id} has no attempt in progress`);
+  recordUsage(found.changes, attempt, command.data.usage);
   return found.changes.done();
 }
 
@@ -125,6 +166,8 @@ export function decideTurnCompleted(state: OrchestrationState, command: TurnComp
   if (found.kind === "rejected") return found;
   const { changes, run } = found;
   const { status, error } = command.data;
+  const attempt = openAttempt(changes, run.id);
+  if (attempt !== undefined && command.data.usage !== undefined) recordUsage(changes, attempt, command.data.usage);
   if (status === "failed") {
     changes.addItem(run.threadId, run.id, { type: "error", code: "provider_error", message: error ?? "the provider reported a failure", detail: null });
   }
@@ -149,7 +192,8 @@ export function decideRunLost(state: OrchestrationState, command: RunLostCommand
   const { changes, run } = found;
   const { status, reason, message } = command.data;
   changes.addItem(run.threadId, run.id, { type: "system_notice", level: "warning", text: message });
-  endRun(changes, run, { status, endReason: reason, failure: status === "failed" ? { code: reason, message } : null });
+  // A run lost with its process (a restart) abandons its attempt; one that failed to start fails it.
+  endRun(changes, run, { status, endReason: reason, failure: status === "failed" ? { code: reason, message } : null, attemptStatus: status === "failed" ? "failed" : "abandoned" });
   settleTask(changes, run.threadId);
   return changes.done();
 }

@@ -1,21 +1,10 @@
+import { EffectKind } from "../../contracts/effects.js";
 import type { Failure } from "../../contracts/entities/fields.js";
 import { type Run, type RunKind, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { AppThread, CreatedBy } from "../../contracts/thread.js";
 import type { DecideContext, ProviderFacts } from "../decision.js";
+import { closeAttempt, openAttempt } from "./attempts.js";
 import type { Changes } from "./changes.js";
-
-/**
- * Outbox effect kinds the run lifecycle emits. Process-bound effects die with
- * the process (boot reconciles their runs); replay-safe ones may run again.
- */
-export const RunEffect = {
-  startTurn: "provider.turn.start",
-  steerTurn: "provider.turn.steer",
-  interruptTurn: "provider.turn.interrupt",
-  respondRequest: "provider.request.respond",
-  releaseSession: "provider.session.release",
-} as const;
-export type RunEffect = (typeof RunEffect)[keyof typeof RunEffect];
 
 /** A run between starting and its terminal event: it owns the thread's provider turn. */
 export function isActiveRunStatus(status: RunStatus): boolean {
@@ -91,7 +80,7 @@ export function newRun(changes: Changes, thread: AppThread, facts: ProviderFacts
 /** Hand the run to its provider: `starting` until the provider reports the turn. */
 export function startRun(changes: Changes, run: Run): Run {
   const started = changes.updateRun(run, { status: "starting", queueRank: null, held: false });
-  changes.effect(RunEffect.startTurn, run.threadId, { threadId: run.threadId, runId: run.id }, false);
+  changes.effect(EffectKind.startTurn, run.threadId, { threadId: run.threadId, runId: run.id });
   return started;
 }
 
@@ -119,6 +108,8 @@ export interface RunEnd {
   readonly status: "completed" | "failed" | "interrupted" | "cancelled";
   readonly endReason: string;
   readonly failure?: Failure | null;
+  /** How the run's open attempt ends; by default it follows the run's status. */
+  readonly attemptStatus?: "completed" | "failed" | "interrupted" | "abandoned";
 }
 
 /**
@@ -127,6 +118,11 @@ export interface RunEnd {
  * or a cancel (DESIGN.md invariant 6).
  */
 export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
+  const attempt = openAttempt(changes, run.id);
+  if (attempt !== undefined) {
+    const attemptStatus = end.attemptStatus ?? (end.status === "cancelled" ? "interrupted" : end.status);
+    closeAttempt(changes, attempt, attemptStatus, end.status === "failed" ? (end.failure ?? null) : null);
+  }
   const ended = changes.updateRun(run, {
     status: end.status,
     endReason: end.endReason,
@@ -162,7 +158,7 @@ export function findRequestItem(changes: Changes, threadId: string, requestId: s
 export function requestInterrupt(changes: Changes, run: Run, requestedBy: CreatedBy, reason: string | null): Run {
   const updated = changes.updateRun(run, { interruptRequestedAt: changes.ctx.now });
   changes.addItem(run.threadId, run.id, { type: "run_interrupt_request", requestedBy, reason });
-  changes.effect(RunEffect.interruptTurn, run.threadId, { threadId: run.threadId, runId: run.id }, true);
+  changes.effect(EffectKind.interruptTurn, run.threadId, { threadId: run.threadId, runId: run.id });
   return updated;
 }
 
@@ -181,12 +177,7 @@ export function stopThreadWork(changes: Changes, threadId: string, reason: strin
   if (turnFacts(changes.ctx, active)?.capabilities.interrupt === false) {
     changes.addItem(active.threadId, active.id, { type: "system_notice", level: "warning", text: "Stopped. The provider cannot interrupt a turn, so its session was released." });
     const ended = endRun(changes, active, { status: "interrupted", endReason: "stopped_by_session_release" });
-    changes.effect(
-      RunEffect.releaseSession,
-      active.threadId,
-      { threadId: active.threadId, reason: "detached", message: "released to stop a turn the provider cannot interrupt" },
-      true,
-    );
+    changes.effect(EffectKind.releaseSession, active.threadId, { threadId: active.threadId, reason: "detached", message: "released to stop a turn the provider cannot interrupt" });
     return ended;
   }
   requestInterrupt(changes, active, "user", reason);

@@ -1,3 +1,4 @@
+import { EffectKind } from "../../contracts/effects.js";
 import type {
   QueuedMessagePromoteToSteerCommand,
   QueuedRunCancelCommand,
@@ -12,7 +13,7 @@ import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { settleTask } from "../delegation/settle.js";
 import { Changes } from "./changes.js";
-import { RunEffect, activeRun, queuedRuns, startRun, turnFacts } from "./lifecycle.js";
+import { activeRun, queuedRuns, startRun, turnFacts } from "./lifecycle.js";
 import { canSteer } from "./send.js";
 
 type Found = { kind: "found"; changes: Changes; run: Run } | Rejected;
@@ -92,6 +93,6 @@ export function decideQueuedMessagePromoteToSteer(state: OrchestrationState, com
   if (item === undefined) return reject("run_not_queued", `run ${run.id} has no message to promote`);
   changes.updateRun(run, { status: "cancelled", queueRank: null, held: false, endReason: "promoted_to_steer", endedAt: ctx.now });
   changes.updateItem(item, { runId: active.id });
-  changes.effect(RunEffect.steerTurn, run.threadId, { threadId: run.threadId, runId: active.id, messageId: item.messageId, text: item.text }, false);
+  changes.effect(EffectKind.steerTurn, run.threadId, { threadId: run.threadId, runId: active.id, messageId: item.messageId, text: item.text });
   return changes.done();
 }

@@ -1,3 +1,4 @@
+import { EffectKind } from "../../contracts/effects.js";
 import type { RuntimeRequestRespondCommand, ThreadUserInputDismissCommand } from "../../contracts/commands/runCommands.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import { type DecideContext, type Decision, type Rejected, reject } from "../decision.js";
@@ -5,7 +6,7 @@ import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
 import { cancelQuestionNotices } from "../delegation/notices.js";
-import { RunEffect, findRequestItem } from "./lifecycle.js";
+import { findRequestItem } from "./lifecycle.js";
 
 type Found = { kind: "found"; changes: Changes; request: RuntimeRequest } | Rejected;
 
@@ -34,10 +35,9 @@ function resumeRun(changes: Changes, request: RuntimeRequest): void {
 function deliver(changes: Changes, request: RuntimeRequest, response: Record<string, unknown>): void {
   cancelQuestionNotices(changes, request.threadId, request.id);
   changes.effect(
-    RunEffect.respondRequest,
+    EffectKind.respondRequest,
     request.threadId,
-    { threadId: request.threadId, runId: request.runId, requestId: request.id, nativeRequestId: request.nativeRequestId, response },
-    false,
+    { threadId: request.threadId, runId: request.runId, requestId: request.id, nativeRequestId: request.nativeRequestId, response }
   );
 }
 

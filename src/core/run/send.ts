@@ -1,3 +1,4 @@
+import { EffectKind } from "../../contracts/effects.js";
 import type { MessageDispatchCommand } from "../../contracts/commands/runCommands.js";
 import type { Run } from "../../contracts/entities/runs.js";
 import type { AppThread } from "../../contracts/thread.js";
@@ -5,7 +6,7 @@ import { type DecideContext, type Decision, type ProviderFacts, reject } from ".
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
-import { RunEffect, activeRun, enqueue, newRun, queuedRuns, requestInterrupt, startRun, threadProvider, turnFacts } from "./lifecycle.js";
+import { activeRun, enqueue, newRun, queuedRuns, requestInterrupt, startRun, threadProvider, turnFacts } from "./lifecycle.js";
 
 /**
  * A running turn accepts steering only while its provider (`facts`, the run's
@@ -100,6 +101,6 @@ function startNewRun(changes: Changes, thread: AppThread, facts: ProviderFacts, 
 function steer(changes: Changes, active: Run, command: MessageDispatchCommand): Decision {
   const messageId = command.data.messageId ?? changes.ctx.allocate.message();
   userMessage(changes, active.threadId, active.id, messageId, command);
-  changes.effect(RunEffect.steerTurn, active.threadId, { threadId: active.threadId, runId: active.id, messageId, text: command.data.text }, false);
+  changes.effect(EffectKind.steerTurn, active.threadId, { threadId: active.threadId, runId: active.id, messageId, text: command.data.text });
   return changes.done();
 }

@@ -1,10 +1,22 @@
 import type { NewOutboxEffect } from "../../contracts/envelopes.js";
 import type { ProviderSession } from "../../contracts/entities/projects.js";
-import type { Run } from "../../contracts/entities/runs.js";
+import type { Run, RunAttempt } from "../../contracts/entities/runs.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
-import { type ProviderSessionEvent, type RunEvent, type RuntimeRequestEvent, type TurnItemEvent, providerSessionEvent, runEvent, runtimeRequestEvent, turnItemEvent } from "../../contracts/events.js";
+import {
+  type ProviderSessionEvent,
+  type RunAttemptEvent,
+  type RunEvent,
+  type RuntimeRequestEvent,
+  type TurnItemEvent,
+  providerSessionEvent,
+  runAttemptEvent,
+  runEvent,
+  runtimeRequestEvent,
+  turnItemEvent,
+} from "../../contracts/events.js";
 import type { AppThread } from "../../contracts/thread.js";
 import type { TurnItem, TurnItemOf } from "../../contracts/turnItems.js";
+import { derive } from "../ids.js";
 import type { TurnItemBody } from "../run/changes.js";
 import { CREATED_AT, aThread } from "./fixtures.js";
 import { TEST_NOW } from "./scenario.js";
@@ -139,6 +151,29 @@ export function aSession(threadId: string, overrides: Partial<ProviderSession> &
 }
 
 export const sessionAttached = (session: ProviderSession): ProviderSessionEvent => providerSessionEvent("provider-session.attached", session);
+
+/** Attempt `ordinal` of `run`, starting on `providerSessionId`, created at `at`. */
+export function anAttempt(run: Run, ordinal: number, providerSessionId: string | null, at: string, overrides: Partial<RunAttempt> = {}): RunAttempt {
+  return {
+    id: derive.runAttemptFromOrdinal({ runId: run.id, attemptOrdinal: ordinal }),
+    runId: run.id,
+    threadId: run.threadId,
+    attemptOrdinal: ordinal,
+    status: "starting",
+    providerSessionId,
+    providerThreadId: null,
+    providerTurnId: null,
+    usage: null,
+    failure: null,
+    createdAt: at,
+    updatedAt: at,
+    endedAt: null,
+    ...overrides,
+  };
+}
+
+export const attemptCreated = (attempt: RunAttempt): RunAttemptEvent => runAttemptEvent("run-attempt.created", attempt);
+export const attemptUpdated = (attempt: RunAttempt): RunAttemptEvent => runAttemptEvent("run-attempt.updated", attempt);
 
 /** The outbox effects the run lifecycle emits, as decide returns them. Kinds are spelled out: they are stored wire values. */
 export const effects = {

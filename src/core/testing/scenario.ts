@@ -75,6 +75,15 @@ export interface Scenario {
    * every step so allocated ids keep counting.
    */
   thenHistory(): DomainEvent[];
+  /** Expect acceptance with `expected` among the events (for one fact of a larger decision). Returns the folded state. */
+  thenIncludes(expected: NewEvent): OrchestrationState;
+}
+
+/** The state a history folds into. */
+export function fold(...history: readonly DomainEvent[]): OrchestrationState {
+  const state = initialState();
+  for (const event of history) evolve(state, event);
+  return state;
 }
 
 export function given(...history: readonly DomainEvent[]): { when(command: Command, ctx?: DecideContext): Scenario } {
@@ -107,6 +116,16 @@ export function given(...history: readonly DomainEvent[]): { when(command: Comma
             throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, "accepted");
           }
           return [...history, ...decision.events.map(checkedEvent)];
+        },
+        thenIncludes(expected) {
+          if (decision.kind === "rejected") {
+            throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, expected);
+          }
+          if (!decision.events.some((event) => deepEqual(event, expected))) {
+            throw new ScenarioMismatch(`${command.type} did not emit the expected event`, decision.events, expected);
+          }
+          for (const event of decision.events) evolve(state, checkedEvent(event));
+          return state;
         },
         thenRejects(code) {
           if (decision.kind === "accepted") {
@@ -145,6 +164,9 @@ function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   if ("subagent" in data) return data.subagent.threadId;
   if ("node" in data) return data.node.threadId;
   if ("transfer" in data) return data.transfer.threadId;
+  if ("attempt" in data) return data.attempt.threadId;
+  if ("providerThread" in data) return data.providerThread.threadId;
+  if ("providerTurn" in data) return data.providerTurn.threadId;
   return data.session.threadId;
 }
 
@@ -159,6 +181,9 @@ function snapshot(state: OrchestrationState): unknown {
     tasks: [...state.tasks.entries()],
     nodes: [...state.nodes.entries()],
     transfers: [...state.transfers.entries()],
+    attempts: [...state.attempts.entries()],
+    providerThreads: [...state.providerThreads.entries()],
+    providerTurns: [...state.providerTurns.entries()],
     lastSequence: state.lastSequence,
   };
 }

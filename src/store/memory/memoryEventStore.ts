@@ -145,6 +145,10 @@ export class MemoryEventStore implements EventStore {
     return this.run(() => this.outbox.complete(id, owner));
   }
 
+  renewOutbox(id: string, owner: string, now: number, leaseMs: number): Promise<boolean> {
+    return this.run(() => this.outbox.renew(id, owner, now, leaseMs));
+  }
+
   abandonOutbox(id: string, error: string): Promise<boolean> {
     return this.run(() => this.outbox.abandon(id, error));
   }

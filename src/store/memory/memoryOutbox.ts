@@ -74,6 +74,13 @@ export class MemoryOutbox {
     return true;
   }
 
+  renew(id: string, owner: string, now: number, leaseMs: number): boolean {
+    const row = this.heldBy(id, owner);
+    if (row === null) return false;
+    row.leaseExpiresAt = now + leaseMs;
+    return true;
+  }
+
   fail(id: string, owner: string, error: string, retryAt: number | null): boolean {
     const row = this.heldBy(id, owner);
     if (row === null) return false;

@@ -188,6 +188,13 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
+  renewOutbox(id: string, owner: string, now: number, leaseMs: number): Promise<boolean> {
+    return settle(() => {
+      this.assertOpen();
+      return this.outbox.renew(id, owner, now, leaseMs);
+    });
+  }
+
   abandonOutbox(id: string, error: string): Promise<boolean> {
     return settle(() => {
       this.assertOpen();

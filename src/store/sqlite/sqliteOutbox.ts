@@ -45,6 +45,7 @@ export class SqliteOutbox {
   private readonly selectClaimable: Statement<[{ now: number; kinds: string | null; limit: number }], OutboxRecord>;
   private readonly lease: Statement<[string, number, number]>;
   private readonly markDone: Statement<[string, string]>;
+  private readonly extendLease: Statement<[number, string, string]>;
   private readonly markRetry: Statement<[number, string, string, string]>;
   private readonly markFailed: Statement<[string, string, string]>;
   private readonly markAbandoned: Statement<[string, string]>;
@@ -58,6 +59,9 @@ export class SqliteOutbox {
       WHERE rowid = ?`);
     this.markDone = db.prepare(`
       UPDATE outbox SET status = 'done', lease_expires_at = NULL
+      WHERE id = ? AND status = 'leased' AND lease_owner = ?`);
+    this.extendLease = db.prepare(`
+      UPDATE outbox SET lease_expires_at = ?
       WHERE id = ? AND status = 'leased' AND lease_owner = ?`);
     this.markRetry = db.prepare(`
       UPDATE outbox SET status = 'pending', available_at = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL
@@ -99,6 +103,10 @@ export class SqliteOutbox {
 
   complete(id: string, owner: string): boolean {
     return this.markDone.run(id, owner).changes > 0;
+  }
+
+  renew(id: string, owner: string, now: number, leaseMs: number): boolean {
+    return this.extendLease.run(now + leaseMs, id, owner).changes > 0;
   }
 
   fail(id: string, owner: string, error: string, retryAt: number | null): boolean {
