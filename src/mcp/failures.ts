@@ -1,4 +1,7 @@
 import { z } from "zod";
+import { formatZodIssues } from "../contracts/zodIssues.js";
+
+export { formatZodIssues } from "../contracts/zodIssues.js";
 
 /**
  * The wire failure table (spec 000, Policy And Idempotency; DESIGN invariant
@@ -115,15 +118,6 @@ export function toMcpFailure(error: unknown): OrchestratorMcpFailure {
 /** True when toMcpFailure would hide this error behind the generic message. */
 export function isUnexpectedFailure(error: unknown): boolean {
   return !(error instanceof OrchestratorMcpError) && !(error instanceof z.core.$ZodError);
-}
-
-/** `path: message` per issue, joined with "; " (e.g. `target.model: Invalid input: expected string, received number`). */
-export function formatZodIssues(error: z.core.$ZodError): string {
-  const parts = error.issues.map((issue) => {
-    const path = issue.path.map((key) => (typeof key === "symbol" ? key.toString() : String(key))).join(".");
-    return path === "" ? issue.message : `${path}: ${issue.message}`;
-  });
-  return parts.length === 0 ? "arguments do not match the input schema" : parts.join("; ");
 }
 
 function failure(code: OrchestratorMcpFailureCode, message: string): OrchestratorMcpFailure {

@@ -5,7 +5,8 @@ import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { NormalizedProviderEvent, ProviderItem } from "../events.js";
 import { ScriptedMcpClient } from "./mcpClient.js";
-import { DEFAULT_SCRIPTED_CAPABILITIES, ScriptedOptionsError, parseScriptedOptions } from "./options.js";
+import { optionsForSession, optionsOrNull } from "../kit/driverOptions.js";
+import { DEFAULT_SCRIPTED_CAPABILITIES, SCRIPTED_DRIVER, ScriptedOptionsSchema, scriptedOptions } from "./options.js";
 import type { ScriptedOptions } from "./options.js";
 import { PendingRequests } from "./pendingRequests.js";
 import { runTurn } from "./runner.js";
@@ -19,27 +20,26 @@ import type { TurnEnd } from "./runner.js";
  * user tries Loom without an agent installed (docs/scripted-driver.md).
  */
 
-export const SCRIPTED_DRIVER = "scripted";
+export { SCRIPTED_DRIVER } from "./options.js";
 
 export const scriptedDriver: ProviderDriver = {
   driver: SCRIPTED_DRIVER,
+  optionsSchema: ScriptedOptionsSchema,
 
   /** Bad options fall back to the defaults here; probe() reports them. */
   capabilities(instance: ProviderInstanceConfig): ProviderCapabilities {
-    try {
-      return parseScriptedOptions(instance).capabilities;
-    } catch (error) {
-      if (error instanceof ScriptedOptionsError) {
-        return { ...DEFAULT_SCRIPTED_CAPABILITIES, models: instance.models ?? DEFAULT_SCRIPTED_CAPABILITIES.models };
+    return (
+      optionsOrNull(scriptedOptions, instance)?.capabilities ?? {
+        ...DEFAULT_SCRIPTED_CAPABILITIES,
+        models: instance.models ?? DEFAULT_SCRIPTED_CAPABILITIES.models,
       }
-      throw error;
-    }
+    );
   },
 
   /** Nothing to install or log in to; invalid options make the probe throw with their message. */
   probe(instance: ProviderInstanceConfig): Promise<ProviderProbe> {
     try {
-      parseScriptedOptions(instance);
+      scriptedOptions.parse(instance);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
@@ -47,14 +47,7 @@ export const scriptedDriver: ProviderDriver = {
   },
 
   async openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime> {
-    let options: ScriptedOptions;
-    try {
-      options = parseScriptedOptions(input.instance);
-    } catch (error) {
-      throw new ProviderError(ProviderErrorCode.startFailed, error instanceof Error ? error.message : String(error), {
-        cause: error,
-      });
-    }
+    const options: ScriptedOptions = optionsForSession(scriptedOptions, input.instance);
     if (!options.capabilities.runtimeModes.includes(input.runtimeMode)) {
       throw new ProviderError(
         ProviderErrorCode.unsupported,
