@@ -116,7 +116,7 @@ describe("codex session (fake app-server)", () => {
     await runtime.startTurn({ runId: "run-1", input: "hello" });
     await until(ended("run-1"), "the turn to end");
     expect(events).toEqual([
-      { type: "turn.started", runId: "run-1" },
+      { type: "turn.started", runId: "run-1", nativeThreadId: "thr-1", nativeTurnId: "turn-1" },
       { type: "item.completed", runId: "run-1", itemId: "msg-turn-1", item: { kind: "assistant_message", text: "echo: hello" } },
       { type: "turn.completed", runId: "run-1", status: "completed", error: null },
     ]);

@@ -26,3 +26,10 @@ export function resultOf(fixture: ClaudeFixture): SDKResultMessage {
   if (result === undefined) throw new Error(`fixture ${fixture.scenario} has no result message`);
   return result;
 }
+
+/** The Claude Code session id the recording ran under (every message carries it). */
+export function fixtureSessionId(fixture: ClaudeFixture): string {
+  const init = fixture.messages.find((message) => message.type === "system" && message.subtype === "init");
+  if (init === undefined) throw new Error(`fixture ${fixture.scenario} has no init message`);
+  return init.session_id;
+}
