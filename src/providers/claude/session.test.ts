@@ -5,7 +5,7 @@ import { parseClaudeOptions } from "./options.js";
 import { buildQueryOptions } from "./queryOptions.js";
 import { ClaudeSession } from "./session.js";
 import { FakeClaude, withUuids } from "./testing/fakeQuery.js";
-import { FIXTURE_STEER_UUID, FIXTURE_TURN_UUID, fixtureSessionId, loadFixture } from "./testing/fixtures.js";
+import { FIXTURE_TURN_UUID, fixtureSessionId, loadFixture, replayFixture } from "./testing/fixtures.js";
 
 const TOKEN = "tok_3b1f9a7c5e2d4f6a8b0c1d2e3f4a5b6c";
 
@@ -85,16 +85,15 @@ function turnEnd(runId: string): Promise<TurnCompletedEvent> {
  * turn's (and steer's) uuids are the ones the session sent, and the session
  * id is the one it asked for (Claude Code runs under --session-id).
  */
-function replayed(fixture: string, uuids: Readonly<Record<string, string>>): SDKMessage[] {
-  const recorded = loadFixture(fixture);
-  return withUuids(recorded.messages, { ...uuids, [fixtureSessionId(recorded)]: fake.last.options.sessionId! });
+function replayed(fixture: string, uuids: { readonly turn: string; readonly steer?: string }): SDKMessage[] {
+  return replayFixture(fixture, { turnUuid: uuids.turn, steerUuid: uuids.steer, sessionId: fake.last.options.sessionId! });
 }
 
 /** Starts a turn and answers it with a recorded transcript. */
 async function playTurn(runId: string, fixture: string, nth = 1): Promise<TurnCompletedEvent> {
   await session.startTurn({ runId, input: `input of ${runId}` });
   const sent = await fake.last.waitForReceived(nth);
-  fake.last.send(...replayed(fixture, { [FIXTURE_TURN_UUID]: sent.uuid! }));
+  fake.last.send(...replayed(fixture, { turn: sent.uuid! }));
   return turnEnd(runId);
 }
 
@@ -124,7 +123,7 @@ describe("claude session: turns", () => {
     await expect(session.startTurn({ runId: "run-x", input: "x" })).resolves.toBeUndefined();
     await expect(session.startTurn({ runId: "run-y", input: "y" })).rejects.toMatchObject({ code: "turn_not_active" });
     const sent = await fake.last.waitForReceived(2);
-    fake.last.send(...replayed("thinking", { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("thinking", { turn: sent.uuid! }));
     await expect(turnEnd("run-x")).resolves.toMatchObject({ status: "completed" });
     expect(fake.queries).toHaveLength(1);
   });
@@ -135,7 +134,7 @@ describe("claude session: turns", () => {
     await session.steerTurn({ runId: "run-1", input: "also say bye" });
     const steer = await fake.last.waitForReceived(2);
     expect(steer.message.content).toBe("also say bye");
-    fake.last.send(...replayed("steered", { [FIXTURE_TURN_UUID]: first.uuid!, [FIXTURE_STEER_UUID]: steer.uuid! }));
+    fake.last.send(...replayed("steered", { turn: first.uuid!, steer: steer.uuid! }));
     await expect(turnEnd("run-1")).resolves.toMatchObject({ status: "completed" });
     expect(events.filter((event) => event.type === "turn.completed")).toHaveLength(1);
     await expect(session.steerTurn({ runId: "run-1", input: "late" })).rejects.toMatchObject({ code: "turn_not_active" });
@@ -144,9 +143,9 @@ describe("claude session: turns", () => {
   it("a result for another turn's messages does not end the running turn", async () => {
     await session.startTurn({ runId: "run-1", input: "a" });
     const sent = await fake.last.waitForReceived(1);
-    const stale = replayed("bash-approved", { [FIXTURE_TURN_UUID]: "11111111-1111-4111-8111-111111111111" });
+    const stale = replayed("bash-approved", { turn: "11111111-1111-4111-8111-111111111111" });
     fake.last.send(...stale.filter((message) => message.type === "result"));
-    fake.last.send(...replayed("thinking", { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("thinking", { turn: sent.uuid! }));
     await turnEnd("run-1");
     expect(events.filter((event) => event.type === "item.completed").map((event) => event.type === "item.completed" && event.item.kind)).toEqual(["reasoning", "assistant_message"]);
   });
@@ -201,7 +200,7 @@ describe("claude session: native ids and usage", () => {
     // The second result carries the running total (first turn + this one), as Claude Code reports it.
     await session.startTurn({ runId: "run-2", input: "b" });
     const sent = await fake.last.waitForReceived(2);
-    const messages = replayed("thinking", { [FIXTURE_TURN_UUID]: sent.uuid! }).map((message) =>
+    const messages = replayed("thinking", { turn: sent.uuid! }).map((message) =>
       message.type === "result" ? { ...message, total_cost_usd: recordedCost + 0.000141 } : message,
     );
     fake.last.send(...messages);
@@ -218,7 +217,7 @@ describe("claude session: interrupts, crashes, stop", () => {
     const sent = await fake.last.waitForReceived(1);
     await session.interruptTurn({ runId: "run-1" });
     expect(fake.last.interrupts).toHaveLength(1);
-    fake.last.send(...replayed("interrupted", { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("interrupted", { turn: sent.uuid! }));
     await expect(turnEnd("run-1")).resolves.toEqual({ type: "turn.completed", runId: "run-1", status: "interrupted", error: null });
   });
 
@@ -245,7 +244,7 @@ describe("claude session: interrupts, crashes, stop", () => {
     const notice = events.find((event) => event.type === "item.completed" && event.runId === "run-2");
     expect(notice).toMatchObject({ item: { kind: "error", message: expect.stringContaining("new Claude session without the earlier conversation") } });
     const sent = await fake.last.waitForReceived(1);
-    fake.last.send(...replayed("thinking", { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("thinking", { turn: sent.uuid! }));
     await expect(turnEnd("run-2")).resolves.toMatchObject({ status: "completed" });
   });
 
@@ -307,7 +306,7 @@ describe("claude session: approvals", () => {
     await session.startTurn({ runId: "run-1", input: "a" });
     const sent = await fake.last.waitForReceived(1);
     const waiting = canUseTool()("Bash", { command: "ls" }, { signal: new AbortController().signal, toolUseID: "c1", requestId: "r1" });
-    fake.last.send(...replayed("thinking", { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("thinking", { turn: sent.uuid! }));
     await turnEnd("run-1");
     await expect(waiting).resolves.toMatchObject({ behavior: "deny" });
     await expect(session.respondToRequest({ requestId: "claude-request:c1", response: { decision: "accept" } })).rejects.toMatchObject({ code: "request_not_found" });

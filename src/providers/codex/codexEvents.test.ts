@@ -7,7 +7,7 @@ import type { ServerNotification, ThreadItem, Turn } from "./protocol.js";
 
 /**
  * The mapper against transcripts recorded from the real codex 0.171.0
- * (fixtures/, see recordFixtures.e2e.test.ts). Every notification of a
+ * (fixtures/, see recordFixtures.record.test.ts). Every notification of a
  * transcript goes through one mapper, as in a session.
  */
 
