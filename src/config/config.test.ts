@@ -1,4 +1,3 @@
-import { formatIssuePath } from "../contracts/zodIssues.js";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -171,12 +170,5 @@ describe("loadConfig errors", () => {
       parseConfigText(JSON.stringify({ projects: [{ id: "p", root: "a" }, { id: "q", root: "b" }, { id: "p", root: "c" }] }), "/c.json", "/"),
     );
     expect(error.message).toContain('projects[2].id: duplicate project id "p"');
-  });
-});
-
-describe("formatIssuePath", () => {
-  it("renders indexes in brackets and keys with dots", () => {
-    expect(formatIssuePath(["providers", 0, "models", 2])).toBe("providers[0].models[2]");
-    expect(formatIssuePath([])).toBe("(root)");
   });
 });

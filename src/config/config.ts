@@ -3,8 +3,6 @@ import { basename, dirname, resolve } from "node:path";
 import { z } from "zod";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 
-export { formatIssuePath } from "../contracts/zodIssues.js";
-
 /**
  * The Loom config file. Every section is optional: without a file Loom runs
  * one project ("default", at the working directory) and one provider instance

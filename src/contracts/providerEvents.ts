@@ -156,6 +156,14 @@ export type ProviderItem =
 export interface TurnStartedEvent {
   readonly type: "turn.started";
   readonly runId: string;
+  /**
+   * The provider's own id for the conversation the turn runs in (a codex
+   * thread, a Claude Code session), when it has one. It may change between
+   * turns of one Loom session (a provider process that was restarted).
+   */
+  readonly nativeThreadId?: string;
+  /** The provider's own id for this turn, when it has one. */
+  readonly nativeTurnId?: string;
 }
 
 export interface ItemCompletedEvent {
@@ -177,12 +185,20 @@ export interface ItemDeltaEvent {
   readonly text: string;
 }
 
-/** Token use so far in the turn (cumulative, not an increment). */
+/**
+ * Use so far in the turn: every field is cumulative for the turn, not an
+ * increment, so the last usage event of a turn is its total. The optional
+ * fields are there when the provider reports them.
+ */
 export interface UsageEvent {
   readonly type: "usage";
   readonly runId: string;
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache. */
+  readonly cachedInputTokens?: number;
+  /** The provider's own cost estimate in US dollars (not a bill). */
+  readonly costUsd?: number;
 }
 
 /** The one event that ends a turn. `error` is set exactly when status is "failed". */

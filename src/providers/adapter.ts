@@ -1,6 +1,7 @@
 import type { ProviderCapabilities } from "../contracts/capabilities.js";
 import type { InteractionMode, RuntimeMode } from "../contracts/modes.js";
 import type { ProviderInstanceConfig } from "../config/config.js";
+import type { z } from "zod";
 import type { NormalizedProviderEvent } from "./events.js";
 
 export type { NormalizedProviderEvent } from "./events.js";
@@ -67,9 +68,18 @@ export interface ProviderSessionRuntime {
   stop(): Promise<void>;
 }
 
+/** The schema of a driver's `options`: always an object, so docs can list its keys. */
+export type DriverOptionsSchema = z.ZodObject;
+
 export interface ProviderDriver {
   /** The `driver` name config entries use. */
   readonly driver: string;
+  /**
+   * The schema of an instance's `options` (kit/driverOptions.ts). Loom checks
+   * every configured instance against it at start (validateProviderInstances),
+   * and the driver's docs are checked against its keys.
+   */
+  readonly optionsSchema: DriverOptionsSchema;
   /** Pure and cheap: no process is spawned. */
   capabilities(instance: ProviderInstanceConfig): ProviderCapabilities;
   /** May spawn a process; callers cache the answer (see ProviderRegistry). */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { ProviderCapabilities, ProviderDriver, ProviderProbe } from "./adapter.js";
 import { ProviderError } from "./adapter.js";
 import type { ProviderInstanceConfig } from "../config/config.js";
@@ -18,6 +19,7 @@ const capabilities: ProviderCapabilities = {
 function fakeDriver(driver: string, probe: () => Promise<ProviderProbe>): ProviderDriver & { probes: number } {
   const fake = {
     driver,
+    optionsSchema: z.strictObject({}),
     probes: 0,
     capabilities: () => capabilities,
     probe: async () => {

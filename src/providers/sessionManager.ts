@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Command } from "../contracts/commands.js";
 import { EffectKind, type EffectPayload, type SessionReleaseReason } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
-import type { NormalizedProviderEvent } from "../contracts/providerEvents.js";
+import type { ReportedUsage } from "../contracts/commands/runtimeCommands.js";
+import type { NormalizedProviderEvent, UsageEvent } from "../contracts/providerEvents.js";
 import type { AppThread } from "../contracts/thread.js";
 import { derive } from "../core/ids.js";
 import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
@@ -38,7 +39,12 @@ interface LiveSession {
   readonly runtime: ProviderSessionRuntime;
   lastActivity: number;
   sequence: number;
+  /** The latest usage the provider reported per run, and when it was last recorded. */
+  readonly usage: Map<string, { latest: ReportedUsage; recordedAt: number }>;
 }
+
+/** Usage during a long turn is recorded at most this often; the turn's end always records it. */
+const USAGE_CHECKPOINT_MS = 10_000;
 
 /**
  * Owns the live provider sessions, one per thread, and runs the provider
@@ -116,6 +122,13 @@ export class ProviderSessionManager {
     // Opening a session takes time: the run may have ended or been stopped meanwhile.
     if (this.options.orchestrator.state.runs.get(runId)?.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
+    // The attempt names the session that carries the run; a run that left `starting` meanwhile is refused here.
+    const attempt = await this.options.orchestrator.dispatch({
+      type: "provider-runtime.attempt-started",
+      commandId: `cmd:attempt:${session.providerSessionId}:${runId}`,
+      data: { threadId, runId, providerSessionId: session.providerSessionId },
+    });
+    if (attempt.status === "rejected") return;
     session.lastActivity = this.clock();
     await session.runtime.startTurn({ runId, input: text });
   }
@@ -155,7 +168,7 @@ export class ProviderSessionManager {
         mcp: { url: this.options.mcpUrl(), token: credential.token },
         onEvent: (event) => this.onProviderEvent(thread.id, event),
       });
-      live = { providerSessionId, providerInstanceId, driver: driver.driver, runtime, lastActivity: this.clock(), sequence: 0 };
+      live = { providerSessionId, providerInstanceId, driver: driver.driver, runtime, lastActivity: this.clock(), sequence: 0, usage: new Map() };
     } catch (error) {
       credentials.revokeSession(providerSessionId);
       throw error;
@@ -176,7 +189,11 @@ export class ProviderSessionManager {
     const commandId = `cmd:runtime:${session.providerSessionId}:${++session.sequence}`;
     switch (event.type) {
       case "turn.started":
-        this.dispatch({ type: "provider-runtime.turn-started", commandId, data: { threadId, runId: event.runId } });
+        this.dispatch({
+          type: "provider-runtime.turn-started",
+          commandId,
+          data: { threadId, runId: event.runId, providerSessionId: session.providerSessionId, nativeThreadId: event.nativeThreadId ?? null, nativeTurnId: event.nativeTurnId ?? null },
+        });
         return;
       case "item.completed":
         this.dispatch({
@@ -185,17 +202,44 @@ export class ProviderSessionManager {
           data: { threadId, runId: event.runId, driver: session.driver, nativeItemId: event.itemId, item: event.item },
         });
         return;
-      case "turn.completed":
-        this.dispatch({ type: "provider-runtime.turn-completed", commandId, data: { threadId, runId: event.runId, status: event.status, error: event.error } });
+      case "turn.completed": {
+        const usage = session.usage.get(event.runId)?.latest;
+        session.usage.delete(event.runId);
+        this.dispatch({
+          type: "provider-runtime.turn-completed",
+          commandId,
+          data: { threadId, runId: event.runId, status: event.status, error: event.error, ...(usage === undefined ? {} : { usage }) },
+        });
+        return;
+      }
+      case "usage":
+        this.onUsage(threadId, session, commandId, event);
         return;
       case "item.delta":
-      case "usage":
         return; // streaming only (DESIGN.md invariant 14)
       default: {
         const exhaustive: never = event;
         return exhaustive;
       }
     }
+  }
+
+  /** Keep the latest usage; record it at coarse checkpoints during a long turn (the turn's end records the final one). */
+  private onUsage(threadId: string, session: LiveSession, commandId: string, event: UsageEvent): void {
+    const latest: ReportedUsage = {
+      inputTokens: event.inputTokens,
+      outputTokens: event.outputTokens,
+      ...(event.cachedInputTokens === undefined ? {} : { cachedInputTokens: event.cachedInputTokens }),
+      ...(event.costUsd === undefined ? {} : { costUsd: event.costUsd }),
+    };
+    const known = session.usage.get(event.runId);
+    const now = this.clock();
+    if (known !== undefined && now - known.recordedAt < USAGE_CHECKPOINT_MS) {
+      known.latest = latest;
+      return;
+    }
+    session.usage.set(event.runId, { latest, recordedAt: now });
+    this.dispatch({ type: "provider-runtime.usage-reported", commandId, data: { threadId, runId: event.runId, usage: latest } });
   }
 
   private async steerTurn({ threadId, runId, messageId, text }: EffectPayload<typeof EffectKind.steerTurn>, effect: EffectContext): Promise<void> {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -132,5 +132,31 @@ describe("loom server", () => {
     expect((after.body.threads as unknown[]).length).toBe(3);
     const active = await call(again, "GET", "/api/orchestration/shell-snapshot");
     expect((active.body.threads as { id: string }[]).map((t) => t.id).sort()).toEqual(["thread:1", "thread:3"]);
+  });
+});
+
+describe("config checked at start", () => {
+  it("refuses an unknown driver and a bad driver option, listing every problem, and leaves no server behind", async () => {
+    const configPath = join(stateDir, "config.json");
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        providers: [
+          { id: "typo", driver: "codx" },
+          { id: "slow", driver: "scripted", options: { turnDelayMs: -5, colour: "blue" } },
+          { id: "fine", driver: "scripted" },
+        ],
+      }),
+    );
+    const failure = await startLoomServer({ stateDir, port: 0, configPath }).then(
+      () => null,
+      (error: unknown) => error as Error & { code?: string },
+    );
+    expect(failure?.code).toBe("invalid_config");
+    expect(failure?.message).toContain('providers.typo: unknown driver "codx"; known drivers: claude, codex, scripted');
+    expect(failure?.message).toContain("providers.slow: options.turnDelayMs");
+    expect(failure?.message).toContain('providers.slow: options: Unrecognized key: "colour"');
+    expect(failure?.message).toMatch(/\(3 problems\)/);
+    expect(existsSync(join(stateDir, "server.json"))).toBe(false);
   });
 });

@@ -14,7 +14,8 @@ import { createMcpRoute } from "../mcp/httpEndpoint.js";
 import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
 import { diagnosticsToolkit } from "../mcp/toolkits/diagnostics/tools.js";
 import { threadToolkit } from "../mcp/toolkits/threads/tools.js";
-import { type LoomConfig, loadConfig } from "../config/config.js";
+import { ConfigError, ConfigErrorCode, type LoomConfig, loadConfig } from "../config/config.js";
+import { validateProviderInstances } from "../providers/kit/validateInstances.js";
 import { ProviderRegistry } from "../providers/registry.js";
 import { ProviderSessionManager } from "../providers/sessionManager.js";
 import { SqliteEventStore } from "../store/sqlite/sqliteEventStore.js";
@@ -55,9 +56,15 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const cwd = options.cwd ?? process.cwd();
   const dir = openStateDir(options.stateDir);
   const config = loadConfig(options.configPath, dir.root, cwd);
+  const drivers = builtInDrivers();
+  const problems = validateProviderInstances(config.providers, drivers);
+  if (problems.length > 0) {
+    const lines = problems.flatMap((p) => p.errors.map((error) => `  providers.${p.instanceId}: ${error}`));
+    throw new ConfigError(ConfigErrorCode.invalid, `invalid provider configuration (${lines.length} problem${lines.length === 1 ? "" : "s"}):\n${lines.join("\n")}`);
+  }
   const ownerToken = ensureOwnerToken(dir);
   const environmentId = ensureEnvironmentId(dir);
-  const registry = new ProviderRegistry(config.providers, builtInDrivers());
+  const registry = new ProviderRegistry(config.providers, drivers);
   const credentials = new McpCredentialRegistry({ environmentId, idleTtlMs: config.credentials.idleTtlMs, maxLifetimeMs: config.credentials.maxLifetimeMs });
   credentials.registerOwnerToken(ownerToken);
 

@@ -218,6 +218,48 @@ describe("claude driver end to end", () => {
     },
     TURN_MS + 30_000,
   );
+
+  it(
+    "Claude Code runs under the session id the driver asked for: both turns report it, with usage and cost",
+    async () => {
+      model.setRules([{ reply: { text: "ok" } }]);
+      const logs: string[] = [];
+      const events: NormalizedProviderEvent[] = [];
+      const session = await createClaudeDriver({ log: (line) => logs.push(line) }).openSession({
+        instance: { id: "claude", driver: "claude", enabled: true, displayName: null, models: null, options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } },
+        threadId: "thread:native",
+        providerSessionId: "provider-session:native",
+        cwd: harness.dir,
+        runtimeMode: "full-access",
+        interactionMode: "default",
+        model: "claude-sonnet-4-5",
+        mcp: null,
+        onEvent: (event) => events.push(event),
+      });
+      try {
+        for (const runId of ["run-a", "run-b"]) {
+          await session.startTurn({ runId, input: "Say ok." });
+          await harness.until(() => events.find((event) => event.type === "turn.completed" && event.runId === runId), `turn ${runId} to end`, TURN_MS);
+        }
+      } finally {
+        await session.stop();
+      }
+      const started = events.filter((event) => event.type === "turn.started");
+      expect(started).toHaveLength(2);
+      const sessionId = started[0]?.type === "turn.started" ? started[0].nativeThreadId : undefined;
+      expect(sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(started[1]).toMatchObject({ nativeThreadId: sessionId });
+      // Claude Code reported the id it was given (the driver logs a mismatch).
+      expect(logs.filter((line) => line.includes("Claude Code runs session"))).toEqual([]);
+      const usage = events.filter((event) => event.type === "usage");
+      expect(usage.map((event) => event.runId)).toEqual(["run-a", "run-b"]);
+      for (const event of usage) {
+        expect(event).toMatchObject({ cachedInputTokens: expect.any(Number), costUsd: expect.any(Number) });
+        expect(event.type === "usage" ? event.costUsd : -1).toBeGreaterThanOrEqual(0);
+      }
+    },
+    2 * TURN_MS,
+  );
 });
 
 /** Processes whose command line holds `secret` (Linux /proc; empty elsewhere). */

@@ -123,13 +123,18 @@ describe("claudeEvents: recorded transcripts", () => {
     expect(resultOf(fixture).user_message_uuids).toHaveLength(2);
   });
 
-  it("every turn reports usage before it ends", () => {
+  it("every turn reports usage before it ends: tokens, cache reads and the recorded cost", () => {
     const events = replay(loadFixture("bash-approved"));
-    const usage = events.at(-2);
-    expect(usage).toMatchObject({ type: "usage", runId: "run-1" });
-    if (usage?.type !== "usage") throw new Error("no usage");
-    expect(usage.inputTokens).toBeGreaterThan(0);
-    expect(usage.outputTokens).toBeGreaterThan(0);
+    expect(events.at(-2)).toEqual({ type: "usage", runId: "run-1", inputTokens: 64654, outputTokens: 13, cachedInputTokens: 0, costUsd: 0.19415700000000002 });
+    expect(replay(loadFixture("write-edit")).at(-2)).toEqual({ type: "usage", runId: "run-1", inputTokens: 97261, outputTokens: 45, cachedInputTokens: 0, costUsd: 0.292458 });
+  });
+
+  it("input counts cache reads and writes, cachedInputTokens the reads; the cost counts from the total already reported", () => {
+    const recorded = resultOf(loadFixture("bash-approved"));
+    const cached = { ...recorded, usage: { ...recorded.usage, input_tokens: 100, cache_read_input_tokens: 4_000, cache_creation_input_tokens: 500, output_tokens: 20 }, total_cost_usd: 0.5 };
+    expect(mapResult(cached, "run-2", false, 0.2)[0]).toEqual({ type: "usage", runId: "run-2", inputTokens: 4_600, outputTokens: 20, cachedInputTokens: 4_000, costUsd: 0.3 });
+    // A zeroed total (a crash result) is no negative cost.
+    expect(mapResult({ ...cached, total_cost_usd: 0 }, "run-2", false, 0.2)[0]).toMatchObject({ costUsd: 0 });
   });
 
   it("ignores system messages, subagent messages and results it never saw a call for", () => {

@@ -15,7 +15,8 @@ import type { FileChange, FileChangeKind, NormalizedProviderEvent, ProviderItem,
  *   nothing (the question is the user_input_request item), anything else
  *   (MCP tools `mcp__t3-code__…`, Read, Grep, …) → dynamic_tool. A failed
  *   file tool is a failed dynamic_tool: it changed nothing.
- * - result → usage, then turn.completed (mapResult)
+ * - result → usage (tokens, cache reads, the turn's share of the cost), then
+ *   turn.completed (mapResult)
  *
  * Messages of subagents (`parent_tool_use_id` set) are left out: the
  * subagent's own tool call shows as one dynamic_tool.
@@ -225,19 +226,34 @@ export function turnOutcome(result: SDKResultMessage, interruptRequested: boolea
   return { status: "failed", error: errors.length > 0 ? errors.join("; ") : `Claude stopped: ${result.subtype}` };
 }
 
-/** The events that end a turn: its token use, then turn.completed. */
-export function mapResult(result: SDKResultMessage, runId: string, interruptRequested: boolean): NormalizedProviderEvent[] {
+/**
+ * The events that end a turn: its use, then turn.completed. `usage` is the
+ * turn's own (per turn in streaming-input sessions); input counts cache reads
+ * and writes, `cachedInputTokens` the reads. `total_cost_usd` is the running
+ * total of the whole query, so the turn's cost is its increase over
+ * `costBeforeUsd`, the total the session last reported.
+ */
+export function mapResult(result: SDKResultMessage, runId: string, interruptRequested: boolean, costBeforeUsd = 0): NormalizedProviderEvent[] {
   const outcome = turnOutcome(result, interruptRequested);
   const usage = asRecord(result.usage);
+  const cachedInputTokens = asNumber(usage?.cache_read_input_tokens);
+  const totalCost = runningCostUsd(result);
   return [
     {
       type: "usage",
       runId,
-      inputTokens: asNumber(usage?.input_tokens) + asNumber(usage?.cache_read_input_tokens) + asNumber(usage?.cache_creation_input_tokens),
+      inputTokens: asNumber(usage?.input_tokens) + cachedInputTokens + asNumber(usage?.cache_creation_input_tokens),
       outputTokens: asNumber(usage?.output_tokens),
+      cachedInputTokens,
+      ...(totalCost === null ? {} : { costUsd: Math.max(0, totalCost - costBeforeUsd) }),
     },
     { type: "turn.completed", runId, status: outcome.status, error: outcome.error },
   ];
+}
+
+/** The query's running cost total a result reports, or null when it has none. */
+export function runningCostUsd(result: SDKResultMessage): number | null {
+  return Number.isFinite(result.total_cost_usd) ? result.total_cost_usd : null;
 }
 
 function item(runId: string, itemId: string, value: ProviderItem): NormalizedProviderEvent {

@@ -6,8 +6,9 @@ import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRu
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { ClaudeOptions } from "./options.js";
-import { CLAUDE_DRIVER, ClaudeOptionsError, DEFAULT_CLAUDE_CAPABILITIES, claudeCapabilities, parseClaudeOptions } from "./options.js";
-import { probeClaude } from "./probe.js";
+import { optionsForSession, optionsOrNull } from "../kit/driverOptions.js";
+import { CLAUDE_DRIVER, ClaudeOptionsSchema, DEFAULT_CLAUDE_CAPABILITIES, claudeCapabilities, claudeOptions } from "./options.js";
+import { installationProblem, probeClaude } from "./probe.js";
 import { buildQueryOptions } from "./queryOptions.js";
 import type { QueryFunction } from "./session.js";
 import { ClaudeSession } from "./session.js";
@@ -25,6 +26,8 @@ export interface ClaudeDriverDeps {
   /** Loads the SDK's `query`; tests pass a fake. Default: a lazy import of the SDK. */
   readonly loadQuery?: () => Promise<QueryFunction>;
   readonly probe?: (options: ClaudeOptions) => ProviderProbe;
+  /** Why Claude Code cannot be started, or null; checked when a session opens. */
+  readonly installationProblem?: (options: ClaudeOptions) => string | null;
   /** Whether Loom runs as root (bypassPermissions then needs IS_SANDBOX=1). */
   readonly isRoot?: boolean;
 }
@@ -39,37 +42,32 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
   const log = deps.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const loadQuery = deps.loadQuery ?? importQuery;
   const probe = deps.probe ?? ((options: ClaudeOptions) => probeClaude(options));
+  const notInstalled = deps.installationProblem ?? ((options: ClaudeOptions) => installationProblem(options));
   const isRoot = deps.isRoot ?? process.getuid?.() === 0;
 
   return {
     driver: CLAUDE_DRIVER,
+    optionsSchema: ClaudeOptionsSchema,
 
     /** Bad options fall back to the defaults here; probe() reports them. */
     capabilities(instance: ProviderInstanceConfig): ProviderCapabilities {
-      try {
-        parseClaudeOptions(instance);
-        return claudeCapabilities(instance);
-      } catch (error) {
-        if (error instanceof ClaudeOptionsError) return { ...DEFAULT_CLAUDE_CAPABILITIES, models: instance.models ?? DEFAULT_CLAUDE_CAPABILITIES.models };
-        throw error;
-      }
+      if (optionsOrNull(claudeOptions, instance) === null) return { ...DEFAULT_CLAUDE_CAPABILITIES, models: instance.models ?? DEFAULT_CLAUDE_CAPABILITIES.models };
+      return claudeCapabilities(instance);
     },
 
     probe(instance: ProviderInstanceConfig): Promise<ProviderProbe> {
       try {
-        return Promise.resolve(probe(parseClaudeOptions(instance)));
+        return Promise.resolve(probe(claudeOptions.parse(instance)));
       } catch (error) {
         return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
     },
 
     async openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime> {
-      let options: ClaudeOptions;
-      try {
-        options = parseClaudeOptions(input.instance);
-      } catch (error) {
-        throw new ProviderError(ProviderErrorCode.startFailed, error instanceof Error ? error.message : String(error), { cause: error });
-      }
+      const options: ClaudeOptions = optionsForSession(claudeOptions, input.instance);
+      // A missing executable is not_installed (not retryable), not a failed start.
+      const missing = notInstalled(options);
+      if (missing !== null) throw new ProviderError(ProviderErrorCode.notInstalled, missing);
       let query: QueryFunction;
       try {
         query = await loadQuery();

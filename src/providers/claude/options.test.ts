@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import { createClaudeDriver } from "./driver.js";
-import { ClaudeOptionsError, parseClaudeOptions } from "./options.js";
+import { parseClaudeOptions } from "./options.js";
+import { DriverOptionsError } from "../kit/driverOptions.js";
 
 function instance(options: Record<string, unknown> = {}, models: string[] | null = null): ProviderInstanceConfig {
   return { id: "claude", driver: "claude", enabled: true, displayName: null, models, options };
@@ -13,7 +14,7 @@ describe("claude options", () => {
   });
 
   it("names every bad field, unknown keys included", () => {
-    expect(() => parseClaudeOptions(instance({ env: { A: 1 }, configDir: "", colour: "red" }))).toThrow(ClaudeOptionsError);
+    expect(() => parseClaudeOptions(instance({ env: { A: 1 }, configDir: "", colour: "red" }))).toThrow(DriverOptionsError);
     try {
       parseClaudeOptions(instance({ env: { A: 1 }, configDir: "", colour: "red" }));
     } catch (error) {

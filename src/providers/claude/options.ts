@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
 import { RUNTIME_MODES } from "../../contracts/modes.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
-import { formatIssuePath } from "../../config/config.js";
+import { defineDriverOptions } from "../kit/driverOptions.js";
 
 /**
  * The `options` of a `claude` provider instance (docs/providers/claude.md).
@@ -66,33 +66,19 @@ export const DEFAULT_CLAUDE_CAPABILITIES: ProviderCapabilities = {
   mcpTransport: "http",
 };
 
-/** Bad instance options. Not retryable: the config has to change. */
-export class ClaudeOptionsError extends Error {
-  readonly code = "invalid_options";
-  readonly retryable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = "ClaudeOptionsError";
-  }
-}
-
-/** Validate an instance's options and apply defaults; throws ClaudeOptionsError naming every bad field. */
-export function parseClaudeOptions(instance: ProviderInstanceConfig): ClaudeOptions {
-  const parsed = ClaudeOptionsSchema.safeParse(instance.options);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.length === 0 ? "options" : `options.${formatIssuePath(issue.path)}`}: ${issue.message}`,
-    );
-    throw new ClaudeOptionsError(`invalid options for claude instance "${instance.id}": ${problems.join("; ")}`);
-  }
-  const options = parsed.data;
-  return {
+/** Validate an instance's options and apply defaults; `parse` throws DriverOptionsError naming every bad field. */
+export const claudeOptions = defineDriverOptions({
+  driver: CLAUDE_DRIVER,
+  schema: ClaudeOptionsSchema,
+  resolve: (options): ClaudeOptions => ({
     env: options.env ?? {},
     configDir: options.configDir ?? null,
     executablePath: options.executablePath ?? null,
     startupTimeoutMs: options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
-  };
-}
+  }),
+});
+
+export const parseClaudeOptions = claudeOptions.parse;
 
 /** The capability record; only the model list depends on the instance. */
 export function claudeCapabilities(instance: ProviderInstanceConfig): ProviderCapabilities {

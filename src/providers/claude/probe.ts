@@ -68,7 +68,8 @@ export function bundledExecutable(env: ProbeEnvironment, sdkEntry: string): stri
   return null;
 }
 
-function installationProblem(options: ClaudeOptions, env: ProbeEnvironment): string | null {
+/** Why Claude Code cannot be started (no SDK, no executable), or null when it can. */
+export function installationProblem(options: ClaudeOptions, env: ProbeEnvironment = defaultProbeEnvironment()): string | null {
   let sdkEntry: string;
   try {
     sdkEntry = env.resolve(CLAUDE_SDK_PACKAGE);

@@ -23,7 +23,12 @@ function settings(overrides: Partial<ClaudeSessionSettings> = {}, options: Recor
   };
 }
 
-const hooks = { canUseTool: () => Promise.resolve({ behavior: "allow" as const }), abortController: new AbortController(), stderr: () => undefined };
+const hooks = {
+  canUseTool: () => Promise.resolve({ behavior: "allow" as const }),
+  abortController: new AbortController(),
+  stderr: () => undefined,
+  sessionId: "3f2b8c1e-5d4a-4e6f-9a7b-0c1d2e3f4a5b",
+};
 
 function build(overrides: Partial<ClaudeSessionSettings> = {}, options: Record<string, unknown> = {}): Options {
   return buildQueryOptions(settings(overrides, options), hooks);
@@ -68,6 +73,7 @@ describe("queryOptions", () => {
       CLAUDE_CODE_ENABLE_TASKS: "false",
     });
     expect(options.canUseTool).toBe(hooks.canUseTool);
+    expect(options.sessionId).toBe(hooks.sessionId);
     expect(options.pathToClaudeCodeExecutable).toBeUndefined();
     expect(build({ model: null }).model).toBeUndefined();
   });

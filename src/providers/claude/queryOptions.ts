@@ -30,10 +30,16 @@ export interface ClaudeSessionSettings {
   readonly isRoot: boolean;
 }
 
+/** What the session supplies for each launch of Claude Code. */
 export interface ClaudeQueryHooks {
   readonly canUseTool: CanUseTool;
   readonly abortController: AbortController;
   readonly stderr: (data: string) => void;
+  /**
+   * The Claude Code session id to run under (`--session-id`, a UUID), fresh
+   * per launch: the session knows the native id before Claude Code reports it.
+   */
+  readonly sessionId: string;
 }
 
 /**
@@ -86,6 +92,7 @@ export function buildQueryOptions(settings: ClaudeSessionSettings, hooks: Claude
     canUseTool: hooks.canUseTool,
     abortController: hooks.abortController,
     stderr: hooks.stderr,
+    sessionId: hooks.sessionId,
   };
   if (settings.model !== null) options.model = settings.model;
   if (permissionMode === "bypassPermissions") options.allowDangerouslySkipPermissions = true;

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -156,7 +157,7 @@ describe("record Claude SDK transcripts into fixtures/", () => {
           baseEnv: process.env,
           isRoot: process.getuid?.() === 0,
         },
-        { canUseTool, abortController: new AbortController(), stderr: () => undefined },
+        { canUseTool, abortController: new AbortController(), stderr: () => undefined, sessionId: randomUUID() },
       );
       const input = new UserMessageStream();
       const q = query({ prompt: input, options });

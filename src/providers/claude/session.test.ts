@@ -1,11 +1,11 @@
-import type { CanUseTool, PermissionResult } from "@anthropic-ai/claude-agent-sdk";
+import type { CanUseTool, PermissionResult, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NormalizedProviderEvent, TurnCompletedEvent } from "../events.js";
 import { parseClaudeOptions } from "./options.js";
 import { buildQueryOptions } from "./queryOptions.js";
 import { ClaudeSession } from "./session.js";
 import { FakeClaude, withUuids } from "./testing/fakeQuery.js";
-import { FIXTURE_STEER_UUID, FIXTURE_TURN_UUID, loadFixture } from "./testing/fixtures.js";
+import { FIXTURE_TURN_UUID, fixtureSessionId, loadFixture, replayFixture } from "./testing/fixtures.js";
 
 const TOKEN = "tok_3b1f9a7c5e2d4f6a8b0c1d2e3f4a5b6c";
 
@@ -80,11 +80,20 @@ function turnEnd(runId: string): Promise<TurnCompletedEvent> {
   return until(() => events.find((event): event is TurnCompletedEvent => event.type === "turn.completed" && event.runId === runId));
 }
 
+/**
+ * A recorded transcript as this session's Claude Code would write it: the
+ * turn's (and steer's) uuids are the ones the session sent, and the session
+ * id is the one it asked for (Claude Code runs under --session-id).
+ */
+function replayed(fixture: string, uuids: { readonly turn: string; readonly steer?: string }): SDKMessage[] {
+  return replayFixture(fixture, { turnUuid: uuids.turn, steerUuid: uuids.steer, sessionId: fake.last.options.sessionId! });
+}
+
 /** Starts a turn and answers it with a recorded transcript. */
 async function playTurn(runId: string, fixture: string, nth = 1): Promise<TurnCompletedEvent> {
   await session.startTurn({ runId, input: `input of ${runId}` });
   const sent = await fake.last.waitForReceived(nth);
-  fake.last.send(...withUuids(loadFixture(fixture).messages, { [FIXTURE_TURN_UUID]: sent.uuid! }));
+  fake.last.send(...replayed(fixture, { turn: sent.uuid! }));
   return turnEnd(runId);
 }
 
@@ -114,7 +123,7 @@ describe("claude session: turns", () => {
     await expect(session.startTurn({ runId: "run-x", input: "x" })).resolves.toBeUndefined();
     await expect(session.startTurn({ runId: "run-y", input: "y" })).rejects.toMatchObject({ code: "turn_not_active" });
     const sent = await fake.last.waitForReceived(2);
-    fake.last.send(...withUuids(loadFixture("thinking").messages, { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("thinking", { turn: sent.uuid! }));
     await expect(turnEnd("run-x")).resolves.toMatchObject({ status: "completed" });
     expect(fake.queries).toHaveLength(1);
   });
@@ -125,7 +134,7 @@ describe("claude session: turns", () => {
     await session.steerTurn({ runId: "run-1", input: "also say bye" });
     const steer = await fake.last.waitForReceived(2);
     expect(steer.message.content).toBe("also say bye");
-    fake.last.send(...withUuids(loadFixture("steered").messages, { [FIXTURE_TURN_UUID]: first.uuid!, [FIXTURE_STEER_UUID]: steer.uuid! }));
+    fake.last.send(...replayed("steered", { turn: first.uuid!, steer: steer.uuid! }));
     await expect(turnEnd("run-1")).resolves.toMatchObject({ status: "completed" });
     expect(events.filter((event) => event.type === "turn.completed")).toHaveLength(1);
     await expect(session.steerTurn({ runId: "run-1", input: "late" })).rejects.toMatchObject({ code: "turn_not_active" });
@@ -134,11 +143,71 @@ describe("claude session: turns", () => {
   it("a result for another turn's messages does not end the running turn", async () => {
     await session.startTurn({ runId: "run-1", input: "a" });
     const sent = await fake.last.waitForReceived(1);
-    const stale = withUuids(loadFixture("bash-approved").messages, { [FIXTURE_TURN_UUID]: "11111111-1111-4111-8111-111111111111" });
+    const stale = replayed("bash-approved", { turn: "11111111-1111-4111-8111-111111111111" });
     fake.last.send(...stale.filter((message) => message.type === "result"));
-    fake.last.send(...withUuids(loadFixture("thinking").messages, { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("thinking", { turn: sent.uuid! }));
     await turnEnd("run-1");
     expect(events.filter((event) => event.type === "item.completed").map((event) => event.type === "item.completed" && event.item.kind)).toEqual(["reasoning", "assistant_message"]);
+  });
+});
+
+describe("claude session: native ids and usage", () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it("Claude Code runs under a session id the session chose; turn.started carries it (no turn id: Claude has none)", async () => {
+    const sessionId = fake.last.options.sessionId;
+    expect(sessionId).toMatch(UUID);
+    await playTurn("run-1", "bash-approved");
+    await playTurn("run-2", "thinking", 2);
+    const started = events.filter((event) => event.type === "turn.started");
+    expect(started).toEqual([
+      { type: "turn.started", runId: "run-1", nativeThreadId: sessionId },
+      { type: "turn.started", runId: "run-2", nativeThreadId: sessionId },
+    ]);
+    expect(logs.join("\n")).not.toContain("Claude Code runs session");
+  });
+
+  it("when Claude Code reports another session id (the recording's own), later turns carry that one", async () => {
+    const recorded = loadFixture("bash-approved");
+    await session.startTurn({ runId: "run-1", input: "a" });
+    const sent = await fake.last.waitForReceived(1);
+    fake.last.send(...withUuids(recorded.messages, { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    await turnEnd("run-1");
+    expect(events[0]).toEqual({ type: "turn.started", runId: "run-1", nativeThreadId: fake.last.options.sessionId });
+    await session.startTurn({ runId: "run-2", input: "b" });
+    expect(events.at(-1)).toEqual({ type: "turn.started", runId: "run-2", nativeThreadId: fixtureSessionId(recorded) });
+    expect(logs).toContainEqual(expect.stringContaining(`Claude Code runs session ${fixtureSessionId(recorded)}, not ${fake.last.options.sessionId}`));
+  });
+
+  it("a relaunch after a crash runs under a new session id", async () => {
+    await session.startTurn({ runId: "run-1", input: "a" });
+    await fake.last.waitForReceived(1);
+    const first = fake.last.options.sessionId;
+    fake.last.end(new Error("Claude Code process exited with code 1"));
+    await turnEnd("run-1");
+    await session.startTurn({ runId: "run-2", input: "b" });
+    const second = fake.last.options.sessionId;
+    expect(second).toMatch(UUID);
+    expect(second).not.toBe(first);
+    expect(events.find((event) => event.type === "turn.started" && event.runId === "run-2")).toMatchObject({ nativeThreadId: second });
+  });
+
+  it("usage: the turn's tokens, cache reads and its share of the query's running cost", async () => {
+    const recordedCost = loadFixture("bash-approved").messages.find((message) => message.type === "result")!.total_cost_usd;
+    await playTurn("run-1", "bash-approved");
+    expect(events.find((event) => event.type === "usage")).toEqual({ type: "usage", runId: "run-1", inputTokens: 64654, outputTokens: 13, cachedInputTokens: 0, costUsd: recordedCost });
+
+    // The second result carries the running total (first turn + this one), as Claude Code reports it.
+    await session.startTurn({ runId: "run-2", input: "b" });
+    const sent = await fake.last.waitForReceived(2);
+    const messages = replayed("thinking", { turn: sent.uuid! }).map((message) =>
+      message.type === "result" ? { ...message, total_cost_usd: recordedCost + 0.000141 } : message,
+    );
+    fake.last.send(...messages);
+    await turnEnd("run-2");
+    const second = events.find((event) => event.type === "usage" && event.runId === "run-2");
+    expect(second).toMatchObject({ inputTokens: 12, outputTokens: 7, cachedInputTokens: 0 });
+    expect(second?.type === "usage" ? second.costUsd : null).toBeCloseTo(0.000141, 9);
   });
 });
 
@@ -148,7 +217,7 @@ describe("claude session: interrupts, crashes, stop", () => {
     const sent = await fake.last.waitForReceived(1);
     await session.interruptTurn({ runId: "run-1" });
     expect(fake.last.interrupts).toHaveLength(1);
-    fake.last.send(...withUuids(loadFixture("interrupted").messages, { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("interrupted", { turn: sent.uuid! }));
     await expect(turnEnd("run-1")).resolves.toEqual({ type: "turn.completed", runId: "run-1", status: "interrupted", error: null });
   });
 
@@ -175,7 +244,7 @@ describe("claude session: interrupts, crashes, stop", () => {
     const notice = events.find((event) => event.type === "item.completed" && event.runId === "run-2");
     expect(notice).toMatchObject({ item: { kind: "error", message: expect.stringContaining("new Claude session without the earlier conversation") } });
     const sent = await fake.last.waitForReceived(1);
-    fake.last.send(...withUuids(loadFixture("thinking").messages, { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("thinking", { turn: sent.uuid! }));
     await expect(turnEnd("run-2")).resolves.toMatchObject({ status: "completed" });
   });
 
@@ -237,7 +306,7 @@ describe("claude session: approvals", () => {
     await session.startTurn({ runId: "run-1", input: "a" });
     const sent = await fake.last.waitForReceived(1);
     const waiting = canUseTool()("Bash", { command: "ls" }, { signal: new AbortController().signal, toolUseID: "c1", requestId: "r1" });
-    fake.last.send(...withUuids(loadFixture("thinking").messages, { [FIXTURE_TURN_UUID]: sent.uuid! }));
+    fake.last.send(...replayed("thinking", { turn: sent.uuid! }));
     await turnEnd("run-1");
     await expect(waiting).resolves.toMatchObject({ behavior: "deny" });
     await expect(session.respondToRequest({ requestId: "claude-request:c1", response: { decision: "accept" } })).rejects.toMatchObject({ code: "request_not_found" });

@@ -3,7 +3,7 @@ import type { Options, Query, SDKMessage, SDKResultMessage, SDKUserMessage } fro
 import type { ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { NormalizedProviderEvent, ProviderItem, TurnEndStatus } from "../events.js";
-import { ClaudeTranscriptMapper, mapResult } from "./claudeEvents.js";
+import { ClaudeTranscriptMapper, mapResult, runningCostUsd } from "./claudeEvents.js";
 import { ClaudePermissionBroker } from "./permissions.js";
 import type { ClaudeQueryHooks } from "./queryOptions.js";
 import { LOOM_MCP_SERVER, describeQueryOptions } from "./queryOptions.js";
@@ -52,6 +52,14 @@ interface LiveQuery {
   readonly query: Query;
   readonly input: UserMessageStream;
   readonly abort: AbortController;
+  /**
+   * Claude Code's session id: the one the launch asked for (`sessionId`), or
+   * the one its init message reports if that differs (an executable that
+   * ignores --session-id).
+   */
+  nativeSessionId: string;
+  /** The query's running cost total as last reported in a usage event: the next turn's cost counts from it. */
+  costReportedUsd: number;
   /** Settles when the message loop ended; never rejects. */
   done: Promise<void>;
   ended: boolean;
@@ -114,7 +122,8 @@ export class ClaudeSession implements ProviderSessionRuntime {
       const uuid = randomUUID();
       const turn: ActiveTurn = { runId: input.runId, uuids: new Set([uuid]), interruptRequested: false, ended: false, timer: null };
       this.active = turn;
-      this.emit(turn, { type: "turn.started", runId: turn.runId });
+      // Claude Code has session ids, not turn ids: a turn is known by the uuids of its user messages, which Loom mints.
+      this.emit(turn, { type: "turn.started", runId: turn.runId, nativeThreadId: this.currentLive().nativeSessionId });
       if (restarted !== null) {
         this.emit(turn, {
           type: "item.completed",
@@ -181,14 +190,26 @@ export class ClaudeSession implements ProviderSessionRuntime {
   private launch(): LiveQuery {
     const abort = new AbortController();
     const input = new UserMessageStream();
+    const sessionId = randomUUID();
     const options = this.input.buildOptions({
       canUseTool: this.permissions.canUseTool,
       abortController: abort,
       stderr: (data) => this.keepStderr(data),
+      sessionId,
     });
     this.input.log(`loom: claude: session ${this.input.providerSessionId}: starting Claude Code (${describeQueryOptions(options)})`);
     const query = this.input.query({ prompt: input, options });
-    const live: LiveQuery = { query, input, abort, done: Promise.resolve(), ended: false, initLogged: false, endReason: null };
+    const live: LiveQuery = {
+      query,
+      input,
+      abort,
+      nativeSessionId: sessionId,
+      costReportedUsd: 0,
+      done: Promise.resolve(),
+      ended: false,
+      initLogged: false,
+      endReason: null,
+    };
     live.done = this.consume(live);
     this.live = live;
     this.mapper.reset();
@@ -221,6 +242,10 @@ export class ClaudeSession implements ProviderSessionRuntime {
         this.live.initLogged = true;
         this.logInit(message.mcp_servers, message.permissionMode);
       }
+      if (this.live !== null && message.session_id !== this.live.nativeSessionId) {
+        this.input.log(`loom: claude: session ${this.input.providerSessionId}: Claude Code runs session ${message.session_id}, not ${this.live.nativeSessionId}; later turns report it`);
+        this.live.nativeSessionId = message.session_id;
+      }
       return;
     }
     if (message.type === "system" && message.subtype === "api_retry") {
@@ -247,7 +272,11 @@ export class ClaudeSession implements ProviderSessionRuntime {
     if (turn === null || turn.ended) return;
     const consumed = result.user_message_uuids ?? (result.user_message_uuid === undefined ? null : [result.user_message_uuid]);
     if (consumed !== null && !consumed.some((uuid) => turn.uuids.has(uuid))) return;
-    const events = mapResult(result, turn.runId, turn.interruptRequested);
+    const live = this.live;
+    const events = mapResult(result, turn.runId, turn.interruptRequested, live?.costReportedUsd ?? 0);
+    const total = runningCostUsd(result);
+    // A result this session ignored (no turn, another turn's) leaves its cost to the next turn's increase.
+    if (live !== null && total !== null) live.costReportedUsd = Math.max(live.costReportedUsd, total);
     for (const event of events) {
       if (event.type === "turn.completed") this.endTurn(turn, event.status, event.error);
       else this.emit(turn, event);

@@ -2,6 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { LoomHarness, script } from "../../testkit/loomHarness.js";
 import { type ModelServer, startModelServer } from "../../modelServer/server.js";
+import type { NormalizedProviderEvent } from "../events.js";
+import { createCodexDriver } from "./driver.js";
 
 /**
  * The real codex 0.171.0 (`codex app-server`) under Loom, against the
@@ -156,5 +158,51 @@ describe("codex driver end to end", () => {
       expect(harness.assistantTexts(launched.threadId, launched.runId!).at(-1)).toBe("noted: also say bye");
     },
     TURN_MS + 30_000,
+  );
+
+  it(
+    "a direct session: each turn.started names codex's thread and its own turn; usage reports cached input",
+    async () => {
+      model.setRules([{ reply: { text: "ok" } }]);
+      const events: NormalizedProviderEvent[] = [];
+      const session = await createCodexDriver().openSession({
+        instance: {
+          id: "codex",
+          driver: "codex",
+          enabled: true,
+          displayName: null,
+          models: [MODEL],
+          options: { modelProvider: { id: "loomtest", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } },
+        },
+        threadId: "thread:native",
+        providerSessionId: "provider-session:native",
+        cwd: harness.dir,
+        runtimeMode: "full-access",
+        interactionMode: "default",
+        model: MODEL,
+        mcp: null,
+        onEvent: (event) => events.push(event),
+      });
+      try {
+        for (const runId of ["run-a", "run-b"]) {
+          await session.startTurn({ runId, input: "Say ok." });
+          await harness.until(() => events.find((event) => event.type === "turn.completed" && event.runId === runId), `turn ${runId} to end`, TURN_MS);
+        }
+      } finally {
+        await session.stop();
+      }
+      const started = events.flatMap((event) => (event.type === "turn.started" ? [event] : []));
+      expect(started).toHaveLength(2);
+      const [a, b] = started;
+      expect(a?.nativeThreadId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(b?.nativeThreadId).toBe(a?.nativeThreadId);
+      expect(a?.nativeTurnId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(b?.nativeTurnId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(b?.nativeTurnId).not.toBe(a?.nativeTurnId);
+      const usage = events.filter((event) => event.type === "usage");
+      expect(usage.length).toBeGreaterThan(0);
+      for (const event of usage) expect(event).toMatchObject({ inputTokens: expect.any(Number), cachedInputTokens: expect.any(Number) });
+    },
+    2 * TURN_MS,
   );
 });

@@ -13,7 +13,8 @@ import {
   threadStartParams,
   tomlString,
 } from "./codexConfig.js";
-import { CodexOptionsError, DEFAULT_CODEX_MODELS, codexCapabilities, parseCodexOptions } from "./options.js";
+import { DEFAULT_CODEX_MODELS, codexCapabilities, parseCodexOptions } from "./options.js";
+import { DriverOptionsError } from "../kit/driverOptions.js";
 
 const TOKEN = "tok_0123456789abcdef0123456789abcdef";
 const MCP = { url: "http://127.0.0.1:4321/mcp", token: TOKEN };
@@ -123,7 +124,7 @@ describe("instance options", () => {
 
   it("names every bad field", () => {
     const bad = () => parseCodexOptions(instance({ modelProvider: { baseUrl: "ftp://x", wireApi: "chat" }, env: { A: 1 }, binaryPat: "x" }));
-    expect(bad).toThrow(CodexOptionsError);
+    expect(bad).toThrow(DriverOptionsError);
     expect(bad).toThrow(/options\.modelProvider\.baseUrl: must be an http\(s\) URL/);
     expect(bad).toThrow(/options\.modelProvider\.wireApi: must be "responses"/);
     expect(bad).toThrow(/options\.env\.A: must be a string/);

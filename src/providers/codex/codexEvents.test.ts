@@ -7,7 +7,7 @@ import type { ServerNotification, ThreadItem, Turn } from "./protocol.js";
 
 /**
  * The mapper against transcripts recorded from the real codex 0.171.0
- * (fixtures/, see recordFixtures.e2e.test.ts). Every notification of a
+ * (fixtures/, see recordFixtures.record.test.ts). Every notification of a
  * transcript goes through one mapper, as in a session.
  */
 
@@ -59,21 +59,41 @@ describe("codex notifications → normalized events (recorded transcripts)", () 
     expect(usage.length).toBe(3);
     const inputs = usage.map((event) => (event.type === "usage" ? event.inputTokens : 0));
     expect(inputs).toEqual([...inputs].sort((a, b) => a - b));
-    expect(usage.at(-1)).toMatchObject({ inputTokens: 44738, outputTokens: 97 });
+    expect(usage.at(-1)).toEqual({ type: "usage", runId: "run-1", inputTokens: 44738, outputTokens: 97, cachedInputTokens: 0 });
+    expect(usage.every((event) => event.type === "usage" && event.costUsd === undefined)).toBe(true);
   });
 
-  it("usage of a second turn starts from the first turn's totals", () => {
+  it("turn.started carries codex's thread id and turn id, as turn/started reported them", () => {
+    for (const name of ["mcp-tool-calls", "command-approved", "file-change-approved", "steered", "failed", "user-input"]) {
+      const messages = fixture(name).messages;
+      const started = messages.find((message) => message.method === "turn/started")?.params as { threadId: string; turn: { id: string } };
+      const thread = (messages.find((message) => message.method === "thread/started")?.params as { thread: { id: string } }).thread.id;
+      const completed = (messages.findLast((message) => message.method === "turn/completed")?.params as { turn: { id: string } }).turn.id;
+      // The ids are the thread's and the turn's, as the rest of the transcript names them.
+      expect(started.threadId).toBe(thread);
+      expect(started.turn.id).toBe(completed);
+      expect(replay(name)[0]).toEqual({ type: "turn.started", runId: "run-1", nativeThreadId: thread, nativeTurnId: completed });
+    }
+    expect(replay("steered")[0]).toEqual({
+      type: "turn.started",
+      runId: "run-1",
+      nativeThreadId: "01a22c49-d3d8-7842-a58c-d9a3f4ee7745",
+      nativeTurnId: "01a22c49-d3ef-7260-babc-2012278a9628",
+    });
+  });
+
+  it("usage (cached input included) of a second turn starts from the first turn's totals", () => {
     const mapper = new CodexEventMapper();
     const turn = (id: string): Turn => ({ id, rootTurnId: id, items: [], itemsView: "notLoaded", status: "inProgress", error: null, startedAt: null, completedAt: null, durationMs: null });
-    const tokens = (input: number, output: number) => ({ totalTokens: input + output, inputTokens: input, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: output, reasoningOutputTokens: 0 });
-    const usage = (turnId: string, input: number, output: number): ServerNotification => ({
+    const tokens = (input: number, output: number, cached: number) => ({ totalTokens: input + output, inputTokens: input, cachedInputTokens: cached, cacheWriteInputTokens: 0, outputTokens: output, reasoningOutputTokens: 0 });
+    const usage = (turnId: string, input: number, output: number, cached = 0): ServerNotification => ({
       method: "thread/tokenUsage/updated",
-      params: { threadId: "t", turnId, tokenUsage: { total: tokens(input, output), last: tokens(input, output), modelContextWindow: null } },
+      params: { threadId: "t", turnId, tokenUsage: { total: tokens(input, output, cached), last: tokens(input, output, cached), modelContextWindow: null } },
     });
-    mapper.map({ method: "turn/started", params: { threadId: "t", turn: turn("a") } }, "run-1");
-    expect(mapper.map(usage("a", 100, 10), "run-1")).toEqual([{ type: "usage", runId: "run-1", inputTokens: 100, outputTokens: 10 }]);
+    expect(mapper.map({ method: "turn/started", params: { threadId: "t", turn: turn("a") } }, "run-1")).toEqual([{ type: "turn.started", runId: "run-1", nativeThreadId: "t", nativeTurnId: "a" }]);
+    expect(mapper.map(usage("a", 100, 10, 40), "run-1")).toEqual([{ type: "usage", runId: "run-1", inputTokens: 100, outputTokens: 10, cachedInputTokens: 40 }]);
     mapper.map({ method: "turn/started", params: { threadId: "t", turn: turn("b") } }, "run-2");
-    expect(mapper.map(usage("b", 250, 15), "run-2")).toEqual([{ type: "usage", runId: "run-2", inputTokens: 150, outputTokens: 5 }]);
+    expect(mapper.map(usage("b", 250, 15, 140), "run-2")).toEqual([{ type: "usage", runId: "run-2", inputTokens: 150, outputTokens: 5, cachedInputTokens: 100 }]);
   });
 
   it("an approved command: command_execution with its exit code and output", () => {
@@ -105,7 +125,7 @@ describe("codex notifications → normalized events (recorded transcripts)", () 
   it("an interrupted turn ends interrupted, with no item for the unfinished tool call", () => {
     const events = durable(replay("interrupted"));
     expect(events).toEqual([
-      { type: "turn.started", runId: "run-1" },
+      { type: "turn.started", runId: "run-1", nativeThreadId: "01a22c49-8a43-7322-9482-da947e931c3b", nativeTurnId: "01a22c49-8a57-7060-abdb-c4b645061af6" },
       { type: "turn.completed", runId: "run-1", status: "interrupted", error: null },
     ]);
   });

@@ -16,12 +16,15 @@ export const OUTPUT_PREVIEW_CHARS = 2_000;
 
 interface Tokens {
   readonly input: number;
+  readonly cached: number;
   readonly output: number;
 }
 
+const NO_TOKENS: Tokens = { input: 0, cached: 0, output: 0 };
+
 export class CodexEventMapper {
   /** Thread-wide token totals as last reported. */
-  private total: Tokens = { input: 0, output: 0 };
+  private total: Tokens = NO_TOKENS;
   /** The totals when each turn started: usage events count from there. */
   private readonly turnBase = new Map<string, Tokens>();
   private readonly started = new Map<string, ThreadItem>();
@@ -34,9 +37,11 @@ export class CodexEventMapper {
 
   map(notification: ServerNotification, runId: string): NormalizedProviderEvent[] {
     switch (notification.method) {
-      case "turn/started":
-        this.turnBase.set(notification.params.turn.id, this.total);
-        return [{ type: "turn.started", runId }];
+      case "turn/started": {
+        const { threadId, turn } = notification.params;
+        this.turnBase.set(turn.id, this.total);
+        return [{ type: "turn.started", runId, nativeThreadId: threadId, nativeTurnId: turn.id }];
+      }
       case "item/started":
         this.started.set(notification.params.item.id, notification.params.item);
         return [];
@@ -57,9 +62,18 @@ export class CodexEventMapper {
       }
       case "thread/tokenUsage/updated": {
         const { turnId, tokenUsage } = notification.params;
-        this.total = { input: tokenUsage.total.inputTokens, output: tokenUsage.total.outputTokens };
-        const base = this.turnBase.get(turnId) ?? { input: 0, output: 0 };
-        return [{ type: "usage", runId, inputTokens: this.total.input - base.input, outputTokens: this.total.output - base.output }];
+        this.total = { input: tokenUsage.total.inputTokens, cached: tokenUsage.total.cachedInputTokens, output: tokenUsage.total.outputTokens };
+        const base = this.turnBase.get(turnId) ?? NO_TOKENS;
+        // Codex reports no cost.
+        return [
+          {
+            type: "usage",
+            runId,
+            inputTokens: this.total.input - base.input,
+            outputTokens: this.total.output - base.output,
+            cachedInputTokens: this.total.cached - base.cached,
+          },
+        ];
       }
       case "error": {
         const { error, turnId, willRetry } = notification.params;

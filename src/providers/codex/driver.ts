@@ -7,8 +7,10 @@ import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import { appServerArgs, appServerEnv } from "./codexConfig.js";
 import type { CodexOptions } from "./options.js";
-import { CODEX_DRIVER, CodexOptionsError, codexCapabilities, parseCodexOptions } from "./options.js";
-import { installedLauncher, probeCodex, resolveExecutable } from "./probe.js";
+import { optionsForSession } from "../kit/driverOptions.js";
+import { CODEX_DRIVER, CodexOptionsSchema, codexCapabilities, codexOptions } from "./options.js";
+import type { CodexExecutable } from "./probe.js";
+import { codexVersion, installedLauncher, probeCodex, resolveExecutable } from "./probe.js";
 import { CodexSession } from "./session.js";
 
 /**
@@ -25,14 +27,18 @@ export interface CodexDriverDeps {
   readonly packageLauncher?: () => string | null;
   /** How long an interrupted turn may take to report itself. */
   readonly interruptGraceMs?: number;
+  /** Runs `<executable> --version`; rejects when it cannot run. */
+  readonly version?: (executable: CodexExecutable) => Promise<string>;
 }
 
 export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
   const probe = deps.probe ?? ((options: CodexOptions) => probeCodex(options));
   const packageLauncher = deps.packageLauncher ?? installedLauncher;
+  const version = deps.version ?? codexVersion;
 
   return {
     driver: CODEX_DRIVER,
+    optionsSchema: CodexOptionsSchema,
 
     /** Bad options still give the default record; probe() reports them. */
     capabilities(instance: ProviderInstanceConfig): ProviderCapabilities {
@@ -41,20 +47,14 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
 
     probe(instance: ProviderInstanceConfig): Promise<ProviderProbe> {
       try {
-        return probe(parseCodexOptions(instance));
+        return probe(codexOptions.parse(instance));
       } catch (error) {
         return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       }
     },
 
     async openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime> {
-      let options: CodexOptions;
-      try {
-        options = parseCodexOptions(input.instance);
-      } catch (error) {
-        const code = error instanceof CodexOptionsError ? ProviderErrorCode.startFailed : ProviderErrorCode.protocol;
-        throw new ProviderError(code, error instanceof Error ? error.message : String(error), { cause: error });
-      }
+      const options: CodexOptions = optionsForSession(codexOptions, input.instance);
       const executable = resolveExecutable(options, packageLauncher);
       const tempHome = options.codexHome === null ? await mkdtemp(join(tmpdir(), "loom-codex-")) : null;
       const codexHome = options.codexHome ?? tempHome ?? "";
@@ -79,11 +79,29 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
         await session.open(input.signal);
       } catch (error) {
         await cleanup();
-        throw error;
+        throw await notInstalledIfBroken(error, executable, version);
       }
       return session;
     },
   };
+}
+
+/**
+ * A start that failed because the executable cannot run at all (the npm
+ * launcher without its platform binary, a file that is not a program) is
+ * `not_installed`, which is not retryable: `--version` tells it apart from a
+ * codex that runs but failed to start this once (`start_failed`). A missing
+ * file is already `not_installed` (the spawn fails).
+ */
+async function notInstalledIfBroken(error: unknown, executable: CodexExecutable, version: (executable: CodexExecutable) => Promise<string>): Promise<unknown> {
+  if (!(error instanceof ProviderError) || error.code !== ProviderErrorCode.startFailed) return error;
+  try {
+    await version(executable);
+    return error;
+  } catch (versionError) {
+    const detail = versionError instanceof Error ? (versionError.message.split("\n")[0] ?? versionError.message) : String(versionError);
+    return new ProviderError(ProviderErrorCode.notInstalled, `codex at ${executable.display} does not run (${detail}); ${error.message}`, { cause: error });
+  }
 }
 
 export const codexDriver: ProviderDriver = createCodexDriver();

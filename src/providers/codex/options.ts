@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
 import { RUNTIME_MODES } from "../../contracts/modes.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
-import { formatIssuePath } from "../../config/config.js";
+import { defineDriverOptions } from "../kit/driverOptions.js";
 
 /**
  * The `options` of a `codex` provider instance (docs/providers/codex.md).
@@ -104,44 +104,32 @@ export const DEFAULT_CODEX_CAPABILITIES: ProviderCapabilities = {
   mcpTransport: "http",
 };
 
-/** Bad instance options. Not retryable: the config has to change. */
-export class CodexOptionsError extends Error {
-  readonly code = "invalid_options";
-  readonly retryable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = "CodexOptionsError";
-  }
-}
+/** Validate an instance's options and apply defaults; `parse` throws DriverOptionsError naming every bad field. */
+export const codexOptions = defineDriverOptions({
+  driver: CODEX_DRIVER,
+  schema: CodexOptionsSchema,
+  resolve: (options): CodexOptions => {
+    const provider = options.modelProvider;
+    return {
+      binaryPath: options.binaryPath ?? null,
+      codexHome: options.codexHome ?? null,
+      modelProvider:
+        provider === undefined
+          ? null
+          : {
+              id: provider.id ?? DEFAULT_MODEL_PROVIDER_ID,
+              name: provider.name ?? provider.id ?? DEFAULT_MODEL_PROVIDER_ID,
+              baseUrl: provider.baseUrl,
+              envKey: provider.envKey ?? null,
+              wireApi: provider.wireApi ?? "responses",
+            },
+      env: options.env ?? {},
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    };
+  },
+});
 
-/** Validate an instance's options and apply defaults; throws CodexOptionsError naming every bad field. */
-export function parseCodexOptions(instance: ProviderInstanceConfig): CodexOptions {
-  const parsed = CodexOptionsSchema.safeParse(instance.options);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.length === 0 ? "options" : `options.${formatIssuePath(issue.path)}`}: ${issue.message}`,
-    );
-    throw new CodexOptionsError(`invalid options for codex instance "${instance.id}": ${problems.join("; ")}`);
-  }
-  const options = parsed.data;
-  const provider = options.modelProvider;
-  return {
-    binaryPath: options.binaryPath ?? null,
-    codexHome: options.codexHome ?? null,
-    modelProvider:
-      provider === undefined
-        ? null
-        : {
-            id: provider.id ?? DEFAULT_MODEL_PROVIDER_ID,
-            name: provider.name ?? provider.id ?? DEFAULT_MODEL_PROVIDER_ID,
-            baseUrl: provider.baseUrl,
-            envKey: provider.envKey ?? null,
-            wireApi: provider.wireApi ?? "responses",
-          },
-    env: options.env ?? {},
-    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-  };
-}
+export const parseCodexOptions = codexOptions.parse;
 
 /** The capability record: the defaults, with the instance's own model list when it has one. */
 export function codexCapabilities(instance: ProviderInstanceConfig): ProviderCapabilities {

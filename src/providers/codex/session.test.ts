@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import type { NormalizedProviderEvent, ProviderSessionRuntime } from "../adapter
 import { ProviderError } from "../adapter.js";
 import type { RuntimeMode } from "../../contracts/modes.js";
 import { createCodexDriver } from "./driver.js";
+import { type FakeCodex, type FakeCodexLogEntry, installFakeCodex } from "./testing/fakeAppServer.js";
 
 /**
  * The session lifecycle against a fake `codex app-server` (a small Node
@@ -16,71 +17,8 @@ import { createCodexDriver } from "./driver.js";
 
 const TOKEN = "tok_session_secret_0123456789abcdef";
 
-const FAKE_SERVER = String.raw`
-import { appendFileSync } from "node:fs";
-import { createInterface } from "node:readline";
-const log = (entry) => appendFileSync(process.env.FAKE_CODEX_LOG, JSON.stringify(entry) + "\n");
-log({ kind: "start", argv: process.argv.slice(2), env: process.env });
-const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
-let turns = 0;
-let current = null;
-let token = "";
-let serverIds = 0;
-const waiting = new Map();
-const turn = (id, status) => ({ id, rootTurnId: id, items: [], itemsView: "notLoaded", status, error: null, startedAt: null, completedAt: null, durationMs: null });
-function complete(turnId, text) {
-  send({ method: "item/completed", params: { threadId: "thr-1", turnId, completedAtMs: 0, item: { type: "agentMessage", id: "msg-" + turnId, text, phase: null, moderation: null, memoryCitation: null, delivery: null, questions: null } } });
-  send({ method: "turn/completed", params: { threadId: "thr-1", turn: turn(turnId, "completed") } });
-  current = null;
-}
-createInterface({ input: process.stdin }).on("line", (line) => {
-  const message = JSON.parse(line);
-  log({ kind: "in", message });
-  const { id, method, params } = message;
-  if (method === "initialize") return send({ id, result: { userAgent: "fake", codexHome: process.env.CODEX_HOME, platformFamily: "unix", platformOs: "linux" } });
-  if (method === "thread/start" || method === "thread/resume") {
-    token = params.config?.mcp_servers?.["t3-code"]?.http_headers?.Authorization ?? "";
-    return send({ id, result: { thread: { id: params.threadId ?? "thr-1" } } });
-  }
-  if (method === "turn/start") {
-    const turnId = "turn-" + ++turns;
-    current = turnId;
-    const text = params.input[0].text;
-    send({ method: "turn/started", params: { threadId: "thr-1", turn: turn(turnId, "inProgress") } });
-    send({ id, result: { turn: turn(turnId, "inProgress") } });
-    if (text === "crash") {
-      process.stderr.write("fatal: lost " + token + "\n");
-      process.exit(3);
-    }
-    if (text === "approve") {
-      const requestId = serverIds++;
-      waiting.set(requestId, turnId);
-      send({ method: "item/started", params: { threadId: "thr-1", turnId, startedAtMs: 0, item: { type: "commandExecution", id: "call_1", command: "rm -rf build", cwd: "/w", status: "inProgress" } } });
-      return send({ id: requestId, method: "item/commandExecution/requestApproval", params: { kind: "command", threadId: "thr-1", turnId, itemId: "call_1", startedAtMs: 0, environmentId: null, command: "rm -rf build", cwd: "/w" } });
-    }
-    if (text !== "hang") complete(turnId, "echo: " + text);
-    return;
-  }
-  if (method === "turn/steer") {
-    if (current === null) return send({ id, error: { code: -32600, message: "no active turn to steer" } });
-    send({ id, result: { turnId: params.expectedTurnId } });
-    return complete(current, "steered: " + params.input[0].text);
-  }
-  if (method === "turn/interrupt") {
-    if (current === null) return send({ id, error: { code: -32600, message: "no active turn to interrupt" } });
-    send({ method: "turn/completed", params: { threadId: "thr-1", turn: turn(current, "interrupted") } });
-    current = null;
-    return send({ id, result: {} });
-  }
-  if (method === undefined && waiting.has(id)) {
-    const turnId = waiting.get(id);
-    waiting.delete(id);
-    complete(turnId, "decision: " + JSON.stringify(message.result));
-  }
-});
-`;
-
 let dir: string;
+let fake: FakeCodex;
 let binary: string;
 let logFile: string;
 let events: NormalizedProviderEvent[];
@@ -88,11 +26,9 @@ let session: ProviderSessionRuntime | null;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "loom-codex-fake-"));
-  writeFileSync(join(dir, "server.mjs"), FAKE_SERVER);
-  binary = join(dir, "fake-codex");
-  writeFileSync(binary, `#!/bin/sh\nexec "${process.execPath}" "${join(dir, "server.mjs")}" "$@"\n`);
-  chmodSync(binary, 0o755);
-  logFile = join(dir, "log.jsonl");
+  fake = installFakeCodex(dir);
+  binary = fake.binary;
+  logFile = fake.logFile;
   events = [];
   session = null;
 });
@@ -102,19 +38,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface LogEntry {
-  readonly kind: "start" | "in";
-  readonly argv?: string[];
-  readonly env?: Record<string, string>;
-  readonly message?: { id?: number; method?: string; params?: Record<string, unknown>; result?: unknown };
-}
-
-function logEntries(): LogEntry[] {
-  if (!existsSync(logFile)) return [];
-  return readFileSync(logFile, "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as LogEntry);
+function logEntries(): FakeCodexLogEntry[] {
+  return fake.logEntries();
 }
 
 async function open(runtimeMode: RuntimeMode = "full-access", options: Record<string, unknown> = {}): Promise<ProviderSessionRuntime> {
@@ -191,7 +116,7 @@ describe("codex session (fake app-server)", () => {
     await runtime.startTurn({ runId: "run-1", input: "hello" });
     await until(ended("run-1"), "the turn to end");
     expect(events).toEqual([
-      { type: "turn.started", runId: "run-1" },
+      { type: "turn.started", runId: "run-1", nativeThreadId: "thr-1", nativeTurnId: "turn-1" },
       { type: "item.completed", runId: "run-1", itemId: "msg-turn-1", item: { kind: "assistant_message", text: "echo: hello" } },
       { type: "turn.completed", runId: "run-1", status: "completed", error: null },
     ]);
@@ -271,10 +196,9 @@ describe("codex session (fake app-server)", () => {
     expect(events.length).toBe(count);
   });
 
-  it("a missing executable fails openSession with not_installed", async () => {
-    const driver = createCodexDriver({ packageLauncher: () => null });
-    const opening = driver.openSession({
-      instance: { id: "codex", driver: "codex", enabled: true, displayName: null, models: null, options: { binaryPath: join(dir, "no-such-codex") } },
+  function openWith(binaryPath: string): Promise<ProviderSessionRuntime> {
+    return createCodexDriver({ packageLauncher: () => null }).openSession({
+      instance: { id: "codex", driver: "codex", enabled: true, displayName: null, models: null, options: { binaryPath } },
       threadId: "thread-1",
       providerSessionId: "session-1",
       cwd: dir,
@@ -284,6 +208,31 @@ describe("codex session (fake app-server)", () => {
       mcp: null,
       onEvent: () => undefined,
     });
-    expect(await rejection(opening)).toBe("not_installed");
+  }
+
+  it("a missing executable fails openSession with not_installed, which is not retryable", async () => {
+    const error = await openWith(join(dir, "no-such-codex")).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ code: "not_installed", retryable: false });
+  });
+
+  it("an executable that cannot run at all (the launcher without its platform binary) is not_installed too", async () => {
+    const launcher = join(dir, "codex-launcher");
+    writeFileSync(launcher, `#!/bin/sh\necho "Missing optional dependency @openai/codex-linux-x64. Reinstall Codex." >&2\nexit 1\n`);
+    chmodSync(launcher, 0o755);
+    const error = await openWith(launcher).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ code: "not_installed", retryable: false });
+    expect((error as Error).message).toContain(`codex at ${launcher} does not run`);
+    expect((error as Error).message).toContain("Missing optional dependency");
+  });
+
+  it("a codex that runs but fails to start this once stays start_failed (retryable)", async () => {
+    // --version works; app-server exits before answering initialize.
+    const flaky = join(dir, "codex-flaky");
+    writeFileSync(flaky, `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "codex-cli 0.171.0"; exit 0; fi\necho "could not bind" >&2\nexit 2\n`);
+    chmodSync(flaky, 0o755);
+    const error = await openWith(flaky).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: "start_failed", retryable: true });
   });
 });

@@ -5,7 +5,8 @@ import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { NormalizedProviderEvent, ProviderItem } from "../events.js";
 import { ScriptedMcpClient } from "./mcpClient.js";
-import { DEFAULT_SCRIPTED_CAPABILITIES, ScriptedOptionsError, parseScriptedOptions } from "./options.js";
+import { optionsForSession, optionsOrNull } from "../kit/driverOptions.js";
+import { DEFAULT_SCRIPTED_CAPABILITIES, SCRIPTED_DRIVER, ScriptedOptionsSchema, scriptedOptions } from "./options.js";
 import type { ScriptedOptions } from "./options.js";
 import { PendingRequests } from "./pendingRequests.js";
 import { runTurn } from "./runner.js";
@@ -19,27 +20,26 @@ import type { TurnEnd } from "./runner.js";
  * user tries Loom without an agent installed (docs/scripted-driver.md).
  */
 
-export const SCRIPTED_DRIVER = "scripted";
+export { SCRIPTED_DRIVER } from "./options.js";
 
 export const scriptedDriver: ProviderDriver = {
   driver: SCRIPTED_DRIVER,
+  optionsSchema: ScriptedOptionsSchema,
 
   /** Bad options fall back to the defaults here; probe() reports them. */
   capabilities(instance: ProviderInstanceConfig): ProviderCapabilities {
-    try {
-      return parseScriptedOptions(instance).capabilities;
-    } catch (error) {
-      if (error instanceof ScriptedOptionsError) {
-        return { ...DEFAULT_SCRIPTED_CAPABILITIES, models: instance.models ?? DEFAULT_SCRIPTED_CAPABILITIES.models };
+    return (
+      optionsOrNull(scriptedOptions, instance)?.capabilities ?? {
+        ...DEFAULT_SCRIPTED_CAPABILITIES,
+        models: instance.models ?? DEFAULT_SCRIPTED_CAPABILITIES.models,
       }
-      throw error;
-    }
+    );
   },
 
   /** Nothing to install or log in to; invalid options make the probe throw with their message. */
   probe(instance: ProviderInstanceConfig): Promise<ProviderProbe> {
     try {
-      parseScriptedOptions(instance);
+      scriptedOptions.parse(instance);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
@@ -47,14 +47,7 @@ export const scriptedDriver: ProviderDriver = {
   },
 
   async openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime> {
-    let options: ScriptedOptions;
-    try {
-      options = parseScriptedOptions(input.instance);
-    } catch (error) {
-      throw new ProviderError(ProviderErrorCode.startFailed, error instanceof Error ? error.message : String(error), {
-        cause: error,
-      });
-    }
+    const options: ScriptedOptions = optionsForSession(scriptedOptions, input.instance);
     if (!options.capabilities.runtimeModes.includes(input.runtimeMode)) {
       throw new ProviderError(
         ProviderErrorCode.unsupported,
@@ -76,6 +69,9 @@ export const scriptedDriver: ProviderDriver = {
 interface ActiveTurn {
   readonly runId: string;
   readonly controller: AbortController;
+  /** Characters of the turn's input and steers, and of its assistant messages: the usage event counts them. */
+  inputChars: number;
+  outputChars: number;
   /** Settles when the runner has stopped; never rejects. */
   done: Promise<void>;
   /** Set once turn.completed was emitted: nothing for this run follows it. */
@@ -94,12 +90,16 @@ export class ScriptedSession implements ProviderSessionRuntime {
   private readonly cwd: string;
   private active: ActiveTurn | null = null;
   private itemCounter = 0;
+  private turnCounter = 0;
   private closed = false;
+  /** The "native" conversation id a real provider would report: derived from Loom's session id. */
+  private readonly nativeThreadId: string;
 
   constructor(
     input: OpenSessionInput,
     private readonly options: ScriptedOptions,
   ) {
+    this.nativeThreadId = `scripted:${input.providerSessionId}`;
     this.cwd = input.cwd;
     this.onEvent = input.onEvent;
     const reachable = input.mcp !== null && options.capabilities.mcpTransport === "http";
@@ -118,11 +118,14 @@ export class ScriptedSession implements ProviderSessionRuntime {
       const turn: ActiveTurn = {
         runId: input.runId,
         controller: new AbortController(),
+        inputChars: input.input.length,
+        outputChars: 0,
         done: Promise.resolve(),
         ended: false,
       };
       this.active = turn;
-      this.emit(turn, { type: "turn.started", runId: turn.runId });
+      this.turnCounter += 1;
+      this.emit(turn, { type: "turn.started", runId: turn.runId, nativeThreadId: this.nativeThreadId, nativeTurnId: `${this.nativeThreadId}:turn-${this.turnCounter}` });
       turn.done = this.drive(turn, input.input);
     });
   }
@@ -135,6 +138,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
         throw new ProviderError(ProviderErrorCode.unsupported, "this scripted instance does not support steering");
       }
       const turn = this.activeTurn(input.runId);
+      turn.inputChars += input.input.length;
       this.emitItem(turn, { kind: "assistant_message", text: `Steered: ${input.input}` });
     });
   }
@@ -188,15 +192,16 @@ export class ScriptedSession implements ProviderSessionRuntime {
   }
 
   /**
-   * Emits turn.completed once. The session is free for the next turn before
-   * the event goes out, and whatever still waits is aborted first, so nothing
-   * of this run can follow it.
+   * Emits the turn's usage, then turn.completed, once. The session is free
+   * for the next turn before they go out, and whatever still waits is
+   * aborted first, so nothing of this run can follow them.
    */
   private endTurn(turn: ActiveTurn, end: TurnEnd): void {
     if (turn.ended) return;
     turn.ended = true;
     if (this.active === turn) this.active = null;
     turn.controller.abort();
+    this.onEvent({ type: "usage", runId: turn.runId, inputTokens: scriptedTokens(turn.inputChars), outputTokens: scriptedTokens(turn.outputChars) });
     this.onEvent({
       type: "turn.completed",
       runId: turn.runId,
@@ -218,6 +223,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
 
   private emitItem(turn: ActiveTurn, item: ProviderItem): void {
     if (turn.ended) return;
+    if (item.kind === "assistant_message") turn.outputChars += item.text.length;
     this.itemCounter += 1;
     this.emit(turn, { type: "item.completed", runId: turn.runId, itemId: `item-${this.itemCounter}`, item });
   }
@@ -231,6 +237,14 @@ export class ScriptedSession implements ProviderSessionRuntime {
       throw new ProviderError(ProviderErrorCode.sessionClosed, "the scripted session was stopped");
     }
   }
+}
+
+/**
+ * Deterministic token counts for budgets to be tested against: one token per
+ * started 4 characters (UTF-16 code units) of text.
+ */
+export function scriptedTokens(chars: number): number {
+  return Math.ceil(chars / 4);
 }
 
 /** Runs `body` now and reports its outcome as a promise, so a method never throws synchronously. */

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ProviderError } from "../adapter.js";
 import { scriptedDriver } from "./driver.js";
-import { ScriptedOptionsError, parseScriptedOptions } from "./options.js";
+import { parseScriptedOptions } from "./options.js";
 import { scriptedInstance } from "./sessionHarness.js";
+import { DriverOptionsError } from "../kit/driverOptions.js";
 
 describe("scripted options and capabilities", () => {
   it("defaults: steerable, interruptible, restartable, every runtime mode, scripted-1 over HTTP", () => {
@@ -50,7 +51,7 @@ describe("scripted options and capabilities", () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toBeInstanceOf(ScriptedOptionsError);
+    expect(error).toBeInstanceOf(DriverOptionsError);
     const message = (error as Error).message;
     expect(message).toContain('invalid options for scripted instance "scripted"');
     expect(message).toContain("options.turnDelayMs: must not be negative");

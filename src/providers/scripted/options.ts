@@ -1,8 +1,7 @@
 import { z } from "zod";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
 import { RUNTIME_MODES, RuntimeModeSchema } from "../../contracts/modes.js";
-import type { ProviderInstanceConfig } from "../../config/config.js";
-import { formatIssuePath } from "../../config/config.js";
+import { defineDriverOptions } from "../kit/driverOptions.js";
 
 /**
  * The `options` of a `scripted` provider instance. Unknown keys are errors,
@@ -78,45 +77,33 @@ export const DEFAULT_SCRIPTED_CAPABILITIES: ProviderCapabilities = {
   mcpTransport: "http",
 };
 
-/** Bad instance options. Not retryable: the config has to change. */
-export class ScriptedOptionsError extends Error {
-  readonly code = "invalid_options";
-  readonly retryable = false;
-  constructor(message: string) {
-    super(message);
-    this.name = "ScriptedOptionsError";
-  }
-}
+export const SCRIPTED_DRIVER = "scripted";
 
 /**
  * Validate an instance's options and apply defaults. Model precedence: the
  * instance's top-level `models`, then `options.models`, then
  * `options.capabilities.models`, then "scripted-1"; runtime modes likewise
  * from `options.runtimeModes`, then `options.capabilities.runtimeModes`.
- * Throws ScriptedOptionsError naming every bad field.
+ * `parse` throws DriverOptionsError naming every bad field.
  */
-export function parseScriptedOptions(instance: ProviderInstanceConfig): ScriptedOptions {
-  const parsed = ScriptedOptionsSchema.safeParse(instance.options);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.length === 0 ? "options" : `options.${formatIssuePath(issue.path)}`}: ${issue.message}`,
-    );
-    throw new ScriptedOptionsError(`invalid options for scripted instance "${instance.id}": ${problems.join("; ")}`);
-  }
-  const options = parsed.data;
-  const overrides = options.capabilities ?? {};
-  return {
-    startupDelayMs: options.startupDelayMs ?? 0,
-    turnDelayMs: options.turnDelayMs ?? 0,
-    commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-    capabilities: {
-      ...DEFAULT_SCRIPTED_CAPABILITIES,
-      ...overrides,
-      // The record lists modes narrowest first, whatever order the config used.
-      runtimeModes: RUNTIME_MODES.filter((mode) =>
-        (options.runtimeModes ?? overrides.runtimeModes ?? RUNTIME_MODES).includes(mode),
-      ),
-      models: instance.models ?? options.models ?? overrides.models ?? DEFAULT_SCRIPTED_CAPABILITIES.models,
-    },
-  };
-}
+export const scriptedOptions = defineDriverOptions({
+  driver: SCRIPTED_DRIVER,
+  schema: ScriptedOptionsSchema,
+  resolve: (options, instance): ScriptedOptions => {
+    const overrides = options.capabilities ?? {};
+    return {
+      startupDelayMs: options.startupDelayMs ?? 0,
+      turnDelayMs: options.turnDelayMs ?? 0,
+      commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+      capabilities: {
+        ...DEFAULT_SCRIPTED_CAPABILITIES,
+        ...overrides,
+        // The record lists modes narrowest first, whatever order the config used.
+        runtimeModes: RUNTIME_MODES.filter((mode) => (options.runtimeModes ?? overrides.runtimeModes ?? RUNTIME_MODES).includes(mode)),
+        models: instance.models ?? options.models ?? overrides.models ?? DEFAULT_SCRIPTED_CAPABILITIES.models,
+      },
+    };
+  },
+});
+
+export const parseScriptedOptions = scriptedOptions.parse;

@@ -26,19 +26,44 @@ function texts(runId: string): string[] {
 }
 
 describe("scripted session: turns", () => {
-  it("echoes a plain message between turn.started and turn.completed, with item ids", async () => {
+  it("echoes a plain message between turn.started and its usage and turn.completed, with item ids", async () => {
     const end = await harness.run("run-1", "hello there");
     expect(end).toEqual({ type: "turn.completed", runId: "run-1", status: "completed", error: null });
     expect(harness.events).toEqual([
-      { type: "turn.started", runId: "run-1" },
+      { type: "turn.started", runId: "run-1", nativeThreadId: "scripted:provider-session:test", nativeTurnId: "scripted:provider-session:test:turn-1" },
       {
         type: "item.completed",
         runId: "run-1",
         itemId: "item-1",
         item: { kind: "assistant_message", text: "Echo: hello there" },
       },
+      // 11 characters in, 17 out: one token per started 4 characters.
+      { type: "usage", runId: "run-1", inputTokens: 3, outputTokens: 5 },
       end,
     ]);
+  });
+
+  it("native ids: one thread id per session, turn ids numbered per session", async () => {
+    await harness.run("run-1", "a");
+    await harness.run("run-2", script([{ fail: "no" }]));
+    const started = harness.events.filter((e) => e.type === "turn.started");
+    expect(started.map((e) => (e.type === "turn.started" ? [e.nativeThreadId, e.nativeTurnId] : []))).toEqual([
+      ["scripted:provider-session:test", "scripted:provider-session:test:turn-1"],
+      ["scripted:provider-session:test", "scripted:provider-session:test:turn-2"],
+    ]);
+  });
+
+  it("usage: input counts the turn's input and its steers, output its assistant messages; an interrupted turn reports it too", async () => {
+    const input = script([{ say: "12345678" }, { ask: "go on?" }]);
+    await harness.session.startTurn({ runId: "run-1", input });
+    await harness.nextItem("run-1", (item) => item.kind === "user_input_request");
+    await harness.session.steerTurn({ runId: "run-1", input: "steer" });
+    await harness.session.interruptTurn({ runId: "run-1" });
+    const usage = harness.events.filter((e) => e.type === "usage");
+    // Output: "12345678" and "Steered: steer" (8 + 14 characters).
+    expect(usage).toEqual([{ type: "usage", runId: "run-1", inputTokens: Math.ceil((input.length + 5) / 4), outputTokens: Math.ceil(22 / 4) }]);
+    expect(harness.events.at(-2)).toEqual(usage[0]);
+    expect(harness.events.at(-1)).toMatchObject({ type: "turn.completed", status: "interrupted" });
   });
 
   it("numbers items per session across turns", async () => {
@@ -87,7 +112,7 @@ describe("scripted session: turns", () => {
     const delayed = await openScriptedHarness({ cwd, options: { turnDelayMs: 150 } });
     const started = performance.now();
     await delayed.session.startTurn({ runId: "run-1", input: "x" });
-    expect(delayed.events).toEqual([{ type: "turn.started", runId: "run-1" }]);
+    expect(delayed.events).toEqual([{ type: "turn.started", runId: "run-1", nativeThreadId: "scripted:provider-session:test", nativeTurnId: "scripted:provider-session:test:turn-1" }]);
     await delayed.turnEnd("run-1");
     expect(performance.now() - started).toBeGreaterThanOrEqual(140);
     await delayed.session.stop();
@@ -345,9 +370,11 @@ describe("scripted session: event order", () => {
     expect(chained.events.map((e) => `${e.type}:${e.runId}`)).toEqual([
       "turn.started:run-1",
       "item.completed:run-1",
+      "usage:run-1",
       "turn.completed:run-1",
       "turn.started:run-2",
       "item.completed:run-2",
+      "usage:run-2",
       "turn.completed:run-2",
     ]);
     await chained.session.stop();
