@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Command } from "../contracts/commands.js";
+import type { CommitEntry } from "../store/eventStore.js";
 import { MemoryEventStore } from "../store/memory/memoryEventStore.js";
-import { Orchestrator } from "./orchestrator.js";
+import { Orchestrator, replay } from "./orchestrator.js";
+
+const create = (n: number): Command => ({ type: "thread.create", commandId: `cmd:create:${n}`, data: { threadId: `thread:${n}`, projectId: "p", title: `T${n}` } });
 
 describe("Dispatcher", () => {
   it("contains a decider failure to its own command: the rest of the group commit is accepted", async () => {
@@ -28,6 +31,48 @@ describe("Dispatcher", () => {
     const [one, two] = await Promise.all([orchestrator.dispatch(create), orchestrator.dispatch(create)]);
     expect(two).toEqual(one);
     expect(await store.lastSequence()).toBe(1);
+    await orchestrator.close();
+  });
+
+  it("group-commits the commands that queue while a commit runs: several commands, one transaction, every receipt answered", async () => {
+    const store = new MemoryEventStore();
+    const batches: number[] = [];
+    const commit = store.commit.bind(store);
+    store.commit = (entries: readonly CommitEntry[]) => {
+      batches.push(entries.length);
+      return commit(entries);
+    };
+    const orchestrator = await Orchestrator.open({ store });
+    const receipts = await Promise.all(Array.from({ length: 50 }, (_, n) => orchestrator.dispatch(create(n))));
+    expect(receipts.every((receipt) => receipt.status === "accepted")).toBe(true);
+    // The first command commits alone; the 49 that queued behind it share the next transaction.
+    expect(batches).toEqual([1, 49]);
+    expect(receipts.map((receipt) => (receipt.status === "accepted" ? receipt.sequence : -1))).toEqual(Array.from({ length: 50 }, (_, n) => n + 1));
+    expect(orchestrator.state.threads.size).toBe(50);
+    await orchestrator.close();
+  });
+
+  it("rebuilds the state from the log after a failed commit, so nothing the store refused stays in memory", async () => {
+    const store = new MemoryEventStore();
+    const orchestrator = await Orchestrator.open({ store });
+    await orchestrator.dispatch(create(1));
+    const commit = store.commit.bind(store);
+    let failNext = true;
+    store.commit = (entries: readonly CommitEntry[]) => {
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new Error("disk full"));
+      }
+      return commit(entries);
+    };
+    await expect(orchestrator.dispatch(create(2))).rejects.toThrow("disk full");
+    // The decision had folded thread 2 into the state; the rebuild took it out again.
+    expect([...orchestrator.state.threads.keys()]).toEqual(["thread:1"]);
+    expect(orchestrator.state.lastSequence).toBe(1);
+    // The same command succeeds on retry, and the state equals a fresh replay of the log.
+    expect(await orchestrator.dispatch(create(2))).toMatchObject({ status: "accepted", sequence: 2 });
+    const fresh = await replay(store);
+    expect([...orchestrator.state.threads.entries()]).toEqual([...fresh.threads.entries()]);
     await orchestrator.close();
   });
 });

@@ -20,8 +20,8 @@ describe("server shutdown", () => {
     await h.waitForRun(thread.runId!, "running");
     const queued = await h.owner.ok<{ runId: string }>("t3_thread_send", { threadId: thread.threadId, message: "next", mode: "queue" });
     expect(h.run(queued.runId).status).toBe("queued");
+    // close() resolves once the outbox worker and every session have stopped: nothing can open a session after it.
     await h.server.close();
-    await new Promise((resolve) => setTimeout(resolve, 200));
     expect(h.server.sessions.hasSession(thread.threadId)).toBe(false);
     const sessions = [...h.state.providerSessions.values()].filter((s) => s.threadId === thread.threadId);
     expect(sessions.map((s) => s.releaseReason)).toEqual(["shutdown"]);

@@ -96,7 +96,3 @@ export function connectAsThread(h: LoomHarness, threadId: string, providerInstan
   });
   return h.connect(credential.token, "loom-test-thread");
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

@@ -3,7 +3,6 @@ import {
   delegateStep,
   launchParent,
   onlyTask,
-  sleep,
   startDelegationHarness,
   systemMessages,
   waitForResult,
@@ -33,9 +32,17 @@ afterAll(async () => {
 
 type CancelResult = DelegateTaskResult & { cancelReason: string | null };
 
-/** No notice about the task reaches its parent, even after a moment. */
+/**
+ * No notice about the task reaches its parent, ever: once the task has its
+ * final result and its delivery is disposed (only a pending delivery ever
+ * changes again), no completion notice can be delivered later.
+ */
 async function expectNoCompletionNotice(parentThreadId: string, taskId: string): Promise<void> {
-  await sleep(300);
+  const task = await h.until(() => {
+    const current = h.state.tasks.get(taskId)!;
+    return current.resultContextTransferId !== null && current.completionDelivery !== "not_ready" && current.completionDelivery !== "pending" ? current : null;
+  }, `task ${taskId} to settle its delivery`);
+  expect(task.completionDelivery).toBe("disposed");
   expect(systemMessages(h, parentThreadId).filter((message) => message.text.includes(taskId) && message.text.includes("finished"))).toEqual([]);
   expect(h.state.tasks.get(taskId)!.notices.filter((notice) => notice.kind === "completion")).toEqual([]);
 }

@@ -85,8 +85,8 @@ describe("thread.stop and queue.resume", () => {
 
     const stop = await h.dispatch("thread.stop", { threadId });
     expect(stop).toMatchObject({ status: 200, body: { status: "accepted" } });
+    // The commit that ends the run is the one that would start the next queued run: after it, held runs stay queued.
     expect(await h.waitForEnd(runId)).toMatchObject({ status: "interrupted", endReason: "interrupted_by_user" });
-    await new Promise((resolve) => setTimeout(resolve, 200));
     for (const id of [q1.runId, q2.runId]) expect(h.run(id)).toMatchObject({ status: "queued", held: true, startedAt: null });
     expect(h.state.threads.get(threadId)!.queuedRuns).toEqual([
       { runId: q1.runId, held: true },

@@ -27,6 +27,9 @@ interface TestMcpServer {
   close(): Promise<void>;
 }
 
+/** Resolves a test's wait once the `slow` tool has received its call. */
+let slowCallStarted: () => void = () => undefined;
+
 function buildMcpServer(): McpServer {
   const server = new McpServer({ name: "test-loom", version: "0.0.0" });
   server.registerTool("get_x", { inputSchema: { value: z.string() } }, ({ value }) => ({
@@ -45,6 +48,7 @@ function buildMcpServer(): McpServer {
     content: [{ type: "text", text: JSON.stringify({ code: "thread_not_found", message: `no thread ${id}` }) }],
   }));
   server.registerTool("slow", { inputSchema: {} }, async (_args, extra) => {
+    slowCallStarted();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 10_000);
       extra.signal.addEventListener("abort", () => {
@@ -207,8 +211,9 @@ describe("scripted call steps over real MCP HTTP", () => {
   });
 
   it("interrupting a call in flight ends the turn promptly", async () => {
+    const inFlight = new Promise<void>((resolve) => (slowCallStarted = resolve));
     await harness.session.startTurn({ runId: "run-1", input: script([{ call: "slow" }, { say: "never" }]) });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await inFlight;
     const started = performance.now();
     await harness.session.interruptTurn({ runId: "run-1" });
     expect(performance.now() - started).toBeLessThan(1_000);

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,15 @@ import type { ScriptedHarness } from "./sessionHarness.js";
 const script = (steps: unknown[]): string => JSON.stringify({ script: steps });
 
 let cwd: string;
+
+/** Wait until a command the turn runs has created `path`: the command is then running. */
+async function waitForFile(path: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 let harness: ScriptedHarness;
 
 beforeEach(async () => {
@@ -164,8 +174,9 @@ describe("scripted session: steer, interrupt, stop", () => {
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(harness.events.at(-1)).toEqual({ type: "turn.completed", runId: "run-1", status: "interrupted", error: null });
     const count = harness.events.length;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(harness.events).toHaveLength(count);
+    // The session runs one turn at a time: once a later turn has ended, a leftover step of run-1 would have shown up.
+    await harness.run("run-2", script([{ say: "after" }]));
+    expect(harness.events.slice(count).filter((event) => event.runId === "run-1")).toEqual([]);
   });
 
   it("interrupting a pending question abandons it", async () => {
@@ -316,8 +327,8 @@ describe("scripted session: write and run", () => {
   });
 
   it("interrupting a running command kills it", async () => {
-    await harness.session.startTurn({ runId: "run-1", input: script([{ run: "sleep 5; echo late > late.txt" }]) });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await harness.session.startTurn({ runId: "run-1", input: script([{ run: "touch started.txt; sleep 5; echo late > late.txt" }]) });
+    await waitForFile(join(cwd, "started.txt"));
     const started = performance.now();
     await harness.session.interruptTurn({ runId: "run-1" });
     expect(performance.now() - started).toBeLessThan(1_000);
