@@ -55,7 +55,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const config = loadConfig(options.configPath, dir.root, cwd);
   const ownerToken = ensureOwnerToken(dir);
   const environmentId = ensureEnvironmentId(dir);
-  const registry = new ProviderRegistry(config.providers, builtInDrivers());
+  const registry = new ProviderRegistry(config.providers, builtInDrivers({ stateDir: dir.root, log }));
   const credentials = new McpCredentialRegistry({ environmentId, idleTtlMs: config.credentials.idleTtlMs, maxLifetimeMs: config.credentials.maxLifetimeMs });
   credentials.registerOwnerToken(ownerToken);
 
