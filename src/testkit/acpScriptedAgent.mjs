@@ -51,7 +51,7 @@ function newSession(params, forkedFrom) {
   if (caps.requireAuth === true && !authenticated) throw acp.RequestError.authRequired();
   const sessionId = `scripted-${randomUUID()}`;
   const history = forkedFrom === undefined ? [] : [...(sessions.get(forkedFrom)?.history ?? [])];
-  sessions.set(sessionId, { mcpServers: params.mcpServers ?? [], cancel: null, history });
+  sessions.set(sessionId, { mcpServers: params.mcpServers ?? [], cancel: null, cancelled: false, history });
   const response = { sessionId };
   if (Array.isArray(caps.models)) {
     response.models = { currentModelId: caps.models[0], availableModels: caps.models.map((modelId) => ({ modelId, name: modelId })) };
@@ -116,7 +116,7 @@ async function runScript(ctx, sessionId, steps) {
     } else if (step.waitForCancel === true) {
       await new Promise((resolve) => {
         state.cancel = resolve;
-        if (ctx.signal.aborted) resolve();
+        if (state.cancelled || ctx.signal.aborted) resolve();
       });
       state.cancel = null;
       return { stopReason: "cancelled" };
@@ -198,6 +198,7 @@ const app = acp
     const { params } = ctx;
     record("session/prompt", params);
     const state = session(params.sessionId);
+    state.cancelled = false;
     const text = promptText(params.prompt);
     state.history.push(text);
     const steps = parseScript(text);
@@ -209,7 +210,10 @@ const app = acp
   })
   .onNotification("session/cancel", ({ params }) => {
     record("session/cancel", params);
-    sessions.get(params.sessionId)?.cancel?.();
+    const state = sessions.get(params.sessionId);
+    if (state === undefined) return;
+    state.cancelled = true;
+    state.cancel?.();
   });
 
 const connection = app.connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
