@@ -1,14 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { type Server, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { NormalizedProviderEvent } from "../events.js";
+import { type AgentArchiveServer, serveAgentArchive } from "../../testkit/acpAgentArchive.js";
 import { SCRIPTED_AGENT_PATH, waitForEvent } from "../../testkit/acpAgentHarness.js";
 import { createAcpDriver } from "./driver.js";
 import { RegistryError, chooseDistribution, currentPlatform, findAgent, loadRegistry, searchRegistry } from "./registry.js";
@@ -73,73 +71,37 @@ describe("the registry document", () => {
 });
 
 describe("binary distributions from a local HTTP server", () => {
-  let server: Server;
-  let baseUrl: string;
-  let archive: Buffer;
+  let archive: AgentArchiveServer;
   let archiveSha: string;
 
   beforeAll(async () => {
-    // The archive holds a launcher for the scripted ACP agent, like a real agent's release.
-    const build = mkdtempSync(join(tmpdir(), "loom-acp-archive-"));
-    mkdirSync(join(build, "bin"));
-    writeFileSync(join(build, "bin", "scripted-agent"), `#!/bin/sh\nexec "${process.execPath}" "${SCRIPTED_AGENT_PATH}" "$@"\n`, { mode: 0o755 });
-    execFileSync("tar", ["-czf", join(build, "agent.tar.gz"), "-C", build, "bin"]);
-    archive = readFileSync(join(build, "agent.tar.gz"));
-    archiveSha = createHash("sha256").update(archive).digest("hex");
-    rmSync(build, { recursive: true, force: true });
-    server = createServer((request, response) => {
-      if (request.url === "/releases/agent.tar.gz") {
-        response.writeHead(200, { "content-type": "application/gzip" });
-        response.end(archive);
-      } else {
-        response.writeHead(404);
-        response.end();
-      }
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    archive = await serveAgentArchive();
+    archiveSha = archive.sha256;
   });
 
   afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await archive.close();
   });
 
-  function writeRegistry(sha256: string, archivePath = "/releases/agent.tar.gz"): string {
-    if (PLATFORM === null) throw new Error("this platform has no registry key");
-    const path = join(work, "registry.json");
+  function writeRegistry(sha256: string, archivePath = archive.path): string {
     const caps = JSON.stringify({ models: ["registry-model"], loadSession: true });
-    writeFileSync(
-      path,
-      JSON.stringify({
-        version: "1.0.0",
-        agents: [
-          {
-            id: "scripted",
-            name: "Scripted ACP agent",
-            version: "2.0.0",
-            description: "The test agent, as a binary release",
-            distribution: { binary: { [PLATFORM]: { archive: `${baseUrl}${archivePath}`, sha256, cmd: "./bin/scripted-agent", env: { LOOM_ACP_AGENT_CAPS: caps } } } },
-          },
-        ],
-      }),
-    );
-    return path;
+    return archive.writeRegistry(join(work, "registry.json"), { sha256, path: archivePath, env: { LOOM_ACP_AGENT_CAPS: caps } });
   }
 
   function instance(options: Record<string, unknown> = {}): ProviderInstanceConfig {
-    return { id: "scripted-registry", driver: "acp", enabled: true, displayName: null, models: null, options: { registryAgent: "scripted", ...options } };
+    return { id: "scripted-registry", driver: "acp", enabled: true, displayName: null, models: null, options: { registryAgent: "scripted-acp", ...options } };
   }
 
   it("installs with a verified checksum into the versioned cache; a disposable session/new proves readiness; a turn runs", async () => {
     const catalog = new AcpRegistryCatalog({ cacheRoot: acpCacheRoot(stateDir), location: writeRegistry(archiveSha) });
     const driver = createAcpDriver({ stateDir });
     // Before preparation the instance is not installed, and nothing was started.
-    expect(await driver.probe(instance())).toMatchObject({ installed: false, reason: expect.stringContaining("loom providers prepare scripted") });
+    expect(await driver.probe(instance())).toMatchObject({ installed: false, reason: expect.stringContaining("loom providers prepare scripted-acp") });
 
-    const installed = await catalog.prepare("scripted");
-    expect(installed).toMatchObject({ agentId: "scripted", version: "2.0.0", distribution: "binary", sha256: archiveSha, command: join(acpCacheRoot(stateDir), "scripted", "2.0.0", "bin", "scripted-agent") });
-    expect(catalog.list().map((entry) => `${entry.agentId}@${entry.version}`)).toEqual(["scripted@2.0.0"]);
-    expect((await catalog.search("scripted"))[0]?.prepared).toBe("2.0.0");
+    const installed = await catalog.prepare("scripted-acp");
+    expect(installed).toMatchObject({ agentId: "scripted-acp", version: "2.0.0", distribution: "binary", sha256: archiveSha, command: join(acpCacheRoot(stateDir), "scripted-acp", "2.0.0", "bin", "scripted-agent") });
+    expect(catalog.list().map((entry) => `${entry.agentId}@${entry.version}`)).toEqual(["scripted-acp@2.0.0"]);
+    expect((await catalog.search("scripted-acp"))[0]?.prepared).toBe("2.0.0");
 
     expect(await driver.probe(instance())).toEqual({ installed: true, authenticated: true, reason: null });
     // The registry's env reached the agent: it advertised the model it was told to.
@@ -158,7 +120,7 @@ describe("binary distributions from a local HTTP server", () => {
 
   it("a local executable overrides the installed command but keeps the registry's environment", async () => {
     const catalog = new AcpRegistryCatalog({ cacheRoot: acpCacheRoot(stateDir), location: writeRegistry(archiveSha) });
-    await catalog.prepare("scripted");
+    await catalog.prepare("scripted-acp");
     const driver = createAcpDriver({ stateDir });
     const local = instance({ command: process.execPath, args: [SCRIPTED_AGENT_PATH] });
     expect(await driver.probe(local)).toEqual({ installed: true, authenticated: true, reason: null });
@@ -167,21 +129,21 @@ describe("binary distributions from a local HTTP server", () => {
 
   it("a checksum mismatch is refused with a typed error and nothing is left installed", async () => {
     const catalog = new AcpRegistryCatalog({ cacheRoot: acpCacheRoot(stateDir), location: writeRegistry("0".repeat(64)) });
-    const failure = await catalog.prepare("scripted").catch((error: unknown) => error);
+    const failure = await catalog.prepare("scripted-acp").catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(RegistryError);
     expect(failure).toMatchObject({ code: "checksum_mismatch" });
     expect((failure as Error).message).toContain(archiveSha);
     expect(catalog.list()).toEqual([]);
-    expect(existsSync(join(acpCacheRoot(stateDir), "scripted"))).toBe(false);
+    expect(existsSync(join(acpCacheRoot(stateDir), "scripted-acp"))).toBe(false);
   });
 
   it("a failed download is a typed error and leaves an earlier install in place", async () => {
     const good = new AcpRegistryCatalog({ cacheRoot: acpCacheRoot(stateDir), location: writeRegistry(archiveSha) });
-    await good.prepare("scripted");
+    await good.prepare("scripted-acp");
     const missing = new AcpRegistryCatalog({ cacheRoot: acpCacheRoot(stateDir), location: writeRegistry(archiveSha, "/releases/missing.tar.gz") });
-    await expect(missing.prepare("scripted")).rejects.toMatchObject({ code: "install_failed", message: expect.stringContaining("HTTP 404") });
+    await expect(missing.prepare("scripted-acp")).rejects.toMatchObject({ code: "install_failed", message: expect.stringContaining("HTTP 404") });
     expect(missing.list().map((entry) => entry.version)).toEqual(["2.0.0"]);
-    expect(readdirSync(join(acpCacheRoot(stateDir), "scripted")).sort()).toEqual(["2.0.0", "current.json"]);
+    expect(readdirSync(join(acpCacheRoot(stateDir), "scripted-acp")).sort()).toEqual(["2.0.0", "current.json"]);
   });
 });
 
