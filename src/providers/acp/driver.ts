@@ -87,7 +87,8 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
       } catch {
         // Bad options or an unprepared agent: nothing was advertised; probe() says why.
       }
-      return capabilitiesFrom(facts.get(instance.id, key), instance.models);
+      const advertised = facts.get(instance.id, key);
+      return capabilitiesFrom(flavor.nativeFork ? advertised : { ...advertised, fork: false }, instance.models);
     },
 
     /**

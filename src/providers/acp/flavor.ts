@@ -26,7 +26,9 @@ export interface AcpFlavor {
   readonly label: string;
   readonly defaults: AcpOptionDefaults;
   readonly extensions: readonly AcpExtensionRequest[];
+  /** Whether the flavor uses session/fork when the agent advertises it (Grok's does not: spec 000). */
+  readonly nativeFork: boolean;
 }
 
 /** The generic flavor: standard ACP only. Registry agents get no provider-specific extensions. */
-export const GENERIC_ACP_FLAVOR: AcpFlavor = { driver: "acp", label: "ACP agent", defaults: {}, extensions: [] };
+export const GENERIC_ACP_FLAVOR: AcpFlavor = { driver: "acp", label: "ACP agent", defaults: {}, extensions: [], nativeFork: true };

@@ -127,4 +127,6 @@ export const GROK_FLAVOR: AcpFlavor = {
   label: "Grok",
   defaults: { command: "grok", args: ["agent", "stdio"] },
   extensions: [grokExtensions],
+  // Spec 000: Grok's driver has no session/fork; app forks use portable context.
+  nativeFork: false,
 };

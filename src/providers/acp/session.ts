@@ -173,7 +173,9 @@ export class AcpSession implements ProviderSessionRuntime {
    */
   async forkNative(): Promise<string> {
     this.assertOpen();
-    if (this.facts?.fork !== true) throw new ProviderError(ProviderErrorCode.unsupported, "the agent does not advertise session/fork; Loom forks with portable context instead");
+    if (this.facts?.fork !== true || !this.input.flavor.nativeFork) {
+      throw new ProviderError(ProviderErrorCode.unsupported, `${this.input.flavor.label} sessions are not forked natively here; Loom forks with portable context instead`);
+    }
     try {
       const forked = await this.requireAgent().request<NewSessionResponse>("session/fork", { sessionId: this.requireSession(), cwd: this.input.cwd, mcpServers: this.mcpServers() }, this.input.requestTimeoutMs);
       return forked.sessionId;
