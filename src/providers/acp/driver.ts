@@ -31,13 +31,23 @@ export interface AcpDriverDeps {
   readonly log?: (line: string) => void;
   /** Shared between drivers that should share advertised facts (tests). */
   readonly facts?: AdvertisedFactsCache;
+  /** How long a proof of readiness (a probe's or a session's session/new) spares the next probe a process. */
+  readonly readyTtlMs?: number;
+  readonly now?: () => number;
 }
+
+/** Starting an agent can take seconds (Gemini CLI: ~8 s), longer than the registry's probe TTL. */
+export const DEFAULT_READY_TTL_MS = 60_000;
 
 export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
   const flavor = deps.flavor ?? GENERIC_ACP_FLAVOR;
   const stateDir = deps.stateDir ?? null;
   const log = deps.log ?? (() => undefined);
   const facts = deps.facts ?? new AdvertisedFactsCache();
+  const readyTtlMs = deps.readyTtlMs ?? DEFAULT_READY_TTL_MS;
+  const now = deps.now ?? Date.now;
+  /** Instance id → the launch that last proved ready, and when. Failures are never cached. */
+  const ready = new Map<string, { readonly launch: string; readonly at: number }>();
 
   function launchOf(instance: ProviderInstanceConfig, options: AcpOptions): AcpLaunch {
     return resolveLaunch(instance, options, stateDir);
@@ -73,6 +83,7 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
       log,
     });
     await session.open(input.signal);
+    ready.set(input.instance.id, { launch: fingerprint(launch), at: now() });
     return session;
   }
 
@@ -94,7 +105,8 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
     /**
      * Installed: the command starts and answers initialize. Authenticated: a
      * disposable session/new succeeds (the readiness proof). The process is
-     * ended either way.
+     * ended either way. A proof younger than readyTtlMs (this probe's or a
+     * real session's) answers without starting the agent again.
      */
     async probe(instance: ProviderInstanceConfig): Promise<ProviderProbe> {
       const options = parseAcpOptions(instance, flavor.defaults);
@@ -104,12 +116,15 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
       } catch (error) {
         return { installed: false, authenticated: false, reason: messageOf(error) };
       }
+      const proven = ready.get(instance.id);
+      if (proven !== undefined && proven.launch === fingerprint(launch) && now() - proven.at < readyTtlMs) return { installed: true, authenticated: true, reason: null };
       const cwd = await mkdtemp(join(tmpdir(), "loom-acp-probe-"));
       try {
         const session = await open({ instance, cwd, runtimeMode: "approval-required", interactionMode: "default", model: null, mcp: null });
         await session.stop();
         return { installed: true, authenticated: true, reason: null };
       } catch (error) {
+        ready.delete(instance.id);
         const code = error instanceof ProviderError ? error.code : ProviderErrorCode.startFailed;
         if (code === ProviderErrorCode.notInstalled) return { installed: false, authenticated: false, reason: `${launch.command}: ${messageOf(error)}` };
         return { installed: true, authenticated: false, reason: messageOf(error) };

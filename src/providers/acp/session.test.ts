@@ -105,6 +105,19 @@ describe("acp driver: session/new", () => {
     expect(refused).toMatchObject({ code: "not_authenticated" });
   });
 
+  it("a recent proof of readiness spares the next probe a process; an old one does not", async () => {
+    let clock = 1_000_000;
+    const driver = createAcpDriver({ now: () => clock, readyTtlMs: 60_000 });
+    const instance = agent.instance();
+    const initializes = () => agent.requests().filter((request) => request.method === "initialize").length;
+    expect(await driver.probe(instance)).toMatchObject({ authenticated: true });
+    expect(await driver.probe(instance)).toMatchObject({ authenticated: true });
+    expect(initializes()).toBe(1);
+    clock += 60_001;
+    expect(await driver.probe(instance)).toMatchObject({ authenticated: true });
+    expect(initializes()).toBe(2);
+  });
+
   it("a missing executable is not_installed, and the probe says so", async () => {
     const driver = createAcpDriver();
     const instance = { ...agent.instance(), options: { command: "/nonexistent/acp-agent" } };
