@@ -203,7 +203,7 @@ describe("acp driver: turns", () => {
   });
 
   it("a crash mid-turn fails the turn; the next turn restarts the agent and loads the session when it can", async () => {
-    const { session, events, logs } = await open({ caps: { loadSession: true } });
+    const { session, events, logs, driver, instance } = await open({ caps: { loadSession: true, models: ["m1"] } });
     await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "about to crash" }, { exit: 3 }) });
     const end = await completed(events, "run-1");
     expect(end).toMatchObject({ status: "failed" });
@@ -217,6 +217,8 @@ describe("acp driver: turns", () => {
     expect(load?.params).toMatchObject({ mcpServers: [{ headers: [{ name: "Authorization", value: `Bearer ${TOKEN}` }] }] });
     expect(events.filter((event) => event.type === "item.completed" && event.item.kind === "error")).toEqual([]);
     expect(logs.join("\n")).not.toContain(TOKEN);
+    // The load answer carried no models: what session/new advertised still holds.
+    expect(driver.capabilities(instance)).toMatchObject({ resume: true, models: ["m1"] });
   });
 
   it("without session/load, the restarted turn runs in a new session and says so", async () => {

@@ -133,7 +133,13 @@ export class AcpSession implements ProviderSessionRuntime {
     turn.cancelRequested = true;
     // ACP: the client answers every open permission request "cancelled" after session/cancel.
     this.cancelPending();
-    await this.requireAgent().notify("session/cancel", { sessionId: this.requireSession() });
+    const agent = this.agent;
+    if (agent === null) {
+      // The process is gone and its prompt with it: nothing is left to cancel.
+      this.endTurn(turn, { interrupted: true });
+      return;
+    }
+    await agent.notify("session/cancel", { sessionId: this.requireSession() });
     if (!turn.ended && turn.timer === null) {
       turn.timer = setTimeout(() => this.endTurn(turn, { interrupted: true }), this.input.interruptGraceMs);
       turn.timer.unref();
@@ -218,13 +224,17 @@ export class AcpSession implements ProviderSessionRuntime {
         { protocolVersion: PROTOCOL_VERSION, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: CLIENT_INFO },
         timeout,
       );
+      const previous = this.facts;
       let facts = factsFromInitialize(init);
+      // mcpServers() reads what this process advertised.
       this.facts = facts;
       if (this.input.authMethod !== null) await agent.request("authenticate", { methodId: this.input.authMethod }, timeout);
       const mcpServers = this.mcpServers();
       if (loadSessionId !== null) {
         const loaded = await agent.request<NewSessionResponse | null>("session/load", { sessionId: loadSessionId, cwd: this.input.cwd, mcpServers }, timeout);
-        facts = withSessionFacts(facts, { sessionId: loadSessionId, ...(loaded ?? {}) });
+        const reloaded = withSessionFacts(facts, { sessionId: loadSessionId, ...(loaded ?? {}) });
+        // A load answer may leave models and modes out: what session/new advertised still holds.
+        facts = { ...reloaded, models: reloaded.models.length > 0 ? reloaded.models : (previous?.models ?? []), modes: reloaded.modes.length > 0 ? reloaded.modes : (previous?.modes ?? []) };
       } else {
         const created = await agent.request<NewSessionResponse>("session/new", { cwd: this.input.cwd, mcpServers }, timeout);
         this.sessionId = created.sessionId;
