@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { LOOM_VERSION } from "../version.js";
 import { UsageError, describeFailure } from "./errors.js";
 import { MODEL_SERVER_USAGE, runModelServer } from "./modelServerCommand.js";
+import { PROVIDERS_USAGE, runProviders } from "./providersCommand.js";
 import { runServe } from "./serve.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 
@@ -12,6 +13,7 @@ Usage:
   loom serve [--host 127.0.0.1] [--port N] [--state-dir DIR] [--config FILE]
 ${THREADS_USAGE}
 ${MODEL_SERVER_USAGE}
+${PROVIDERS_USAGE}
   loom --help
   loom --version
 
@@ -27,6 +29,8 @@ Commands:
             A scripted model server on 127.0.0.1 that answers the OpenAI,
             Anthropic and Gemini APIs from a rules file, for demos and tests
             of real agent CLIs without a model account (docs/model-server.md).
+  providers Search the ACP registry, prepare a registry agent as a provider
+            instance, list instances and prepared agents (loom providers --help).
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
@@ -47,6 +51,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (command === "threads") return runThreads(rest);
   if (command === "model-server") return runModelServer(rest);
+  if (command === "providers") return runProviders(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],

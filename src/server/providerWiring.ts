@@ -1,16 +1,21 @@
 import type { ProviderFacts } from "../core/decision.js";
 import type { ProviderDriver } from "../providers/adapter.js";
+import { createAcpDriver, createGrokDriver } from "../providers/acp/driver.js";
 import { codexDriver } from "../providers/codex/driver.js";
 import { claudeDriver } from "../providers/claude/driver.js";
 import { scriptedDriver } from "../providers/scripted/driver.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 
-/** Every driver this build ships, by name. */
-export function builtInDrivers(): Map<string, ProviderDriver> {
+/** Every driver this build ships, by name. `stateDir` holds prepared ACP registry agents. */
+export function builtInDrivers(context: { readonly stateDir?: string; readonly log?: (line: string) => void } = {}): Map<string, ProviderDriver> {
+  const acp = createAcpDriver({ stateDir: context.stateDir ?? null, log: context.log });
+  const grok = createGrokDriver({ stateDir: context.stateDir ?? null, log: context.log });
   return new Map<string, ProviderDriver>([
     [scriptedDriver.driver, scriptedDriver],
     [claudeDriver.driver, claudeDriver],
     [codexDriver.driver, codexDriver],
+    [acp.driver, acp],
+    [grok.driver, grok],
   ]);
 }
 
