@@ -19,9 +19,10 @@ eventStoreContract("sqlite", () => {
   return Promise.resolve({
     store: SqliteEventStore.open(file, options),
     reopen: () => Promise.resolve(SqliteEventStore.open(file, options)),
+    openPeer: () => Promise.resolve(SqliteEventStore.open(file, options)),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   });
-}, { durable: true });
+}, { durable: true, peers: true });
 
 describe("SqliteEventStore", () => {
   let dir: string;
