@@ -160,6 +160,23 @@ describe("PostgreSQL outbox claims", () => {
     await store.close();
   });
 
+  it("renews a lease only for its owner, so a heartbeat keeps a long effect from being claimed twice", async () => {
+    const store = await PostgresEventStore.open(database().url, { schema: freshSchema() });
+    await store.commit([accepted(newCommandId(), [], [effect("long")])]);
+    const [row] = await store.listOutbox("pending");
+    const t0 = row!.availableAt;
+    await store.claimOutbox({ owner: "worker", now: t0, leaseMs: 100, limit: 1 });
+
+    expect(await store.renewOutbox(row!.id, "worker", t0 + 90, 100)).toBe(true);
+    expect(await store.claimOutbox({ owner: "other", now: t0 + 150, leaseMs: 100, limit: 1 })).toEqual([]);
+    expect(await store.renewOutbox(row!.id, "other", t0 + 150, 100)).toBe(false);
+    expect(await store.listOutbox("leased")).toEqual([expect.objectContaining({ id: row!.id, leaseOwner: "worker", leaseExpiresAt: t0 + 190 })]);
+
+    expect(await store.claimOutbox({ owner: "other", now: t0 + 190, leaseMs: 100, limit: 1 })).toHaveLength(1);
+    expect(await store.renewOutbox(row!.id, "worker", t0 + 195, 100)).toBe(false);
+    await store.close();
+  });
+
   it("claims through the partial index of unfinished rows", async () => {
     const schema = freshSchema();
     const store = await PostgresEventStore.open(database().url, { schema });

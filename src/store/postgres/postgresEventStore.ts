@@ -195,6 +195,16 @@ export class PostgresEventStore implements EventStore {
     return this.outbox.complete(id, owner);
   }
 
+  /**
+   * Extend the lease `owner` holds on a row to `now + leaseMs` (a heartbeat
+   * for a long effect); false when `owner` does not hold it. Matches
+   * EventStore.renewOutbox as the interface is growing it.
+   */
+  async renewOutbox(id: string, owner: string, now: number, leaseMs: number): Promise<boolean> {
+    this.assertOpen();
+    return this.outbox.renew(id, owner, now, leaseMs);
+  }
+
   async failOutbox(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean> {
     this.assertOpen();
     return this.outbox.fail(id, owner, error, retryAt);

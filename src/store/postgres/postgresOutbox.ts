@@ -71,6 +71,15 @@ export class PostgresOutbox {
     return (result.rowCount ?? 0) > 0;
   }
 
+  async renew(id: string, owner: string, now: number, leaseMs: number): Promise<boolean> {
+    const result = await this.pool.query({
+      name: "loom_outbox_renew",
+      text: "UPDATE outbox SET lease_expires_at = $1 WHERE id = $2 AND status = 'leased' AND lease_owner = $3",
+      values: [now + leaseMs, id, owner],
+    });
+    return (result.rowCount ?? 0) > 0;
+  }
+
   async fail(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean> {
     const result =
       retryAt === null
