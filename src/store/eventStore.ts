@@ -127,9 +127,12 @@ export interface EventStore {
   /**
    * Replay events after `after`, then deliver live ones: no gap and no
    * duplicate at the switch. The listener sees every event once, in sequence
-   * order, starting on a later tick (never inside this call). Live events are
-   * delivered synchronously as each commit returns, so a slow listener slows
-   * commits: hand heavy work off.
+   * order, starting on a later tick (never inside this call). Events this
+   * store commits are delivered as each commit returns (before its promise
+   * settles), so a slow listener slows commits: hand heavy work off. On a
+   * database other stores or processes write too (SQLite file, PostgreSQL),
+   * their events are delivered in the same one ascending sequence, read from
+   * the log after a short delay (the backend's poll interval or notification).
    */
   subscribe(after: number, listener: EventListener): Subscription;
   /** Close every subscription and release the backend. Idempotent; other calls fail afterwards. */

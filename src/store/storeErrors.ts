@@ -15,6 +15,8 @@ export const StoreErrorCode = {
   sequenceMismatch: "store_sequence_mismatch",
   /** The database was migrated by a newer build than this one. */
   unknownMigration: "store_unknown_migration",
+  /** A store option is invalid (such as a PostgreSQL schema name that is not a plain identifier). */
+  badConfiguration: "store_bad_configuration",
 } as const;
 export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
 

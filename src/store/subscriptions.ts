@@ -11,13 +11,19 @@ import type { EventListener, Subscription } from "./eventStore.js";
  * (so it sits in the buffer), and possibly both. Delivery skips anything at or
  * below the last delivered sequence, so the union arrives once, in order.
  *
- * This relies on the backend calling `publish` synchronously right after the
- * transaction that wrote the events returns, with no await in between, so no
- * replay read can observe a committed event that has not been published yet
- * and then miss it in the buffer.
+ * What the backend owes the hub: while anyone subscribes, `publish` receives
+ * every committed event exactly in sequence order with no gap (a backend that
+ * sees commits of other connections reads them from the log by sequence, see
+ * the SQLite and PostgreSQL stores), and never an event that is not committed
+ * yet. A replay read then either sees an event or the event reaches the
+ * buffer, whichever of its commit and the subscriber's registration came first.
  */
 
-/** Called when a listener throws; `event` is null when reading a replay page failed. */
+/**
+ * Called when a listener throws, with the event it was given. `event` is null
+ * for failures tied to no event: a replay page or a tail read that failed, a
+ * lost notification connection.
+ */
 export type ListenerErrorHandler = (error: unknown, event: StoredEvent | null) => void;
 
 /** Reads events with sequence > after, ascending, at most limit (EventStore.readAll). */
@@ -116,6 +122,15 @@ export class SubscriptionHub {
     }
   }
 
+  /** Report a failure tied to no event (a tail read, a lost connection) the way listener errors are reported. */
+  report(error: unknown): void {
+    try {
+      this.onListenerError(error, null);
+    } catch {
+      // A failing error handler must not break delivery either.
+    }
+  }
+
   /** Close every subscription (the store is closing). Pending caughtUp promises resolve. */
   closeAll(): void {
     for (const subscriber of [...this.subscribers]) this.remove(subscriber);
@@ -141,6 +156,8 @@ export class SubscriptionHub {
         if (page.length < this.pageSize) break;
       }
     } catch (error) {
+      // A read cut short by closing the subscription or the store is no failure.
+      if (subscriber.closed) return subscriber.lastDelivered;
       this.onListenerError(error, null);
       this.remove(subscriber);
       throw error;

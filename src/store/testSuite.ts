@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_READ_LIMIT } from "./eventStore.js";
+import { describeFollowContract } from "./testSuiteFollow.js";
 import { describeOutboxContract } from "./testSuiteOutbox.js";
 import { describeSubscribeContract } from "./testSuiteSubscribe.js";
 import {
@@ -18,18 +19,27 @@ import {
 
 export type { OpenStore, StoreFixture } from "./testSuiteFixtures.js";
 
+/** What a backend can do beyond the common contract, and so which extra cases it runs. */
+export interface BackendFeatures {
+  /** The storage outlives the store: the fixture has `reopen`. */
+  readonly durable: boolean;
+  /** Several stores (processes) can share the database: the fixture has `openPeer`. */
+  readonly peers: boolean;
+}
+
 /**
  * THE contract every EventStore backend passes (STYLE.md rule 3). A backend's
  * test file calls this with a function that opens a fresh, empty store per
- * test; durable backends (`features.durable`, with `reopen`) also run the durability cases.
+ * test; `features` adds the durability and shared-database cases.
  */
-export function eventStoreContract(name: string, open: OpenStore, features: { readonly durable: boolean }): void {
+export function eventStoreContract(name: string, open: OpenStore, features: BackendFeatures): void {
   describe(`EventStore contract: ${name}`, () => {
     const harness = useStoreHarness(open);
     describeCommitContract(harness);
     describeReadContract(harness);
     describeOutboxContract(harness);
     describeSubscribeContract(harness);
+    describeFollowContract(harness, features);
     if (features.durable) describeDurabilityContract(harness);
   });
 }

@@ -12,6 +12,11 @@ export interface StoreFixture {
   readonly store: EventStore;
   /** Open the same storage again (after `store.close()`); only durable backends have it. */
   readonly reopen?: () => Promise<EventStore>;
+  /**
+   * Open a second store on the same database while the first stays open, as
+   * another process would; only backends shared between processes have it.
+   */
+  readonly openPeer?: () => Promise<EventStore>;
   /** Remove whatever the fixture created (temp directories); stores are closed before. */
   readonly cleanup: () => Promise<void>;
 }
@@ -24,6 +29,8 @@ export interface StoreHarness {
   readonly canReopen: boolean;
   /** Close the current store and open the same storage again. */
   reopen(): Promise<EventStore>;
+  /** Another store on the same database, closed with the test's stores. */
+  openPeer(): Promise<EventStore>;
 }
 
 /** Open a fresh store before each test; close every store it opened and clean up after. */
@@ -59,6 +66,12 @@ export function useStoreHarness(open: OpenStore): StoreHarness {
       current = await fixture.reopen();
       opened.push(current);
       return current;
+    },
+    async openPeer(): Promise<EventStore> {
+      if (fixture?.openPeer === undefined) throw new Error("this backend cannot open a second store on its database");
+      const peer = await fixture.openPeer();
+      opened.push(peer);
+      return peer;
     },
   };
 }
@@ -133,6 +146,18 @@ export function range(from: number, to: number): number[] {
   const result: number[] = [];
   for (let value = from; value <= to; value += 1) result.push(value);
   return result;
+}
+
+/**
+ * Resolve once `done()` holds, checking every few milliseconds; fail after a
+ * deadline generous enough that only a stuck (not a slow) store reaches it.
+ */
+export async function waitFor(done: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /** Let setImmediate callbacks (such as replay pages) run. */

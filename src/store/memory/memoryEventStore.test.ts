@@ -9,7 +9,7 @@ eventStoreContract("memory", () =>
     store: new MemoryEventStore({ replayPageSize: 64 }),
     cleanup: () => Promise.resolve(),
   }),
-  { durable: false },
+  { durable: false, peers: false },
 );
 
 describe("MemoryEventStore", () => {

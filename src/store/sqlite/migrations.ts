@@ -1,16 +1,11 @@
 import type { Database } from "better-sqlite3";
-import { StoreError, StoreErrorCode } from "../storeErrors.js";
+import { assertNoUnknownVersions, assertOrdered, type AppliedMigration, type Migration } from "../migrationPlan.js";
 
 /**
  * Versioned schema migrations for the SQLite event store. Append new
  * migrations at the end with the next version; never edit or reorder one that
  * has shipped, since databases record which versions they already applied.
  */
-export interface Migration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -59,13 +54,6 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** A migration recorded in schema_migrations. */
-export interface AppliedMigration {
-  readonly version: number;
-  readonly name: string;
-  readonly appliedAt: string;
-}
-
 /**
  * Apply, in version order, every migration the database has not recorded,
  * each in its own transaction together with its schema_migrations row, so a
@@ -85,15 +73,8 @@ export function runMigrations(
     name       TEXT NOT NULL,
     applied_at TEXT NOT NULL
   )`);
-  const known = new Set(migrations.map((migration) => migration.version));
   const recorded = db.prepare("SELECT version FROM schema_migrations ORDER BY version").pluck().all() as number[];
-  const unknown = recorded.filter((version) => !known.has(version));
-  if (unknown.length > 0) {
-    throw new StoreError(
-      StoreErrorCode.unknownMigration,
-      `database has schema versions this build does not know: ${unknown.join(", ")}`,
-    );
-  }
+  assertNoUnknownVersions(migrations, recorded);
   const done = new Set(recorded);
   const isRecorded = db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").pluck();
   const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
@@ -116,14 +97,4 @@ export function listAppliedMigrations(db: Database): AppliedMigration[] {
   return db
     .prepare("SELECT version, name, applied_at AS appliedAt FROM schema_migrations ORDER BY version")
     .all() as AppliedMigration[];
-}
-
-function assertOrdered(migrations: readonly Migration[]): void {
-  let previous = 0;
-  for (const migration of migrations) {
-    if (!Number.isInteger(migration.version) || migration.version <= previous) {
-      throw new Error(`migrations must have strictly increasing positive integer versions (at "${migration.name}")`);
-    }
-    previous = migration.version;
-  }
 }

@@ -4,10 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { StoredEvent } from "../../contracts/envelopes.js";
+import { runStoreWriters } from "../../testkit/storeWriterProcess.js";
 import { StoreError, StoreErrorCode } from "../storeErrors.js";
 import { eventStoreContract } from "../testSuite.js";
-import { accepted, effect, event, newCommandId } from "../testSuiteFixtures.js";
-import { listAppliedMigrations, MIGRATIONS, runMigrations, type Migration } from "./migrations.js";
+import { accepted, effect, event, newCommandId, range, sequencesOf, waitFor } from "../testSuiteFixtures.js";
+import type { Migration } from "../migrationPlan.js";
+import { listAppliedMigrations, MIGRATIONS, runMigrations } from "./migrations.js";
 import { SqliteEventStore } from "./sqliteEventStore.js";
 import { SELECT_CLAIMABLE_SQL } from "./sqliteOutbox.js";
 
@@ -19,9 +22,10 @@ eventStoreContract("sqlite", () => {
   return Promise.resolve({
     store: SqliteEventStore.open(file, options),
     reopen: () => Promise.resolve(SqliteEventStore.open(file, options)),
+    openPeer: () => Promise.resolve(SqliteEventStore.open(file, options)),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   });
-}, { durable: true });
+}, { durable: true, peers: true });
 
 describe("SqliteEventStore", () => {
   let dir: string;
@@ -105,6 +109,30 @@ describe("SqliteEventStore", () => {
     const details = plan.map((row) => row.detail).join("\n");
     expect(details).toContain("outbox_claimable");
     expect(details).not.toMatch(/SCAN outbox\b/);
+  });
+
+  it("delivers one gap-free sequence to a subscriber while other processes write the file", async () => {
+    const file = join(dir, "shared.db");
+    const store = SqliteEventStore.open(file, { pollIntervalMs: 10 });
+    const seen: StoredEvent[] = [];
+    const subscription = store.subscribe(0, (stored) => seen.push(stored));
+    await subscription.caughtUp;
+
+    const writing = runStoreWriters(["p1", "p2"].map((label) => ({ backend: "sqlite", file, commits: 80, eventsPerCommit: 2, label })));
+    // This process writes too, meanwhile, yielding so the poll timer runs between commits.
+    for (let round = 0; round < 40; round += 1) {
+      await store.commit([accepted(newCommandId("local"), [event("thread:local")])]);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await writing;
+
+    const last = await store.lastSequence();
+    expect(last).toBe(2 * 80 * 2 + 40);
+    await waitFor(() => seen.length >= last, `the subscriber to reach sequence ${last}`);
+    expect(sequencesOf(seen)).toEqual(range(1, last));
+    expect(seen).toEqual(await store.readAll(0));
+    subscription.close();
+    await store.close();
   });
 
   it("stamps events and outbox rows with the injected clock and id source", async () => {

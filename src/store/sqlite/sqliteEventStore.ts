@@ -15,8 +15,9 @@ import {
 } from "../eventStore.js";
 import { settle, StoreError, StoreErrorCode } from "../storeErrors.js";
 import { timeOrderedUuid } from "../storeIds.js";
-import { SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
+import { DEFAULT_REPLAY_PAGE_SIZE, SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
 import { runMigrations } from "./migrations.js";
+import { DEFAULT_SQLITE_POLL_INTERVAL_MS, SqliteLogFeed } from "./sqliteLogFeed.js";
 import { SqliteOutbox } from "./sqliteOutbox.js";
 
 export interface SqliteEventStoreOptions extends SubscriptionOptions {
@@ -29,6 +30,12 @@ export interface SqliteEventStoreOptions extends SubscriptionOptions {
   readonly newId?: () => string;
   /** How long a statement waits for another connection's lock before failing. Default 5000 ms. */
   readonly busyTimeoutMs?: number;
+  /**
+   * While anyone subscribes, how often to check (PRAGMA data_version) for
+   * commits made by other connections to the file, such as another process.
+   * Default 50 ms. This store's own commits are delivered as they return.
+   */
+  readonly pollIntervalMs?: number;
 }
 
 /** The per-connection settings `open` applied, read back from SQLite. */
@@ -54,14 +61,17 @@ type EventTuple = [
 const EVENT_COLUMNS = "sequence, event_id, command_id, stream_id, type, data, occurred_at";
 
 /**
- * The EventStore on one better-sqlite3 connection (DESIGN.md §2, invariant 13:
- * this process is the only writer). Every method runs synchronously under its
- * promise; commit is one IMMEDIATE transaction per batch.
+ * The EventStore on one better-sqlite3 connection. Every method runs
+ * synchronously under its promise; commit is one IMMEDIATE transaction per
+ * batch, so several connections (other stores on the file, other processes)
+ * may write and each batch still gets the next sequences. Subscribers see
+ * every writer's events (SqliteLogFeed).
  */
 export class SqliteEventStore implements EventStore {
   private readonly clock: () => number;
   private readonly newId: () => string;
   private readonly hub: SubscriptionHub;
+  private readonly feed: SqliteLogFeed;
   private readonly outbox: SqliteOutbox;
   private readonly selectLastSequence: Statement<[], number>;
   private readonly insertEvent: Statement<[string, string, string, string, string, string]>;
@@ -132,18 +142,30 @@ export class SqliteEventStore implements EventStore {
     // start of the batch cannot be overtaken by another connection.
     this.commitBatch = (entries) => transaction.immediate(entries);
     this.hub = new SubscriptionHub((after, limit) => this.readAllNow(after, limit), options);
+    const dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
+    this.feed = new SqliteLogFeed(
+      this.hub,
+      {
+        read: (after, limit) => this.readAllNow(after, limit),
+        head: () => this.selectLastSequence.get() ?? 0,
+        dataVersion: () => dataVersion.get() ?? 0,
+      },
+      Math.max(1, Math.floor(options.replayPageSize ?? DEFAULT_REPLAY_PAGE_SIZE)),
+      Math.max(1, options.pollIntervalMs ?? DEFAULT_SQLITE_POLL_INTERVAL_MS),
+    );
   }
 
   /**
    * One transaction for the whole batch (group commit). Published to live
-   * subscribers right after the transaction returns, before the promise settles.
+   * subscribers right after the transaction returns, before the promise
+   * settles, after any events other connections committed before it.
    */
   commit(entries: readonly CommitEntry[]): Promise<readonly CommitResult[]> {
     return settle(() => {
       this.assertOpen();
       if (entries.length === 0) return [];
       const { results, written } = this.commitBatch(entries);
-      this.hub.publish(written);
+      this.feed.afterCommit(written);
       return results;
     });
   }
@@ -218,6 +240,7 @@ export class SqliteEventStore implements EventStore {
 
   subscribe(after: number, listener: EventListener): Subscription {
     this.assertOpen();
+    this.feed.beforeSubscribe();
     return this.hub.subscribe(after, listener);
   }
 
@@ -237,6 +260,7 @@ export class SqliteEventStore implements EventStore {
     return settle(() => {
       if (this.closed) return;
       this.closed = true;
+      this.feed.stop();
       this.hub.closeAll();
       this.db.close();
     });

@@ -1,0 +1,246 @@
+import pg from "pg";
+import type { Pool, PoolConfig } from "pg";
+import type { CommandReceipt, OutboxRow, StoredEvent } from "../../contracts/envelopes.js";
+import {
+  DEFAULT_READ_LIMIT,
+  type CommitEntry,
+  type CommitResult,
+  type EventListener,
+  type EventStore,
+  type OutboxClaim,
+  type Subscription,
+} from "../eventStore.js";
+import { StoreError, StoreErrorCode } from "../storeErrors.js";
+import { timeOrderedUuid } from "../storeIds.js";
+import { DEFAULT_REPLAY_PAGE_SIZE, SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
+import { runPostgresMigrations } from "./migrations.js";
+import { commitInTransaction } from "./postgresCommit.js";
+import { DEFAULT_POSTGRES_POLL_INTERVAL_MS, PostgresLogFeed } from "./postgresLogFeed.js";
+import { storeNamespace, type StoreNamespace } from "./postgresLocks.js";
+import { PostgresNotifications } from "./postgresNotifications.js";
+import { PostgresOutbox } from "./postgresOutbox.js";
+import { ReceiptLoader } from "./receiptLoader.js";
+
+export interface PostgresEventStoreOptions extends SubscriptionOptions {
+  /** Epoch milliseconds; stamps occurredAt, createdAt and availableAt. Default Date.now. */
+  readonly clock?: () => number;
+  /** Source of the uuid part of `event:<uuid>` and `outbox:<uuid>` ids. Default a time-ordered UUIDv7 (storeIds.ts). */
+  readonly newId?: () => string;
+  /** Most pooled connections (the LISTEN connection comes on top). Default 10. */
+  readonly poolSize?: number;
+  /**
+   * While anyone subscribes, how often to read the log for commits of other
+   * stores and processes, behind LISTEN/NOTIFY (or alone, with `listen: false`).
+   * Default 1000 ms.
+   */
+  readonly pollIntervalMs?: number;
+  /** Hear of other writers' commits at once through LISTEN/NOTIFY. Default true. */
+  readonly listen?: boolean;
+  /**
+   * The schema holding the log's tables, created if missing. Each schema is
+   * a separate log with its own lock and channel. A lower-case identifier;
+   * default "public".
+   */
+  readonly schema?: string;
+}
+
+/** An events row in array mode. */
+type EventTuple = [sequence: number, eventId: string, commandId: string, streamId: string, type: string, data: unknown, occurredAt: string];
+
+const EVENT_COLUMNS = "sequence, event_id, command_id, stream_id, type, data, occurred_at";
+
+/**
+ * bigint (int8) columns (sequences, epoch milliseconds) parse to numbers:
+ * both stay far below 2^53. node-postgres would return strings.
+ */
+function storeTypes(): pg.CustomTypesConfig {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(20, (value: string) => Number(value));
+  return types;
+}
+
+/**
+ * The EventStore on PostgreSQL (node-postgres pool). Several stores (Loom
+ * processes) may share one database: commits serialize on a transaction-scoped
+ * advisory lock, so the log stays gap-free and commit order is sequence
+ * order, and every subscriber sees every writer's events (PostgresLogFeed).
+ * See docs/postgres.md.
+ */
+export class PostgresEventStore implements EventStore {
+  private readonly clock: () => number;
+  private readonly newId: () => string;
+  private readonly hub: SubscriptionHub;
+  private readonly feed: PostgresLogFeed;
+  private readonly outbox: PostgresOutbox;
+  private readonly receipts: ReceiptLoader;
+  private closing: Promise<void> | null = null;
+
+  /**
+   * Connect (a connection string `postgres://user:password@host:port/database`
+   * or a node-postgres pool config) and migrate. The database must exist.
+   */
+  static async open(connection: string | PoolConfig, options: PostgresEventStoreOptions = {}): Promise<PostgresEventStore> {
+    const namespace = storeNamespace(options.schema);
+    const config: PoolConfig = typeof connection === "string" ? { connectionString: connection } : { ...connection };
+    config.types = storeTypes();
+    const pool = new pg.Pool({
+      ...config,
+      max: options.poolSize ?? config.max ?? 10,
+      // Every new connection resolves the store's unqualified table names in its schema
+      // before it is handed out (a startup option could be overridden by the URL's own).
+      verify: (client, done) => {
+        client.query(`SET search_path TO ${namespace.schema}`).then(
+          () => (config.verify === undefined ? done() : config.verify(client, done)),
+          (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+        );
+      },
+    });
+    // An idle pooled connection that drops emits "error"; unhandled, it would kill the process.
+    let report: (error: unknown) => void = () => undefined;
+    pool.on("error", (error) => report(error));
+    try {
+      await runPostgresMigrations(pool, namespace);
+      const head = await pool.query<{ last: number }>("SELECT COALESCE(max(sequence), 0) AS last FROM events");
+      const store = new PostgresEventStore(pool, config, namespace, head.rows[0]?.last ?? 0, options);
+      report = (error) => store.hub.report(error);
+      return store;
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private constructor(
+    private readonly pool: Pool,
+    config: PoolConfig,
+    private readonly namespace: StoreNamespace,
+    head: number,
+    options: PostgresEventStoreOptions,
+  ) {
+    this.clock = options.clock ?? Date.now;
+    this.newId = options.newId ?? (() => timeOrderedUuid(Date.now()));
+    this.outbox = new PostgresOutbox(pool);
+    this.receipts = new ReceiptLoader(pool);
+    this.hub = new SubscriptionHub((after, limit) => this.readAll(after, limit), options);
+    const notifications =
+      options.listen === false
+        ? null
+        : new PostgresNotifications(config, namespace.channel, {
+            onNotify: (payload) => this.feed.notified(payload),
+            onListening: () => this.feed.requestPull(),
+            onError: (error) => this.hub.report(error),
+          });
+    this.feed = new PostgresLogFeed(
+      this.hub,
+      (after, limit) => this.readAll(after, limit),
+      notifications,
+      head,
+      Math.max(1, Math.floor(options.replayPageSize ?? DEFAULT_REPLAY_PAGE_SIZE)),
+      Math.max(1, options.pollIntervalMs ?? DEFAULT_POSTGRES_POLL_INTERVAL_MS),
+    );
+  }
+
+  /** One transaction per batch (postgresCommit.ts); settles after live subscribers have the events. */
+  async commit(entries: readonly CommitEntry[]): Promise<readonly CommitResult[]> {
+    this.assertOpen();
+    if (entries.length === 0) return [];
+    const plan = await commitInTransaction(this.pool, this.namespace, entries, { now: this.clock(), newId: this.newId });
+    await this.feed.afterCommit(plan.written);
+    return plan.results;
+  }
+
+  async readAll(after: number, limit: number = DEFAULT_READ_LIMIT): Promise<readonly StoredEvent[]> {
+    this.assertOpen();
+    const result = await this.pool.query<EventTuple>({
+      name: "loom_read_all",
+      text: `SELECT ${EVENT_COLUMNS} FROM events WHERE sequence > $1 ORDER BY sequence LIMIT $2`,
+      values: [after, Math.max(0, Math.floor(limit))],
+      rowMode: "array",
+    });
+    return result.rows.map(toStoredEvent);
+  }
+
+  async readStream(streamId: string, after = 0): Promise<readonly StoredEvent[]> {
+    this.assertOpen();
+    const result = await this.pool.query<EventTuple>({
+      name: "loom_read_stream",
+      text: `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 AND sequence > $2 ORDER BY sequence`,
+      values: [streamId, after],
+      rowMode: "array",
+    });
+    return result.rows.map(toStoredEvent);
+  }
+
+  async lastSequence(): Promise<number> {
+    this.assertOpen();
+    const result = await this.pool.query<{ last: number }>({
+      name: "loom_last_sequence",
+      text: "SELECT COALESCE(max(sequence), 0) AS last FROM events",
+    });
+    return result.rows[0]?.last ?? 0;
+  }
+
+  async lookupReceipt(commandId: string): Promise<CommandReceipt | null> {
+    this.assertOpen();
+    return this.receipts.load(commandId);
+  }
+
+  async claimOutbox(claim: OutboxClaim): Promise<readonly OutboxRow[]> {
+    this.assertOpen();
+    return this.outbox.claim(claim);
+  }
+
+  async completeOutbox(id: string, owner: string): Promise<boolean> {
+    this.assertOpen();
+    return this.outbox.complete(id, owner);
+  }
+
+  /**
+   * Extend the lease `owner` holds on a row to `now + leaseMs` (a heartbeat
+   * for a long effect); false when `owner` does not hold it. Matches
+   * EventStore.renewOutbox as the interface is growing it.
+   */
+  async renewOutbox(id: string, owner: string, now: number, leaseMs: number): Promise<boolean> {
+    this.assertOpen();
+    return this.outbox.renew(id, owner, now, leaseMs);
+  }
+
+  async failOutbox(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean> {
+    this.assertOpen();
+    return this.outbox.fail(id, owner, error, retryAt);
+  }
+
+  async abandonOutbox(id: string, error: string): Promise<boolean> {
+    this.assertOpen();
+    return this.outbox.abandon(id, error);
+  }
+
+  async listOutbox(status: OutboxRow["status"]): Promise<readonly OutboxRow[]> {
+    this.assertOpen();
+    return this.outbox.list(status);
+  }
+
+  subscribe(after: number, listener: EventListener): Subscription {
+    this.assertOpen();
+    this.feed.beforeSubscribe();
+    return this.hub.subscribe(after, listener);
+  }
+
+  /** Ends every subscription, stops listening and closes the pool once running queries finish. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.hub.closeAll();
+      await this.feed.stop();
+      await this.pool.end();
+    })();
+    return this.closing;
+  }
+
+  private assertOpen(): void {
+    if (this.closing !== null) throw new StoreError(StoreErrorCode.closed, "the PostgreSQL event store is closed");
+  }
+}
+
+function toStoredEvent(row: EventTuple): StoredEvent {
+  return { sequence: row[0], eventId: row[1], commandId: row[2], streamId: row[3], type: row[4], data: row[5], occurredAt: row[6] };
+}
