@@ -6,6 +6,7 @@ import type { UuidSource } from "../core/ids.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
 import { type Dispatched, Dispatcher } from "./dispatcher.js";
+import { type Timeline, stateTimeline } from "./timeline.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
 
 export interface OrchestratorOptions {
@@ -77,6 +78,13 @@ export class Orchestrator {
   follow(after: number, listener: EventListener): Subscription {
     return this.store.subscribe(after, listener);
   }
+
+  /** Threads' timelines (turn items): read them here, not from the state's maps. */
+  get timeline(): Timeline {
+    return (this.timelineView ??= stateTimeline(this.live));
+  }
+
+  private timelineView: Timeline | null = null;
 
   /** The live folded state, current as of the last commit. Callers must not mutate it. */
   get state(): Readonly<OrchestrationState> {

@@ -306,9 +306,7 @@ export class ProviderSessionManager {
 }
 
 function userMessageText(orchestrator: Orchestrator, threadId: string, messageId: string | null): string {
-  const items = orchestrator.state.turnItems.get(threadId) ?? [];
-  const item = items.find((candidate) => candidate?.type === "user_message" && candidate.messageId === messageId);
-  return item?.type === "user_message" ? item.text : "";
+  return messageId === null ? "" : (orchestrator.timeline.userMessage(threadId, messageId)?.text ?? "");
 }
 
 function messageOf(error: unknown): string {

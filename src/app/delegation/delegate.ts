@@ -50,7 +50,7 @@ export async function delegateTask(ctx: AppContext, caller: Caller, input: Deleg
       ? undefined
       : [...ctx.orchestrator.state.tasks.values()].find((task) => task.parentThreadId === parent.threadId && task.clientRequestId === input.clientRequestId);
   const task = existing ?? (await requestTask(ctx, parent, input));
-  if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator.state, task, false);
+  if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator, task, false);
   return waitForTask(ctx, task.taskId, input.timeoutMs, wait);
 }
 
@@ -103,7 +103,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
  * woken for it again; one that arrives as the wait ends is delivered.
  */
 export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext) {
-  const current = () => delegateTaskResult(ctx.orchestrator.state, ctx.orchestrator.state.tasks.get(taskId)!, false);
+  const current = () => delegateTaskResult(ctx.orchestrator, ctx.orchestrator.state.tasks.get(taskId)!, false);
   const hold = ctx.waiters.hold(taskId);
   try {
     const ready = () => {

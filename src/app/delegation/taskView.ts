@@ -2,6 +2,7 @@ import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { ApprovalKind, type RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { OrchestrationState } from "../../core/state.js";
+import type { Orchestrator } from "../../engine/orchestrator.js";
 import { activeRunOf, runsOf } from "../../engine/queries.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { runResultText } from "../threads/views.js";
@@ -28,7 +29,8 @@ function childTasksUnfinished(state: OrchestrationState, task: DelegatedTask): b
 }
 
 /** DelegateTaskResult (spec 000), read from the parent's durable projection. */
-export function delegateTaskResult(state: OrchestrationState, task: DelegatedTask, waitTimedOut: boolean): DelegateTaskResult {
+export function delegateTaskResult(view: Pick<Orchestrator, "state" | "timeline">, task: DelegatedTask, waitTimedOut: boolean): DelegateTaskResult {
+  const { state, timeline } = view;
   const final = task.resultContextTransferId !== null;
   const requests = [...state.runtimeRequests.values()].filter((r) => r.threadId === task.childThreadId && r.status === "pending");
   const question = requests.find((r) => r.kind === "user_input" && r.blocking);
@@ -59,7 +61,7 @@ export function delegateTaskResult(state: OrchestrationState, task: DelegatedTas
     resultContextTransferId: task.resultContextTransferId,
     latestTerminalRunId: latest?.id ?? null,
     latestTerminalStatus: (latest?.status ?? null) as "completed" | "failed" | "cancelled" | "interrupted" | null,
-    latestTerminalSummary: latest === null ? null : latest.status === "failed" ? `Error: ${latest.failure?.message ?? "failed"}` : runResultText(state, latest),
+    latestTerminalSummary: latest === null ? null : latest.status === "failed" ? `Error: ${latest.failure?.message ?? "failed"}` : runResultText(timeline, latest),
     latestTerminalResultContextTransferId: latest !== null && latest.id === publishedRunId ? task.resultContextTransferId : null,
     hasPendingQuestion: question !== undefined,
     pendingApproval: approval === undefined ? null : { requestId: approval.id, kind: approval.kind, runId: approval.runId },

@@ -27,7 +27,7 @@ export async function taskStatus(ctx: AppContext, caller: Caller, input: TaskSta
   if (task.resultContextTransferId !== null && task.completionDelivery === "pending" && caller.kind === "agent") {
     await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${task.taskId}`, data: { taskId: task.taskId } });
   }
-  return delegateTaskResult(ctx.orchestrator.state, ctx.orchestrator.state.tasks.get(task.taskId)!, false);
+  return delegateTaskResult(ctx.orchestrator, ctx.orchestrator.state.tasks.get(task.taskId)!, false);
 }
 
 /**
@@ -43,5 +43,5 @@ export async function taskCancel(ctx: AppContext, caller: Caller, input: TaskCan
     data: { taskId: task.taskId, ...(input.reason === undefined ? {} : { reason: input.reason }) },
   });
   const after = touched(executed.events).tasks.get(task.taskId) ?? ctx.orchestrator.state.tasks.get(task.taskId)!;
-  return { ...delegateTaskResult(ctx.orchestrator.state, after, false), cancelReason: input.reason ?? null };
+  return { ...delegateTaskResult(ctx.orchestrator, after, false), cancelReason: input.reason ?? null };
 }

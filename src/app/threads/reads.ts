@@ -1,12 +1,11 @@
 import type { AppThread } from "../../contracts/thread.js";
-import type { TurnItem } from "../../contracts/turnItems.js";
 import { latestRunOf } from "../../engine/queries.js";
 import type { ThreadListInput, ThreadListOutput, ThreadReadInput, ThreadReadOutput } from "../../contracts/tools/threadTools.js";
 import type { ItemView } from "../../contracts/tools/toolOutputs.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { liveThreadOrFail } from "./authorize.js";
-import { isMessageItem, itemView, recentRuns, threadSummary } from "./views.js";
+import { MESSAGE_ITEM_TYPES, itemView, recentRuns, threadSummary } from "./views.js";
 
 /** Result size budget of a read (spec 000: about 30,000 characters). */
 export const READ_CHAR_BUDGET = 30_000;
@@ -73,12 +72,12 @@ export function readThread(ctx: AppContext, caller: Caller, input: ThreadReadInp
   const view = input.view ?? "messages";
   const limit = input.limit ?? 50;
   const budget = input.maxChars ?? READ_CHAR_BUDGET;
-  const all = (state.turnItems.get(thread.id) ?? []).filter((item): item is TurnItem => item !== undefined);
-  const visible = view === "messages" ? all.filter(isMessageItem) : all;
+  const types = view === "messages" ? MESSAGE_ITEM_TYPES : undefined;
   const newestFirst = input.beforePosition !== undefined || (input.afterPosition === undefined && caller.kind === "agent");
+  // One more than the page can hold tells whether items are left over.
   const candidates = newestFirst
-    ? visible.filter((item) => input.beforePosition === undefined || item.position < input.beforePosition).reverse()
-    : visible.filter((item) => item.position > (input.afterPosition ?? -1));
+    ? ctx.orchestrator.timeline.items(thread.id, { types, before: input.beforePosition, order: "desc", limit: limit + 1 })
+    : ctx.orchestrator.timeline.items(thread.id, { types, after: input.afterPosition ?? -1, limit: limit + 1 });
 
   const summary = threadSummary(state, ctx.environmentId, thread, nowIso(ctx));
   const runs = recentRuns(state, thread.id, 5);
@@ -96,8 +95,8 @@ export function readThread(ctx: AppContext, caller: Caller, input: ThreadReadInp
   if (newestFirst) picked.reverse();
   const first = picked[0];
   const last = picked[picked.length - 1];
-  const olderLeft = first !== undefined ? visible.some((item) => item.position < first.position) : newestFirst && leftOver > 0;
-  const newerLeft = last !== undefined ? visible.some((item) => item.position > last.position) : !newestFirst && leftOver > 0;
+  const olderLeft = first !== undefined ? ctx.orchestrator.timeline.has(thread.id, { types, before: first.position }) : newestFirst && leftOver > 0;
+  const newerLeft = last !== undefined ? ctx.orchestrator.timeline.has(thread.id, { types, after: last.position }) : !newestFirst && leftOver > 0;
   return {
     thread: summary,
     runs,

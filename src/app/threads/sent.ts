@@ -13,10 +13,7 @@ type UserMessage = Extract<TurnItem, { type: "user_message" }>;
 export function sentMessage(ctx: AppContext, executed: Executed, threadId: string, messageId: string): { item: UserMessage | null; run: Run | null } {
   const state = ctx.orchestrator.state;
   const found = touched(executed.events);
-  const item =
-    touchedUserMessage(found, messageId) ??
-    (state.turnItems.get(threadId) ?? []).find((candidate): candidate is UserMessage => candidate?.type === "user_message" && candidate.messageId === messageId) ??
-    null;
+  const item = touchedUserMessage(found, messageId) ?? ctx.orchestrator.timeline.userMessage(threadId, messageId) ?? null;
   const runId = item?.runId ?? null;
   const run = runId === null ? null : (found.runs.get(runId) ?? state.runs.get(runId) ?? null);
   return { item, run };

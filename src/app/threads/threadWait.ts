@@ -30,7 +30,7 @@ export async function waitForThread(ctx: AppContext, input: ThreadWaitInput, wai
     status: run.status,
     terminal: isTerminalRunStatus(run.status),
     waitTimedOut: !finished,
-    result: runResultText(ctx.orchestrator.state, run),
+    result: runResultText(ctx.orchestrator.timeline, run),
     error: run.failure?.message ?? null,
     endReason: run.endReason,
   };

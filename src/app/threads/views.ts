@@ -3,6 +3,7 @@ import type { AppThread } from "../../contracts/thread.js";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { activeRunOf, latestRunOf, runsOf } from "../../engine/queries.js";
 import type { OrchestrationState } from "../../core/state.js";
+import type { Timeline } from "../../engine/timeline.js";
 import type { ItemView, RunSummary, ThreadSummary } from "../../contracts/tools/toolOutputs.js";
 
 /** A title made from text: its first non-blank line, at most 60 characters; null for blank text. */
@@ -73,11 +74,8 @@ export function recentRuns(state: OrchestrationState, threadId: string, count: n
 /** Longest text kept for one item in a read; the rest is reported as truncated. */
 export const ITEM_TEXT_LIMIT = 8_000;
 
-const MESSAGE_TYPES: ReadonlySet<TurnItem["type"]> = new Set(["user_message", "assistant_message", "proposed_plan"]);
-
-export function isMessageItem(item: TurnItem): boolean {
-  return MESSAGE_TYPES.has(item.type);
-}
+/** The item types the `messages` view of a read shows. */
+export const MESSAGE_ITEM_TYPES: readonly TurnItem["type"][] = ["user_message", "assistant_message", "proposed_plan"];
 
 /** A view with its text bounded (written out field by field: reads are on the hot path). */
 function view(item: TurnItem, text: string): ItemView {
@@ -174,11 +172,6 @@ export function itemView(item: TurnItem): ItemView {
 }
 
 /** The latest assistant text of a run: its result. */
-export function runResultText(state: OrchestrationState, run: Run): string | null {
-  const items = state.turnItems.get(run.threadId) ?? [];
-  for (let i = items.length - 1; i >= 0; i--) {
-    const item = items[i];
-    if (item?.runId === run.id && item.type === "assistant_message") return item.text;
-  }
-  return null;
+export function runResultText(timeline: Timeline, run: Run): string | null {
+  return timeline.latestAssistantText(run.threadId, run.id);
 }

@@ -87,7 +87,7 @@ export async function updateThread(ctx: AppContext, caller: Caller, input: Threa
     title = input.title ?? fail("invalid_request", "rename requires a title");
   } else {
     if (input.title !== undefined) fail("invalid_request", "regenerate_title takes no title");
-    title = titleFromMessages(ctx.orchestrator.state.turnItems.get(target.id) ?? []) ?? fail("invalid_request", `thread ${target.id} has no message to make a title from`);
+    title = titleFromMessages(ctx.orchestrator.timeline.items(target.id, { types: ["user_message"], limit: 1 })) ?? fail("invalid_request", `thread ${target.id} has no message to make a title from`);
   }
   const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId);
   const executed = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command(), data: { threadId: target.id, title } });
