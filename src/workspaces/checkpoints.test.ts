@@ -192,8 +192,15 @@ describe("captureCheckpoint", () => {
     expect(unborn.refs.map((ref) => ref.ordinal)).toEqual([0]);
   });
 
-  it("rejects a negative ordinal and an empty scope with typed errors", async () => {
+  it("rejects a negative ordinal, an empty scope and an index folder inside the working tree", async () => {
     initRepo(repo, { "a.txt": "a\n" });
+    await expect(captureCheckpoint({ workspacePath: repo, scopeId: SCOPE, ordinal: 0, indexDir: join(repo, "indexes") })).rejects.toMatchObject({
+      code: WorkspaceErrorCode.invalidInput,
+    });
+    expect(await captureCheckpoint({ workspacePath: repo, scopeId: SCOPE, ordinal: 0, indexDir: join(repo, ".git", "loom") })).toMatchObject({
+      status: "ready",
+      files: [],
+    });
     await expect(captureCheckpoint({ workspacePath: repo, scopeId: SCOPE, ordinal: -1, indexDir })).rejects.toMatchObject({
       code: WorkspaceErrorCode.invalidInput,
     });

@@ -1,10 +1,11 @@
 import { constants } from "node:fs";
-import { copyFile, mkdir, rm } from "node:fs/promises";
+import { copyFile, mkdir, realpath, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { WorkspaceError, WorkspaceErrorCode } from "./errors.js";
 import { git, gitText } from "./git.js";
 import { encodeScopeId } from "./refNames.js";
 import type { WorkingTree } from "./repository.js";
+import { isInside } from "./worktreeList.js";
 
 /**
  * A scope's private index: a git index file outside the repository, named
@@ -28,6 +29,19 @@ export function headMarkPath(indexPath: string): string {
 
 export function privateIndexEnv(indexPath: string): Readonly<Record<string, string>> {
   return { GIT_INDEX_FILE: indexPath };
+}
+
+/**
+ * Refuse an index folder inside the working tree (outside its git dirs):
+ * `git add -A` would snapshot the private index files themselves.
+ */
+async function assertIndexDirOutside(tree: WorkingTree, indexDir: string): Promise<void> {
+  await mkdir(indexDir, { recursive: true });
+  const real = await realpath(indexDir);
+  const inGitDir = [tree.gitDir, tree.commonDir].some((dir) => real === dir || isInside(dir, real));
+  if (isInside(tree.root, real) && !inGitDir) {
+    throw new WorkspaceError(WorkspaceErrorCode.invalidInput, `the private index folder ${indexDir} is inside the working tree ${tree.root}`);
+  }
 }
 
 /** Per index file, the tail of a promise chain: snapshots and restores of one scope run one at a time. */
@@ -57,6 +71,7 @@ export async function withPrivateIndex<T>(indexPath: string, work: () => Promise
  * tracked despite an ignore rule stay in the snapshot.
  */
 export async function snapshotWorkingTree(tree: WorkingTree, indexPath: string): Promise<string> {
+  await assertIndexDirOutside(tree, dirname(indexPath));
   await seedPrivateIndex(tree, indexPath);
   return snapshotIntoIndex(tree.root, indexPath);
 }

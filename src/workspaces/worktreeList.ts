@@ -41,11 +41,14 @@ export async function listGitWorktrees(repoPath: string): Promise<GitWorktree[]>
   const result = await git(["worktree", "list", "--porcelain", "-z"], { cwd: repoPath });
   const worktrees: GitWorktree[] = [];
   let current: { path: string; head: string | null; branch: string | null; locked: boolean; prunable: boolean; bare: boolean } | null = null;
+  let records = 0;
   const flush = async () => {
+    // git lists the main worktree (or the bare repository itself) first.
     if (current && !current.bare) {
       const path = await realpath(current.path).catch(() => current!.path);
-      worktrees.push({ path, head: current.head, branch: current.branch, main: worktrees.length === 0, locked: current.locked, prunable: current.prunable });
+      worktrees.push({ path, head: current.head, branch: current.branch, main: records === 0, locked: current.locked, prunable: current.prunable });
     }
+    if (current) records += 1;
     current = null;
   };
   for (const line of splitNul(result.stdout)) {
