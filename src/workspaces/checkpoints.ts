@@ -97,7 +97,7 @@ async function captureAlone(input: CaptureCheckpointInput, indexPath: string): P
   }
   const tree = probe.tree;
   if (probe.refs.some((ref) => ref.ordinal === input.ordinal)) {
-    await snapshotting;
+    await snapshotting.catch(() => undefined); // not needed: the stored checkpoint is the answer
     return describeStored(tree, input.scopeId, input.ordinal);
   }
   const previous = previousRecord(probe.refs, input.ordinal);
