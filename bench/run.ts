@@ -5,6 +5,7 @@
 import { runCoreBench } from "./coreBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runMcpBench } from "./mcpBench.js";
+import { runWorkspacesBench } from "./workspacesBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
 
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
   await runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 });
   await runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 });
   await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 });
+  await runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 });
 }
 
 main().catch((error: unknown) => {
