@@ -119,13 +119,16 @@ describe("captureCheckpoint", () => {
     expect(second.files.map((file) => file.path)).toEqual(["build/keep.txt"]);
   });
 
-  it("answers missing with a reason for a folder that is not a git repository or does not exist", async () => {
+  it("answers missing with a reason for a folder that is not a git repository, does not exist or is bare", async () => {
     writeFiles(dir.path, { "plain/file.txt": "x\n" });
     const plain = await captureCheckpoint({ workspacePath: join(dir.path, "plain"), scopeId: SCOPE, ordinal: 0, indexDir });
     expect(plain).toMatchObject({ status: "missing", ref: null, files: [] });
     expect(plain.status === "missing" && plain.reason).toMatch(/not inside a git repository/);
     const absent = await captureCheckpoint({ workspacePath: join(dir.path, "absent"), scopeId: SCOPE, ordinal: 0, indexDir });
     expect(absent.status === "missing" && absent.reason).toMatch(/does not exist/);
+    gitSync(dir.path, "init", "-q", "--bare", "bare.git");
+    const bare = await captureCheckpoint({ workspacePath: join(dir.path, "bare.git"), scopeId: SCOPE, ordinal: 0, indexDir });
+    expect(bare.status === "missing" && bare.reason).toMatch(/not in a working tree/);
   });
 
   it("captures a repository with no commit yet, every file added", async () => {

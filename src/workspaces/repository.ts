@@ -43,7 +43,7 @@ export async function probeWorkingTree(path: string): Promise<WorkingTreeProbe> 
   const lines = result.stdout.toString("utf8").split("\n");
   if (result.code !== 0 && lines.length < 4) {
     if (/not a git repository/i.test(result.stderr)) return { tree: null, reason: `${path} is not inside a git repository` };
-    if (/must be run in a work tree/i.test(result.stderr)) return { tree: null, reason: `${path} is inside a bare repository (no working tree)` };
+    if (/must be run in a work tree/i.test(result.stderr)) return { tree: null, reason: `${path} is not in a working tree (a bare repository or a git dir)` };
     throw gitFailure(args, result);
   }
   // --symbolic-full-name only applies to the revisions after it: the first HEAD prints as a commit.

@@ -54,16 +54,17 @@ export async function rollbackToCheckpoint(input: RollbackInput): Promise<Rollba
   assertScopeId(input.scopeId);
   assertOrdinal(input.ordinal);
   const tree = await openWorkingTree(input.workspacePath);
-  const records = await listCheckpointRecords(tree.root, input.scopeId);
-  const target = records.find((record) => record.ordinal === input.ordinal);
-  if (!target) {
-    throw new WorkspaceError(WorkspaceErrorCode.refNotFound, `checkpoint #${input.ordinal} of scope ${input.scopeId} has no ref in ${tree.root}`);
-  }
-  const latest = records.at(-1)!;
   const force = input.force ?? false;
   const indexPath = privateIndexPath(input.indexDir, input.scopeId);
 
+  // Inside the scope's queue: a capture running now finishes first, so "the latest checkpoint" is settled.
   return withPrivateIndex(indexPath, async () => {
+    const records = await listCheckpointRecords(tree.root, input.scopeId);
+    const target = records.find((record) => record.ordinal === input.ordinal);
+    if (!target) {
+      throw new WorkspaceError(WorkspaceErrorCode.refNotFound, `checkpoint #${input.ordinal} of scope ${input.scopeId} has no ref in ${tree.root}`);
+    }
+    const latest = records.at(-1)!;
     const current = await snapshotWorkingTree(tree, indexPath);
     const [uncaptured, restore] = await Promise.all([changedFiles(tree.root, latest.tree, current), changedFiles(tree.root, current, target.tree)]);
     const touchedSinceLatest = new Set(uncaptured.flatMap(pathsOf));
