@@ -128,7 +128,7 @@ const samples: { [T in TurnItemType]: TurnItemOf<T> } = {
     scopeId: "checkpoint-scope:1",
     appRunOrdinal: 2,
     status: "ready",
-    files: [{ path: "a.txt", previousPath: null, kind: "added", additions: 3, deletions: 0 }],
+    files: [{ path: "a.txt", previousPath: null, kind: "added", additions: 3, deletions: 0, binary: false }],
   },
   run_interrupt_request: { ...base, type: "run_interrupt_request", requestedBy: "user", reason: null },
   run_interrupt_result: { ...base, type: "run_interrupt_result", outcome: "interrupted", message: null },

@@ -17,8 +17,11 @@ export const CheckpointFileSchema = z.object({
   /** The old path of a renamed file, else null. */
   previousPath: z.string().min(1).nullable(),
   kind: FileChangeKindSchema,
+  /** Lines added and removed; both 0 for a binary file. */
   additions: CountSchema,
   deletions: CountSchema,
+  /** Git sees the content as binary (no line counts). Absent in records written before the field existed. */
+  binary: z.boolean().default(false),
 });
 export type CheckpointFile = z.infer<typeof CheckpointFileSchema>;
 

@@ -142,7 +142,7 @@ const cases: readonly EntityCase[] = [
       nodeId: null,
       ref: "refs/loom/checkpoints/1",
       status: "stale",
-      files: [{ path: "b.ts", previousPath: "a.ts", kind: "renamed", additions: 0, deletions: 0 }],
+      files: [{ path: "b.ts", previousPath: "a.ts", kind: "renamed", additions: 0, deletions: 0, binary: false }],
       ...times,
     },
     bad: ["status", "ok"],
@@ -283,6 +283,12 @@ describe("entity schemas", () => {
   it("ContextHandoff refuses an inverted run ordinal range", () => {
     const handoff = cases.find((c) => c.name === "ContextHandoff")!;
     expect(ContextHandoffSchema.safeParse({ ...handoff.sample, coveredRunOrdinals: { from: 3, to: 1 } }).success).toBe(false);
+  });
+
+  it("a checkpoint file recorded before `binary` existed decodes as not binary", () => {
+    const checkpoint = cases.find((c) => c.name === "Checkpoint")!;
+    const files = [{ path: "a.ts", previousPath: null, kind: "modified", additions: 1, deletions: 0 }];
+    expect(CheckpointSchema.parse({ ...checkpoint.sample, files }).files[0]!.binary).toBe(false);
   });
 
   it("only completed, interrupted, failed and cancelled runs are terminal", () => {
