@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Command } from "../contracts/commands.js";
-import type { CommitEntry } from "../store/eventStore.js";
+import type { DecidedCommit } from "../store/eventStore.js";
 import { MemoryEventStore } from "../store/memory/memoryEventStore.js";
 import { Orchestrator, replay } from "./orchestrator.js";
 
@@ -37,10 +37,10 @@ describe("Dispatcher", () => {
   it("group-commits the commands that queue while a commit runs: several commands, one transaction, every receipt answered", async () => {
     const store = new MemoryEventStore();
     const batches: number[] = [];
-    const commit = store.commit.bind(store);
-    store.commit = (entries: readonly CommitEntry[]) => {
-      batches.push(entries.length);
-      return commit(entries);
+    const commit = store.commitDecided.bind(store);
+    store.commitDecided = (decided: DecidedCommit) => {
+      batches.push(decided.commandIds.length);
+      return commit(decided);
     };
     const orchestrator = await Orchestrator.open({ store });
     const receipts = await Promise.all(Array.from({ length: 50 }, (_, n) => orchestrator.dispatch(create(n))));
@@ -56,14 +56,16 @@ describe("Dispatcher", () => {
     const store = new MemoryEventStore();
     const orchestrator = await Orchestrator.open({ store });
     await orchestrator.dispatch(create(1));
-    const commit = store.commit.bind(store);
+    const commit = store.commitDecided.bind(store);
     let failNext = true;
-    store.commit = (entries: readonly CommitEntry[]) => {
+    store.commitDecided = (decided: DecidedCommit) => {
       if (failNext) {
         failNext = false;
+        // The decision runs (and folds its events into the state), then the write fails.
+        decided.decide({ foreign: [], known: new Map(), head: 1 });
         return Promise.reject(new Error("disk full"));
       }
-      return commit(entries);
+      return commit(decided);
     };
     await expect(orchestrator.dispatch(create(2))).rejects.toThrow("disk full");
     // The decision had folded thread 2 into the state; the rebuild took it out again.

@@ -78,72 +78,103 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * Decide and commit one batch under the log's write lock
+   * (EventStore.commitDecided): first fold in what other writers committed
+   * since this state's position, then decide each command against the
+   * result, so a decision always sees the latest log even when several Loom
+   * nodes share it. A command another writer already committed answers with
+   * its stored receipt.
+   */
   private async runBatch(batch: readonly Pending[]): Promise<void> {
     const { store, state } = this.options;
-    let stored: (CommandReceipt | null)[];
-    try {
-      stored = await Promise.all(batch.map((p) => store.lookupReceipt(p.command.commandId)));
-    } catch (error) {
-      for (const p of batch) p.reject(error);
-      return;
-    }
-    const entries: CommitEntry[] = [];
-    const owners: Pending[] = [];
     const replies: { pending: Pending; outcome: Dispatched }[] = [];
-    const seenInBatch = new Set<string>();
-    const ctx = this.context();
-    let evolved = false;
+    const owners: Pending[] = [];
+    // Set once the decision ran: the state then holds what this batch decided, committed or not.
+    let decided = false;
+    let wroteEffects = false;
     try {
-      batch.forEach((pending, index) => {
-        const known = stored[index];
-        if (known) {
-          replies.push({ pending, outcome: { receipt: known, events: [], duplicate: true } });
-          return;
-        }
-        const { command } = pending;
-        if (seenInBatch.has(command.commandId)) {
-          // The store answers a repeated commandId in one batch with the first receipt.
-          entries.push(this.duplicateProbe(command));
-          owners.push(pending);
-          return;
-        }
-        seenInBatch.add(command.commandId);
-        const decision = decideSafely(command, () => decide(state, command, ctx));
-        if (decision.kind === "rejected") {
-          entries.push({
-            receipt: { status: "rejected", commandId: command.commandId, commandType: command.type, rejection: decision.rejection, rejectedAt: ctx.now },
-            events: [],
-            outbox: [],
-          });
-        } else {
-          for (const event of decision.events) evolve(state, toDomainEvent(event));
-          evolved ||= decision.events.length > 0;
-          entries.push({
-            receipt: { status: "accepted", commandId: command.commandId, commandType: command.type, acceptedAt: ctx.now },
-            events: decision.events,
-            outbox: decision.effects,
-          });
-        }
-        owners.push(pending);
+      const results = await store.commitDecided({
+        after: state.lastSequence,
+        commandIds: batch.map((pending) => pending.command.commandId),
+        decide: (view) => {
+          for (const stored of view.foreign) {
+            if (stored.sequence <= state.lastSequence) continue;
+            evolve(state, toDomainEvent(stored));
+            state.lastSequence = stored.sequence;
+          }
+          decided = true;
+          const entries = this.decideBatch(batch, view.known, replies, owners);
+          wroteEffects = entries.some((entry) => entry.receipt.status === "accepted" && entry.outbox.length > 0);
+          // The store numbers this batch's events from the head on, in order: the state is at the last of them.
+          state.lastSequence = view.head + entries.reduce((count, entry) => count + (entry.receipt.status === "accepted" ? entry.events.length : 0), 0);
+          return entries;
+        },
       });
-      const results = entries.length > 0 ? await store.commit(entries) : [];
       const committed: StoredEvent[] = [];
       results.forEach((result, index) => {
         committed.push(...result.events);
         replies.push({ pending: owners[index]!, outcome: { receipt: result.receipt, events: result.events, duplicate: result.duplicate } });
       });
-      if (committed.length > 0) state.lastSequence = committed[committed.length - 1]!.sequence;
       // A command may write only outbox effects (provider-session.detach): listeners still hear of it, so the outbox worker wakes.
-      const wroteEffects = entries.some((entry) => entry.receipt.status === "accepted" && entry.outbox.length > 0);
       if (committed.length > 0 || wroteEffects) this.options.onCommitted?.(committed);
     } catch (error) {
       // The state may hold events that never reached the log: start again from the log.
-      if (evolved) await this.options.rebuild().catch(() => undefined);
+      if (decided) await this.options.rebuild().catch(() => undefined);
       for (const p of owners) p.reject(error);
       for (const r of replies) r.pending.resolve(r.outcome);
       return;
     }
     for (const r of replies) r.pending.resolve(r.outcome);
+  }
+
+  /**
+   * Decide each command of the batch against the state, folding accepted
+   * events in as it goes, and return the entries to commit. A command with a
+   * stored receipt is answered from it; `owners[i]` waits for entry `i`.
+   */
+  private decideBatch(
+    batch: readonly Pending[],
+    known: ReadonlyMap<string, CommandReceipt>,
+    replies: { pending: Pending; outcome: Dispatched }[],
+    owners: Pending[],
+  ): CommitEntry[] {
+    const { state } = this.options;
+    const entries: CommitEntry[] = [];
+    const seenInBatch = new Set<string>();
+    const ctx = this.context();
+    for (const pending of batch) {
+      const { command } = pending;
+      const stored = known.get(command.commandId);
+      if (stored !== undefined) {
+        replies.push({ pending, outcome: { receipt: stored, events: [], duplicate: true } });
+        continue;
+      }
+      if (seenInBatch.has(command.commandId)) {
+        // The store answers a repeated commandId in one batch with the first receipt.
+        entries.push(this.duplicateProbe(command));
+        owners.push(pending);
+        continue;
+      }
+      seenInBatch.add(command.commandId);
+      const decision = decideSafely(command, () => decide(state, command, ctx));
+      if (decision.kind === "rejected") {
+        entries.push({
+          receipt: { status: "rejected", commandId: command.commandId, commandType: command.type, rejection: decision.rejection, rejectedAt: ctx.now },
+          events: [],
+          outbox: [],
+        });
+      } else {
+        for (const event of decision.events) evolve(state, toDomainEvent(event));
+        entries.push({
+          receipt: { status: "accepted", commandId: command.commandId, commandType: command.type, acceptedAt: ctx.now },
+          events: decision.events,
+          outbox: decision.effects,
+        });
+      }
+      owners.push(pending);
+    }
+    return entries;
   }
 
   /** An entry the store will recognise as a duplicate of an earlier one in the same batch. */

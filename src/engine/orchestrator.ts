@@ -5,6 +5,7 @@ import type { DelegationLimits, ProviderFacts } from "../core/decision.js";
 import type { UuidSource } from "../core/ids.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
+import { SubscriptionHub } from "../store/subscriptions.js";
 import { type Dispatched, Dispatcher } from "./dispatcher.js";
 import { type Timeline, stateTimeline } from "./timeline.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
@@ -32,6 +33,10 @@ export class Orchestrator {
   private readonly live: OrchestrationState;
   private readonly dispatcher: Dispatcher;
   private readonly listeners = new Set<CommittedListener>();
+  /** Re-publishes the log to followers once the state has applied each event. */
+  private readonly followers: SubscriptionHub;
+  /** The store subscription every committed event arrives through, this process's and other writers'. */
+  private readonly tail: Subscription;
 
   private constructor(
     private readonly store: EventStore,
@@ -39,6 +44,8 @@ export class Orchestrator {
     options: OrchestratorOptions,
   ) {
     this.live = state;
+    this.followers = new SubscriptionHub((after, limit) => store.readAll(after, limit), { onListenerError: (error, event) => reportFollowerError(error, event) });
+    this.tail = store.subscribe(state.lastSequence, (event) => this.onLogEvent(event));
     this.dispatcher = new Dispatcher({
       store,
       state,
@@ -76,7 +83,21 @@ export class Orchestrator {
    * applied it. This is the one live-change path for reactors and waits.
    */
   follow(after: number, listener: EventListener): Subscription {
-    return this.store.subscribe(after, listener);
+    return this.followers.subscribe(after, listener);
+  }
+
+  /**
+   * Every committed event, in order, exactly once. This process's own
+   * commits were folded in when they were decided; another writer's (a
+   * second Loom node on the same database) are folded in here. Then
+   * followers hear of it.
+   */
+  private onLogEvent(event: StoredEvent): void {
+    if (event.sequence > this.live.lastSequence) {
+      evolve(this.live, toDomainEvent(event));
+      this.live.lastSequence = event.sequence;
+    }
+    this.followers.publish([event]);
   }
 
   /** Threads' timelines (turn items): read them here, not from the state's maps. */
@@ -117,6 +138,8 @@ export class Orchestrator {
 
   /** Wait for queued commands to finish, then close the store. */
   async close(): Promise<void> {
+    this.tail.close();
+    this.followers.closeAll();
     await this.store.close();
   }
 }
@@ -130,4 +153,9 @@ export async function replay(store: EventStore): Promise<OrchestrationState> {
     for (const event of page) evolve(state, toDomainEvent(event));
     state.lastSequence = page[page.length - 1]!.sequence;
   }
+}
+
+function reportFollowerError(error: unknown, event: StoredEvent | null): void {
+  const where = event === null ? "while catching up" : `on event ${event.sequence} (${event.type})`;
+  console.error(`loom: a log follower failed ${where}`, error);
 }

@@ -38,6 +38,30 @@ export interface CommitResult {
   readonly duplicate: boolean;
 }
 
+/** What a decision made under the log's write lock sees (EventStore.commitDecided). */
+export interface LockedView {
+  /** Events other writers committed after the caller's `after`, ascending: the caller folds them in before deciding. */
+  readonly foreign: readonly StoredEvent[];
+  /** The stored receipts of the commandIds the caller asked about. */
+  readonly known: ReadonlyMap<string, CommandReceipt>;
+  /** The head of the log: the sequence this commit's first event follows. */
+  readonly head: number;
+}
+
+/** A commit whose entries are decided while the log's write lock is held. */
+export interface DecidedCommit {
+  /** The caller's log position: `foreign` holds every event after it. */
+  readonly after: number;
+  /** Commands whose stored receipts the decision needs (a duplicate from another writer). */
+  readonly commandIds: readonly string[];
+  /**
+   * Decide under the lock, synchronously: fold in `foreign`, decide, return
+   * the entries to write (possibly none). Throwing aborts the commit and
+   * writes nothing.
+   */
+  readonly decide: (view: LockedView) => readonly CommitEntry[];
+}
+
 export interface OutboxClaim {
   readonly owner: string;
   /** Epoch milliseconds used as "now" for availability and lease expiry. */
@@ -83,6 +107,14 @@ export interface EventStore {
    * the new events by the time the returned promise settles.
    */
   commit(entries: readonly CommitEntry[]): Promise<readonly CommitResult[]>;
+  /**
+   * Take the log's write lock, read what other writers committed after
+   * `after` and the receipts of `commandIds`, let `decide` turn that into
+   * entries, and commit them — all in ONE transaction, so a decision always
+   * sees the latest log (several Loom nodes on one database). Results are
+   * those of the entries `decide` returned, as for `commit`.
+   */
+  commitDecided(commit: DecidedCommit): Promise<readonly CommitResult[]>;
   /** Events with sequence > `after`, ascending, at most `limit` (default DEFAULT_READ_LIMIT). */
   readAll(after: number, limit?: number): Promise<readonly StoredEvent[]>;
   /** One stream's events with sequence > `after`, ascending. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_READ_LIMIT } from "./eventStore.js";
+import { describeDecidedContract } from "./testSuiteDecided.js";
 import { describeFollowContract } from "./testSuiteFollow.js";
 import { describeOutboxContract } from "./testSuiteOutbox.js";
 import { describeSubscribeContract } from "./testSuiteSubscribe.js";
@@ -40,6 +41,7 @@ export function eventStoreContract(name: string, open: OpenStore, features: Back
     describeOutboxContract(harness);
     describeSubscribeContract(harness);
     describeFollowContract(harness, features);
+    describeDecidedContract(harness, features);
     if (features.durable) describeDurabilityContract(harness);
   });
 }

@@ -4,6 +4,7 @@ import {
   DEFAULT_READ_LIMIT,
   type CommitEntry,
   type CommitResult,
+  type DecidedCommit,
   type EventListener,
   type EventStore,
   type OutboxClaim,
@@ -54,6 +55,20 @@ export class MemoryEventStore implements EventStore {
    */
   commit(entries: readonly CommitEntry[]): Promise<readonly CommitResult[]> {
     return settle(() => this.commitNow(entries));
+  }
+
+  /** One process is the only writer of a memory log: `foreign` holds what this store committed after `after`. */
+  commitDecided(commit: DecidedCommit): Promise<readonly CommitResult[]> {
+    return settle(() => {
+      this.assertOpen();
+      const known = new Map<string, CommandReceipt>();
+      for (const commandId of commit.commandIds) {
+        const receipt = this.receipts.get(commandId);
+        if (receipt !== undefined) known.set(commandId, receipt);
+      }
+      const entries = commit.decide({ foreign: this.events.slice(commit.after), known, head: this.events.length });
+      return entries.length === 0 ? [] : this.commitNow(entries);
+    });
   }
 
   private commitNow(entries: readonly CommitEntry[]): CommitResult[] {

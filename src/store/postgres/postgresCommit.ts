@@ -1,8 +1,9 @@
 import type { Pool } from "pg";
 import type { CommandReceipt, StoredEvent } from "../../contracts/envelopes.js";
 import { acceptedReceipt, isoTime, rejectedReceipt, toJson } from "../commitRecords.js";
-import type { CommitEntry, CommitResult } from "../eventStore.js";
+import type { CommitEntry, CommitResult, LockedView } from "../eventStore.js";
 import { transactionLockSql, type StoreNamespace } from "./postgresLocks.js";
+import { EVENT_COLUMNS, type EventTuple, toStoredEvent } from "./postgresRows.js";
 
 /** The clock reading and id source one commit stamps its rows with. */
 export interface CommitStamp {
@@ -61,10 +62,23 @@ const WRITE_SQL = `
  * the head: commit order is sequence order for anyone tailing the log. The
  * primary key on `events.sequence` would reject a writer that skipped the lock.
  */
-export async function commitInTransaction(
+export function commitInTransaction(pool: Pool, namespace: StoreNamespace, entries: readonly CommitEntry[], stamp: CommitStamp): Promise<CommitPlan> {
+  return decideInTransaction(pool, namespace, { after: null, commandIds: entries.map((entry) => entry.receipt.commandId), decide: () => entries }, stamp);
+}
+
+/** The events after `after`, read inside the locked transaction (they cannot change under the lock). */
+const FOREIGN_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE sequence > $1 AND sequence <= $2 ORDER BY sequence`;
+
+/**
+ * Like commitInTransaction, but the entries are decided under the log lock:
+ * `decide` sees the events other writers committed after `after` and the
+ * stored receipts of `commandIds` (EventStore.commitDecided). With `after`
+ * null no events are read and `decide` gets none.
+ */
+export async function decideInTransaction(
   pool: Pool,
   namespace: StoreNamespace,
-  entries: readonly CommitEntry[],
+  commit: { readonly after: number | null; readonly commandIds: readonly string[]; readonly decide: (view: LockedView) => readonly CommitEntry[] },
   stamp: CommitStamp,
 ): Promise<CommitPlan> {
   const client = await pool.connect();
@@ -75,10 +89,21 @@ export async function commitInTransaction(
       const head = await client.query<{ last: number; known: CommandReceipt[] }>({
         name: "loom_commit_head",
         text: HEAD_SQL,
-        values: [entries.map((entry) => entry.receipt.commandId)],
+        values: [[...commit.commandIds]],
       });
       const { last, known } = head.rows[0] as { last: number; known: CommandReceipt[] };
-      const plan = planCommit(entries, last, new Map(known.map((receipt) => [receipt.commandId, receipt])), stamp);
+      const receipts = new Map(known.map((receipt) => [receipt.commandId, receipt]));
+      let foreign: StoredEvent[] = [];
+      if (commit.after !== null && Number(last) > commit.after) {
+        const rows = await client.query<EventTuple>({ name: "loom_commit_foreign", text: FOREIGN_SQL, values: [commit.after, last], rowMode: "array" });
+        foreign = rows.rows.map(toStoredEvent);
+      }
+      const entries = commit.decide({ foreign, known: receipts, head: Number(last) });
+      if (entries.length === 0) {
+        await client.query("COMMIT");
+        return { results: [], written: [], parameters: [] };
+      }
+      const plan = planCommit(entries, last, receipts, stamp);
       await client.query({ name: "loom_commit_write", text: WRITE_SQL, values: [...plan.parameters, namespace.channel] });
       await client.query("COMMIT");
       return plan;

@@ -5,6 +5,7 @@ import {
   DEFAULT_READ_LIMIT,
   type CommitEntry,
   type CommitResult,
+  type DecidedCommit,
   type EventListener,
   type EventStore,
   type OutboxClaim,
@@ -14,12 +15,13 @@ import { StoreError, StoreErrorCode } from "../storeErrors.js";
 import { timeOrderedUuid } from "../storeIds.js";
 import { DEFAULT_REPLAY_PAGE_SIZE, SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
 import { runPostgresMigrations } from "./migrations.js";
-import { commitInTransaction } from "./postgresCommit.js";
+import { commitInTransaction, decideInTransaction } from "./postgresCommit.js";
 import { DEFAULT_POSTGRES_POLL_INTERVAL_MS, PostgresLogFeed } from "./postgresLogFeed.js";
 import { storeNamespace, type StoreNamespace } from "./postgresLocks.js";
 import { PostgresNotifications } from "./postgresNotifications.js";
 import { PostgresOutbox } from "./postgresOutbox.js";
 import { ReceiptLoader } from "./receiptLoader.js";
+import { EVENT_COLUMNS, type EventTuple, toStoredEvent } from "./postgresRows.js";
 
 export interface PostgresEventStoreOptions extends SubscriptionOptions {
   /** Epoch milliseconds; stamps occurredAt, createdAt and availableAt. Default Date.now. */
@@ -44,10 +46,6 @@ export interface PostgresEventStoreOptions extends SubscriptionOptions {
   readonly schema?: string;
 }
 
-/** An events row in array mode. */
-type EventTuple = [sequence: number, eventId: string, commandId: string, streamId: string, type: string, data: unknown, occurredAt: string];
-
-const EVENT_COLUMNS = "sequence, event_id, command_id, stream_id, type, data, occurred_at";
 
 /**
  * bigint (int8) columns (sequences, epoch milliseconds) parse to numbers:
@@ -149,6 +147,14 @@ export class PostgresEventStore implements EventStore {
     return plan.results;
   }
 
+  /** The advisory log lock serializes every node's decisions: each decides on the latest log. */
+  async commitDecided(commit: DecidedCommit): Promise<readonly CommitResult[]> {
+    this.assertOpen();
+    const plan = await decideInTransaction(this.pool, this.namespace, commit, { now: this.clock(), newId: this.newId });
+    if (plan.written.length > 0) await this.feed.afterCommit(plan.written);
+    return plan.results;
+  }
+
   async readAll(after: number, limit: number = DEFAULT_READ_LIMIT): Promise<readonly StoredEvent[]> {
     this.assertOpen();
     const result = await this.pool.query<EventTuple>({
@@ -241,6 +247,3 @@ export class PostgresEventStore implements EventStore {
   }
 }
 
-function toStoredEvent(row: EventTuple): StoredEvent {
-  return { sequence: row[0], eventId: row[1], commandId: row[2], streamId: row[3], type: row[4], data: row[5], occurredAt: row[6] };
-}

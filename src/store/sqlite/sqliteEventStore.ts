@@ -8,6 +8,7 @@ import {
   DEFAULT_READ_LIMIT,
   type CommitEntry,
   type CommitResult,
+  type DecidedCommit,
   type EventListener,
   type EventStore,
   type OutboxClaim,
@@ -81,6 +82,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectAfter: Statement<[number, number], EventTuple>;
   private readonly selectStream: Statement<[string, number], EventTuple>;
   private readonly commitBatch: (entries: readonly CommitEntry[]) => { results: CommitResult[]; written: StoredEvent[] };
+  private readonly commitDecidedBatch: (commit: DecidedCommit) => { results: CommitResult[]; written: StoredEvent[] };
   private closed = false;
 
   /**
@@ -141,6 +143,19 @@ export class SqliteEventStore implements EventStore {
     // IMMEDIATE takes the write lock up front, so the sequence read at the
     // start of the batch cannot be overtaken by another connection.
     this.commitBatch = (entries) => transaction.immediate(entries);
+    const decided = db.transaction((commit: DecidedCommit) => {
+      const head = this.selectLastSequence.get() ?? 0;
+      const foreign: StoredEvent[] = [];
+      while (commit.after + foreign.length < head) foreign.push(...this.readAllNow(commit.after + foreign.length, head - commit.after - foreign.length));
+      const known = new Map<string, CommandReceipt>();
+      for (const commandId of commit.commandIds) {
+        const stored = this.selectReceipt.get(commandId);
+        if (stored !== undefined) known.set(commandId, JSON.parse(stored) as CommandReceipt);
+      }
+      const entries = commit.decide({ foreign, known, head });
+      return entries.length === 0 ? { results: [], written: [] } : this.writeBatch(entries);
+    });
+    this.commitDecidedBatch = (commit) => decided.immediate(commit);
     this.hub = new SubscriptionHub((after, limit) => this.readAllNow(after, limit), options);
     const dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
     this.feed = new SqliteLogFeed(
@@ -166,6 +181,16 @@ export class SqliteEventStore implements EventStore {
       if (entries.length === 0) return [];
       const { results, written } = this.commitBatch(entries);
       this.feed.afterCommit(written);
+      return results;
+    });
+  }
+
+  /** BEGIN IMMEDIATE is the write lock across connections and processes; the decision runs inside it. */
+  commitDecided(commit: DecidedCommit): Promise<readonly CommitResult[]> {
+    return settle(() => {
+      this.assertOpen();
+      const { results, written } = this.commitDecidedBatch(commit);
+      if (written.length > 0) this.feed.afterCommit(written);
       return results;
     });
   }
