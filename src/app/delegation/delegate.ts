@@ -5,6 +5,7 @@ import { joinId } from "../../core/ids.js";
 import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, execute } from "../context.js";
 import { AppError, fail } from "../errors.js";
+import { type RequestClaim, claimField, claimRequest } from "../idempotency.js";
 import { resolveModes, resolveTarget } from "../policy.js";
 import { touched } from "../touched.js";
 import { titleFromText } from "../threads/views.js";
@@ -45,16 +46,18 @@ function requireOwningSession(ctx: AppContext, caller: Caller): Parent {
 /** delegate_task: create a child thread on any provider and hand it the task. */
 export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, wait: WaitContext) {
   const parent = requireOwningSession(ctx, caller);
+  // Keys are scoped to the parent thread, like the task ids they derive.
+  const claim = claimRequest(ctx, parent.threadId, "delegate_task", input);
   const existing =
     input.clientRequestId === undefined
       ? undefined
       : [...ctx.orchestrator.state.tasks.values()].find((task) => task.parentThreadId === parent.threadId && task.clientRequestId === input.clientRequestId);
-  const task = existing ?? (await requestTask(ctx, parent, input));
+  const task = existing ?? (await requestTask(ctx, parent, input, claim));
   if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator.state, task, false);
   return waitForTask(ctx, task.taskId, input.timeoutMs, wait);
 }
 
-async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput): Promise<DelegatedTask> {
+async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<DelegatedTask> {
   const target = await resolveTarget(ctx.registry, parent.acting, input.target);
   const modes = resolveModes(parent.acting, target.availability, input);
   const key = input.clientRequestId ?? randomUUID();
@@ -69,6 +72,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
       // provider_unavailable) forever. The task, thread and run ids stay derived,
       // so a duplicate is refused (task_already_exists) and answered below.
       commandId: joinId("command:delegate_task", "client-request", parent.threadId, "request", key, "attempt", randomUUID()),
+      ...claimField(claim),
       data: {
         taskId,
         parentThreadId: parent.threadId,
