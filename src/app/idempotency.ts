@@ -28,7 +28,9 @@ export function requestFingerprint(input: { readonly clientRequestId?: string | 
 /**
  * The claim for a keyed call, or null without a clientRequestId. A key first
  * used for a different request is refused here, before anything is resolved
- * or written.
+ * or written. `input` is the tool's parsed input; a tool leaves out only the
+ * fields that choose how the call answers, not what work it does
+ * (delegate_task's mode and timeoutMs).
  */
 export function claimRequest<I extends { readonly clientRequestId?: string | undefined }>(ctx: AppContext, scope: string, tool: ToolName, input: I): RequestClaim | null {
   const clientRequestId = input.clientRequestId;

@@ -34,7 +34,7 @@ interface Parent {
  * session that no longer carries the thread are refused.
  */
 function requireOwningSession(ctx: AppContext, caller: Caller): Parent {
-  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "delegate_task");
   if (caller.kind !== "agent" || acting.thread === null) fail("parent_not_active", "delegate_task needs a calling thread with a live run");
   const session = ctx.orchestrator.state.providerSessions.get(caller.providerSessionId);
   if (acting.activeRun === null || session === undefined || session.releasedAt !== null || session.threadId !== acting.thread.id) {
@@ -43,15 +43,19 @@ function requireOwningSession(ctx: AppContext, caller: Caller): Parent {
   return { acting, threadId: acting.thread.id, runId: acting.activeRun.id };
 }
 
+/** The task id a request key derives (its child thread, run and message ids follow the same pattern). */
+function taskIdFor(parentThreadId: string, key: string): string {
+  return joinId("subagent", "client-request", parentThreadId, "request", key);
+}
+
 /** delegate_task: create a child thread on any provider and hand it the task. */
 export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, wait: WaitContext) {
   const parent = requireOwningSession(ctx, caller);
-  // Keys are scoped to the parent thread, like the task ids they derive.
-  const claim = claimRequest(ctx, parent.threadId, "delegate_task", input);
-  const existing =
-    input.clientRequestId === undefined
-      ? undefined
-      : [...ctx.orchestrator.state.tasks.values()].find((task) => task.parentThreadId === parent.threadId && task.clientRequestId === input.clientRequestId);
+  // Keys are scoped to the parent thread, like the task ids they derive. mode and
+  // timeoutMs only choose how this call answers: a retry may wait for the task it started.
+  const { mode: _mode, timeoutMs: _timeoutMs, ...work } = input;
+  const claim = claimRequest(ctx, parent.threadId, "delegate_task", work);
+  const existing = input.clientRequestId === undefined ? undefined : ctx.orchestrator.state.tasks.get(taskIdFor(parent.threadId, input.clientRequestId));
   const task = existing ?? (await requestTask(ctx, parent, input, claim));
   if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator.state, task, false);
   return waitForTask(ctx, task.taskId, input.timeoutMs, wait);
@@ -62,7 +66,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
   const modes = resolveModes(parent.acting, target.availability, input);
   const key = input.clientRequestId ?? randomUUID();
   const id = (prefix: string) => joinId(prefix, "client-request", parent.threadId, "request", key);
-  const taskId = id("subagent");
+  const taskId = taskIdFor(parent.threadId, key);
   const prompt = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
   try {
     const executed = await execute(ctx, {

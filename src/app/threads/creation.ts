@@ -134,7 +134,7 @@ async function createPlanned(
  * clientRequestId with a different request creates nothing either.
  */
 export async function createThreads(ctx: AppContext, caller: Caller, input: CreateThreadsInput): Promise<CreateThreadsOutput> {
-  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "create_threads");
   const claim = claimRequest(ctx, acting.requestScope, "create_threads", input);
   const ids = requestIds(acting, "create_threads", input.clientRequestId);
   const planned: PlannedThread[] = [];
@@ -163,7 +163,7 @@ export async function createThreads(ctx: AppContext, caller: Caller, input: Crea
  * supported yet and answers invalid_request.
  */
 export async function launchThread(ctx: AppContext, caller: Caller, input: ThreadLaunchInput): Promise<ThreadLaunchOutput> {
-  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_thread_launch");
   const strategy = input.scratch === true ? "scratch" : (input.workspaceStrategy ?? "root");
   if (strategy === "worktree") fail("invalid_request", "workspaceStrategy worktree is not supported by this server yet; use existing_worktree with a worktreePath, root or scratch");
   const ids = requestIds(acting, "t3_thread_launch", undefined);
@@ -191,7 +191,7 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
 
 /** orchestrator_capabilities: what the caller inherits and which providers can run work. */
 export async function capabilities(ctx: AppContext, caller: Caller): Promise<CapabilitiesOutput> {
-  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "orchestrator_capabilities");
   const providers = await ctx.registry.list();
   const thread = acting.thread;
   return {

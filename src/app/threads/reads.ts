@@ -30,7 +30,7 @@ function matchesStatus(thread: AppThread, ctx: AppContext, wanted: NonNullable<T
 /** t3_thread_list: one project's thread shells, newest first, bounded and offset-paginated. */
 export function listThreads(ctx: AppContext, caller: Caller, input: ThreadListInput): ThreadListOutput {
   const state = ctx.orchestrator.state;
-  const acting = resolveCaller(state, caller);
+  const acting = resolveCaller(state, caller, "t3_thread_list");
   const projectId = input.projectId ?? acting.thread?.projectId ?? null;
   const title = input.title?.toLowerCase();
   const now = nowIso(ctx);

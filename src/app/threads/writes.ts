@@ -22,7 +22,7 @@ import { titleFromText } from "./views.js";
 
 /** t3_thread_send: the send modes of spec 000; the result says which path the message took. */
 export async function sendToThread(ctx: AppContext, caller: Caller, input: ThreadSendInput): Promise<ThreadSendOutput> {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_send");
   const claim = claimRequest(ctx, acting.requestScope, "t3_thread_send", input);
   const ids = requestIds(acting, "t3_thread_send", input.clientRequestId);
   const messageId = ids.message();
@@ -51,7 +51,7 @@ export async function sendToThread(ctx: AppContext, caller: Caller, input: Threa
  * one. A terminal run is returned unchanged; no active turn → no_active_run.
  */
 export async function interruptThread(ctx: AppContext, caller: Caller, input: ThreadInterruptInput): Promise<ThreadInterruptOutput> {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_interrupt");
   const state = ctx.orchestrator.state;
   const run = input.runId === undefined ? activeRunOf(state, target.id) : state.runs.get(input.runId);
   if (input.runId !== undefined && (run === undefined || run?.threadId !== target.id)) fail("run_not_found", `run ${input.runId} does not exist in thread ${target.id}`);
@@ -85,7 +85,7 @@ export function titleFromMessages(items: readonly (TurnItem | undefined)[]): str
 
 /** t3_thread_update: rename (title required) or regenerate_title (title refused). */
 export async function updateThread(ctx: AppContext, caller: Caller, input: ThreadUpdateInput) {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_update");
   const claim = claimRequest(ctx, acting.requestScope, "t3_thread_update", input);
   let title: string;
   if (input.action === "rename") {
@@ -101,7 +101,7 @@ export async function updateThread(ctx: AppContext, caller: Caller, input: Threa
 }
 
 export async function linkPullRequest(ctx: AppContext, caller: Caller, input: LinkPullRequestInput) {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "link_pull_request");
   const claim = claimRequest(ctx, acting.requestScope, "link_pull_request", input);
   const ids = requestIds(acting, `link_pull_request:${target.id}`, input.clientRequestId);
   const executed = await execute(ctx, {
@@ -115,7 +115,7 @@ export async function linkPullRequest(ctx: AppContext, caller: Caller, input: Li
 }
 
 export async function unlinkPullRequest(ctx: AppContext, caller: Caller, input: UnlinkPullRequestInput) {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "unlink_pull_request");
   const claim = claimRequest(ctx, acting.requestScope, "unlink_pull_request", input);
   const url = input.url ?? target.pullRequests.find((pr) => pr.unlinkedAt === null)?.url ?? fail("invalid_request", `thread ${target.id} has no linked pull request`);
   const ids = requestIds(acting, `unlink_pull_request:${target.id}`, input.clientRequestId);
