@@ -192,7 +192,7 @@ function sendUnauthorized(res: ServerResponse, reason: CredentialRejection | "mi
 }
 
 function sendBodyError(res: ServerResponse, failure: Extract<McpBodyResult, { ok: false }>): void {
-  sendJsonRpcError(res, failure.status, failure.rpcCode, failure.message, null, failure.status === 413 ? { connection: "close" } : {});
+  sendJsonRpcError(res, failure.status, failure.rpcCode, failure.message, null, failure.headers);
 }
 
 /**
