@@ -6,6 +6,7 @@ import { bearerToken, sendJson } from "../http/http.js";
 import type { RouteHandler } from "../http/http.js";
 import type { CredentialRejection, McpCredentialRegistry, McpInvocationScope } from "./credentialRegistry.js";
 import { type McpBodyResult, readMcpBody, sendJsonRpcError } from "./httpBody.js";
+import { screenToolCalls } from "./toolArguments.js";
 import { type McpSession, McpSessionTable, OWNER_IDENTITY, SessionCloseReason, identityOf } from "./mcpSessions.js";
 import type { McpToolkit } from "./toolkit.js";
 import { buildToolCatalog, createToolServer } from "./toolServer.js";
@@ -129,7 +130,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
       if (method === "POST") {
         const read = await readMcpBody(req);
         if (!read.ok) return sendBodyError(res, read);
-        body = read.value;
+        body = screenToolCalls(read.value);
         armResponseAborts(session, body, res);
       }
       await session.transport.handleRequest(req, res, body);
