@@ -39,6 +39,12 @@ export interface McpRoute {
   readonly sessionCount: number;
   /** Close sessions whose credential ended and idle ones now; returns how many. */
   sweep(): Promise<number>;
+  /**
+   * Close the MCP sessions of a provider session whose run ended with nothing
+   * queued: their streams and sockets go now, not at the idle sweep. The
+   * credential stays valid; the agent opens a new session on its next call.
+   */
+  closeForProviderSession(providerSessionId: string): Promise<number>;
   /** Close every session; later requests get 503. */
   close(): Promise<void>;
 }
@@ -178,6 +184,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
       return sessions.size;
     },
     sweep,
+    closeForProviderSession: (providerSessionId) => sessions.closeForProviderSession(providerSessionId, SessionCloseReason.runEnded),
     async close() {
       closed = true;
       if (timer !== null) clearInterval(timer);
