@@ -65,7 +65,18 @@ export function orchestrationRoutes(options: ApiOptions): RouteHandler {
       return true;
     }
     if (path === "/api/orchestration/shell-snapshot" && req.method === "GET") {
-      sendJson(res, 200, getShellSnapshot(app, owner, { includeArchived: url.searchParams.get("includeArchived") === "1" }));
+      const limit = url.searchParams.get("limit");
+      const cursor = url.searchParams.get("cursor");
+      if (limit !== null && !/^\d{1,9}$/.test(limit)) throw new HttpError(400, "invalid_request", "limit must be a whole number");
+      sendJson(
+        res,
+        200,
+        getShellSnapshot(app, owner, {
+          includeArchived: url.searchParams.get("includeArchived") === "1",
+          ...(limit === null ? {} : { limit: Number(limit) }),
+          ...(cursor === null ? {} : { cursor }),
+        }),
+      );
       return true;
     }
     const match = THREAD_SNAPSHOT.exec(path);

@@ -7,6 +7,7 @@ import { evolve, initialState, type OrchestrationState } from "../core/state.js"
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
 import { type Dispatched, Dispatcher } from "./dispatcher.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
+import { ThreadIndex } from "./threadIndex.js";
 
 export interface OrchestratorOptions {
   readonly store: EventStore;
@@ -29,15 +30,18 @@ const REPLAY_PAGE = 10_000;
  */
 export class Orchestrator {
   private readonly live: OrchestrationState;
+  private readonly index: ThreadIndex;
   private readonly dispatcher: Dispatcher;
   private readonly listeners = new Set<CommittedListener>();
 
   private constructor(
     private readonly store: EventStore,
-    state: OrchestrationState,
+    folded: Folded,
     options: OrchestratorOptions,
   ) {
+    const { state, index } = folded;
     this.live = state;
+    this.index = index;
     this.dispatcher = new Dispatcher({
       store,
       state,
@@ -46,17 +50,18 @@ export class Orchestrator {
       maxBatch: options.maxBatch,
       providers: options.providers ?? (() => null),
       limits: options.limits,
+      onEvolved: (event) => this.index.apply(event),
       onCommitted: (events) => this.notify(events),
       rebuild: async () => {
-        const fresh = await replay(store);
-        Object.assign(this.live, fresh);
+        const fresh = await replayWithIndex(store);
+        Object.assign(this.live, fresh.state);
+        this.index.replaceWith(fresh.index);
       },
     });
   }
 
   static async open(options: OrchestratorOptions): Promise<Orchestrator> {
-    const state = await replay(options.store);
-    return new Orchestrator(options.store, state, options);
+    return new Orchestrator(options.store, await replayWithIndex(options.store), options);
   }
 
   /** Decide and commit a command; resolves with its receipt. */
@@ -81,6 +86,11 @@ export class Orchestrator {
   /** The live folded state, current as of the last commit. Callers must not mutate it. */
   get state(): Readonly<OrchestrationState> {
     return this.live;
+  }
+
+  /** Thread lists in newest-first order, in step with the state (t3_thread_list, the shell snapshot). */
+  get threads(): ThreadIndex {
+    return this.index;
   }
 
   shellSnapshot(options: { includeArchived?: boolean } = {}): ShellSnapshot {
@@ -113,13 +123,28 @@ export class Orchestrator {
   }
 }
 
+interface Folded {
+  readonly state: OrchestrationState;
+  readonly index: ThreadIndex;
+}
+
 /** Fold the whole log into a fresh state. */
 export async function replay(store: EventStore): Promise<OrchestrationState> {
+  return (await replayWithIndex(store)).state;
+}
+
+/** Fold the whole log into a fresh state and its thread lists. */
+async function replayWithIndex(store: EventStore): Promise<Folded> {
   const state = initialState();
+  const index = new ThreadIndex();
   for (;;) {
     const page = await store.readAll(state.lastSequence, REPLAY_PAGE);
-    if (page.length === 0) return state;
-    for (const event of page) evolve(state, toDomainEvent(event));
+    if (page.length === 0) return { state, index };
+    for (const stored of page) {
+      const event = toDomainEvent(stored);
+      evolve(state, event);
+      index.apply(event);
+    }
     state.lastSequence = page[page.length - 1]!.sequence;
   }
 }
