@@ -5,6 +5,7 @@
 import { runCoreBench } from "./coreBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runMcpBench } from "./mcpBench.js";
+import { runScaleBench } from "./scaleBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
 
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
   await runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 });
   await runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 });
   await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 });
+  await runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 });
 }
 
 main().catch((error: unknown) => {
