@@ -5,7 +5,7 @@ import { CommandInputError, dispatchCommand } from "../app/commands.js";
 import type { AppContext } from "../app/context.js";
 import { AppError } from "../app/errors.js";
 import { getShellSnapshot, getThreadSnapshot } from "../app/snapshots.js";
-import { HttpError, type RouteHandler, bearerToken, readJsonBody, sendError, sendJson } from "../http/http.js";
+import { HttpError, type RouteHandler, bearerToken, decodePathSegment, readJsonBody, sendError, sendJson } from "../http/http.js";
 
 export interface ApiOptions {
   readonly app: AppContext;
@@ -65,12 +65,23 @@ export function orchestrationRoutes(options: ApiOptions): RouteHandler {
       return true;
     }
     if (path === "/api/orchestration/shell-snapshot" && req.method === "GET") {
-      sendJson(res, 200, getShellSnapshot(app, owner, { includeArchived: url.searchParams.get("includeArchived") === "1" }));
+      const limit = url.searchParams.get("limit");
+      const cursor = url.searchParams.get("cursor");
+      if (limit !== null && !/^\d{1,9}$/.test(limit)) throw new HttpError(400, "invalid_request", "limit must be a whole number");
+      sendJson(
+        res,
+        200,
+        getShellSnapshot(app, owner, {
+          includeArchived: url.searchParams.get("includeArchived") === "1",
+          ...(limit === null ? {} : { limit: Number(limit) }),
+          ...(cursor === null ? {} : { cursor }),
+        }),
+      );
       return true;
     }
     const match = THREAD_SNAPSHOT.exec(path);
     if (match && req.method === "GET") {
-      sendJson(res, 200, getThreadSnapshot(app, owner, decodeURIComponent(match[1]!)));
+      sendJson(res, 200, getThreadSnapshot(app, owner, decodePathSegment(match[1]!)));
       return true;
     }
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);

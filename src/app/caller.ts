@@ -1,7 +1,9 @@
 import type { Run } from "../contracts/entities/runs.js";
 import type { AppThread } from "../contracts/thread.js";
+import type { ToolName } from "../contracts/tools/toolContracts.js";
 import type { OrchestrationState } from "../core/state.js";
 import { activeRunOf } from "../engine/queries.js";
+import { TOOL_ACCESS } from "./access.js";
 import { fail } from "./errors.js";
 
 /**
@@ -39,15 +41,26 @@ export interface ActingCaller {
   readonly providerInstanceId: string | null;
 }
 
-export function resolveCaller(state: OrchestrationState, caller: Caller): ActingCaller {
+/**
+ * Resolve the caller for one operation. The one place of the live-run rule
+ * (spec 000, Policy): an agent whose thread has no live run may read, but
+ * every operation that creates or changes state (TOOL_ACCESS write) is
+ * refused with parent_not_active. Its credential stays valid until its
+ * provider session is released, so this is what stops work between runs.
+ */
+export function resolveCaller(state: OrchestrationState, caller: Caller, operation: ToolName): ActingCaller {
   if (caller.kind === "owner") return { kind: "owner", identity: caller, thread: null, activeRun: null, requestScope: "owner", providerInstanceId: null };
   const thread = state.threads.get(caller.threadId);
   if (thread === undefined || thread.deletedAt !== null) fail("thread_not_found", `the calling thread ${caller.threadId} no longer exists`);
+  const activeRun = activeRunOf(state, thread.id);
+  if (activeRun === null && TOOL_ACCESS[operation] === "write") {
+    fail("parent_not_active", `${operation} creates or changes state, which needs a live run on your thread ${thread.id}; it has none (reads stay allowed between runs)`);
+  }
   return {
     kind: "thread",
     identity: caller,
     thread,
-    activeRun: activeRunOf(state, thread.id),
+    activeRun,
     requestScope: caller.providerSessionId,
     providerInstanceId: caller.providerInstanceId,
   };

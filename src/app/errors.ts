@@ -96,6 +96,7 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   delivery_not_pending: "invalid_request",
   wake_policy_unchanged: "invalid_request",
   task_still_working: "invalid_request",
+  client_request_reused: "invalid_request",
   orchestration_error: "orchestration_error",
 };
 

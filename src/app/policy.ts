@@ -3,13 +3,6 @@ import type { ProviderAvailability, ProviderRegistry } from "../providers/regist
 import type { ActingCaller } from "./caller.js";
 import { fail } from "./errors.js";
 
-/** A tool that changes another thread needs the calling thread's live run (spec 000, Policy). */
-export function requireLiveRunFor(caller: ActingCaller, targetThreadId: string): void {
-  if (caller.kind === "thread" && caller.thread!.id !== targetThreadId && caller.activeRun === null) {
-    fail("parent_not_active", "changing another thread needs a live run in the calling thread");
-  }
-}
-
 /** The target's modes may not be broader than the caller's: the privilege ceiling. */
 export function checkCeiling(caller: ActingCaller, target: { runtimeMode: RuntimeMode; interactionMode: InteractionMode }): void {
   if (caller.thread === null) return;

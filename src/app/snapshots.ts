@@ -1,11 +1,20 @@
-import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "../engine/projections.js";
+import { type ShellPageOptions, ShellCursorError, type ShellSnapshotPage, type ThreadSnapshot, shellSnapshotPage, threadSnapshot } from "../engine/projections.js";
 import type { Caller } from "./caller.js";
 import type { AppContext } from "./context.js";
 import { fail } from "./errors.js";
 
-/** The thread list as of the log position it reports (spec 004 §3.3 shell snapshot). */
-export function getShellSnapshot(ctx: AppContext, _caller: Caller, options: { readonly includeArchived?: boolean }): ShellSnapshot {
-  return shellSnapshot(ctx.orchestrator.state, options);
+/**
+ * One page of the thread list as of the log position it reports (spec 004
+ * §3.3 shell snapshot): pinned threads first, then the rest newest first. A
+ * bad cursor or limit is invalid_request.
+ */
+export function getShellSnapshot(ctx: AppContext, _caller: Caller, options: ShellPageOptions): ShellSnapshotPage {
+  try {
+    return shellSnapshotPage(ctx.orchestrator.state, ctx.orchestrator.threads, options);
+  } catch (error) {
+    if (error instanceof ShellCursorError) fail("invalid_request", error.message);
+    throw error;
+  }
 }
 
 /** One thread as of the log position it reports, or thread_not_found. */

@@ -45,6 +45,7 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "node.updated":
       case "context-transfer.created":
       case "context-transfer.updated":
+      case "client-request.recorded":
       case "unknown":
         break;
       default:

@@ -152,6 +152,19 @@ describe("loadConfig errors", () => {
     expect(error.message).toContain("credentials.idleTtlMs: must be greater than 0");
   });
 
+  it.each([
+    ["waits.maxWaitMs", { waits: { maxWaitMs: 3_600_001 } }, "must be at most 3600000 ms"],
+    ["waits.maxWaitMs", { waits: { maxWaitMs: 1e308 } }, "must be at most 3600000 ms"],
+    ["sessions.idleMs", { sessions: { idleMs: 7 * 24 * 3_600_000 + 1 } }, "must be at most"],
+    ["credentials.maxLifetimeMs", { credentials: { maxLifetimeMs: 31 * 24 * 3_600_000 } }, "must be at most"],
+    ["limits.maxDelegationDepth", { limits: { maxDelegationDepth: 65 } }, "must be at most 64"],
+    ["limits.maxActiveChildrenPerThread", { limits: { maxActiveChildrenPerThread: 1_001 } }, "must be at most 1000"],
+    ["limits.maxSpawnsPerRootThread", { limits: { maxSpawnsPerRootThread: 100_001 } }, "must be at most 100000"],
+  ])("%s above its upper bound is rejected", (field, config, message) => {
+    const error = configError(() => parseConfigText(JSON.stringify(config), "/c.json", "/"));
+    expect(error.message).toContain(`${field}: ${message}`);
+  });
+
   it("a top-level value that is not an object is reported at (root)", () => {
     const error = configError(() => parseConfigText("[]", "/c.json", "/"));
     expect(error.message).toMatch(/^invalid config \/c\.json: \(root\): /);

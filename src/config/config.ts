@@ -19,14 +19,35 @@ const IdSchema = z
     error: "must be 1-64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit",
   });
 const NonEmptySchema = z.string({ error: "must be a string" }).trim().min(1, { error: "must not be empty" });
-const PositiveMsSchema = z
-  .number({ error: "must be a number of milliseconds" })
-  .int({ error: "must be a whole number of milliseconds" })
-  .positive({ error: "must be greater than 0" });
-const PositiveCountSchema = z
-  .number({ error: "must be a number" })
-  .int({ error: "must be a whole number" })
-  .positive({ error: "must be greater than 0" });
+/** Upper bounds of the config's numbers (docs/configuration.md). */
+export const CONFIG_MAXIMUMS = {
+  /** Every wait is capped here: an agent CLI's own tool timeout must not fire first. */
+  maxWaitMs: 60 * 60_000,
+  sessionIdleMs: 7 * 24 * 60 * 60_000,
+  credentialIdleTtlMs: 7 * 24 * 60 * 60_000,
+  credentialMaxLifetimeMs: 30 * 24 * 60 * 60_000,
+  maxActiveChildrenPerThread: 1_000,
+  maxSpawnsPerRootThread: 100_000,
+  maxDelegationDepth: 64,
+} as const;
+
+/** A whole positive number of milliseconds, at most `max`. */
+function positiveMs(max: number) {
+  return z
+    .number({ error: "must be a number of milliseconds" })
+    .int({ error: "must be a whole number of milliseconds" })
+    .positive({ error: "must be greater than 0" })
+    .max(max, { error: `must be at most ${max} ms` });
+}
+
+/** A whole positive count, at most `max`. */
+function positiveCount(max: number) {
+  return z
+    .number({ error: "must be a number" })
+    .int({ error: "must be a whole number" })
+    .positive({ error: "must be greater than 0" })
+    .max(max, { error: `must be at most ${max}` });
+}
 
 export const ProviderInstanceEntrySchema = z.strictObject({
   id: IdSchema,
@@ -45,25 +66,25 @@ export const ProjectEntrySchema = z.strictObject({
 
 export const LimitsSchema = z.strictObject({
   /** Children of one parent thread that may be active at the same time. */
-  maxActiveChildrenPerThread: PositiveCountSchema.optional(),
+  maxActiveChildrenPerThread: positiveCount(CONFIG_MAXIMUMS.maxActiveChildrenPerThread).optional(),
   /** Delegated tasks one root thread's whole tree may ever spawn: a budget ceiling. */
-  maxSpawnsPerRootThread: PositiveCountSchema.optional(),
+  maxSpawnsPerRootThread: positiveCount(CONFIG_MAXIMUMS.maxSpawnsPerRootThread).optional(),
   /** How deep delegation may nest below a root thread. */
-  maxDelegationDepth: PositiveCountSchema.optional(),
+  maxDelegationDepth: positiveCount(CONFIG_MAXIMUMS.maxDelegationDepth).optional(),
 });
 
 export const CredentialsSchema = z.strictObject({
-  idleTtlMs: PositiveMsSchema.optional(),
-  maxLifetimeMs: PositiveMsSchema.optional(),
+  idleTtlMs: positiveMs(CONFIG_MAXIMUMS.credentialIdleTtlMs).optional(),
+  maxLifetimeMs: positiveMs(CONFIG_MAXIMUMS.credentialMaxLifetimeMs).optional(),
 });
 
 export const SessionsSchema = z.strictObject({
   /** A provider session with no activity for this long is released; a run still on it is interrupted. */
-  idleMs: PositiveMsSchema.optional(),
+  idleMs: positiveMs(CONFIG_MAXIMUMS.sessionIdleMs).optional(),
 });
 
 export const WaitsSchema = z.strictObject({
-  maxWaitMs: PositiveMsSchema.optional(),
+  maxWaitMs: positiveMs(CONFIG_MAXIMUMS.maxWaitMs).optional(),
 });
 
 function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.RefinementCtx): void {

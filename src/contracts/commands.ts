@@ -41,6 +41,9 @@ export function parseCommand(raw: unknown, options: { readonly allowInternal: bo
   if (!options.allowInternal && !isPublicCommandType(type)) {
     return { ok: false, failure: { code: "internal_command", message: `command type "${type}" is internal to the server` } };
   }
+  if (!options.allowInternal && "clientRequest" in raw) {
+    return { ok: false, failure: { code: "invalid_command", message: "clientRequest is set by the server's tools, not by clients" } };
+  }
   if (!implemented.has(type)) {
     return { ok: false, failure: { code: "unsupported_command", message: `command type "${type}" is not supported by this server` } };
   }

@@ -1,4 +1,7 @@
-/** The closed set of domain event names (spec 004 §3.2): 45 events. */
+/**
+ * The closed set of domain event names: the 45 of spec 004 §3.2 plus Loom's
+ * own extensions, listed last.
+ */
 export const EventType = {
   // Thread state (23)
   threadCreated: "thread.created",
@@ -49,6 +52,9 @@ export const EventType = {
   contextHandoffUpdated: "context-handoff.updated",
   contextTransferCreated: "context-transfer.created",
   contextTransferUpdated: "context-transfer.updated",
+  // Loom extensions (1)
+  /** The first use of a clientRequestId and its request fingerprint (docs/mcp.md, Idempotency). */
+  clientRequestRecorded: "client-request.recorded",
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { StoredEvent } from "./envelopes.js";
 import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
+import { ClientRequestRecordSchema, type ClientRequestRecord } from "./entities/clientRequests.js";
 import { ContextTransferSchema, type ContextTransfer } from "./entities/contextTransfers.js";
 import { DelegatedTaskSchema, type DelegatedTask } from "./entities/delegatedTasks.js";
 import { ProviderThreadSchema, ProviderTurnSchema, type ProviderThread, type ProviderTurn } from "./entities/providerRecords.js";
@@ -107,6 +108,13 @@ export interface ContextTransferEvent {
   readonly data: { readonly transfer: ContextTransfer };
 }
 
+/** A clientRequestId's first use; environment-wide (stream ""). */
+export interface ClientRequestEvent {
+  readonly type: "client-request.recorded";
+  readonly streamId: string;
+  readonly data: { readonly clientRequest: ClientRequestRecord };
+}
+
 export type KnownDomainEvent =
   | ThreadEvent
   | RunEvent
@@ -118,7 +126,8 @@ export type KnownDomainEvent =
   | ProviderSessionEvent
   | SubagentEvent
   | NodeEvent
-  | ContextTransferEvent;
+  | ContextTransferEvent
+  | ClientRequestEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -150,6 +159,7 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("node.updated", z.object({ node: ExecutionNodeSchema })),
   eventSchema("context-transfer.created", z.object({ transfer: ContextTransferSchema })),
   eventSchema("context-transfer.updated", z.object({ transfer: ContextTransferSchema })),
+  eventSchema("client-request.recorded", z.object({ clientRequest: ClientRequestRecordSchema })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -220,4 +230,8 @@ export function nodeEvent(node: ExecutionNode): NodeEvent {
 
 export function contextTransferEvent(type: ContextTransferEvent["type"], transfer: ContextTransfer): ContextTransferEvent {
   return { type, streamId: transfer.threadId, data: { transfer } };
+}
+
+export function clientRequestEvent(request: ClientRequestRecord): ClientRequestEvent {
+  return { type: "client-request.recorded", streamId: "", data: { clientRequest: request } };
 }

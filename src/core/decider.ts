@@ -1,5 +1,6 @@
 import type { Command } from "../contracts/commands.js";
-import type { DecideContext, Decision } from "./decision.js";
+import { clientRequestEvent } from "../contracts/events.js";
+import { type DecideContext, type Decision, accept, reject } from "./decision.js";
 import { decideDeliveryAcknowledge, decideDeliveryDispose, decideFinalizeTask, decideSubagentStop, decideWakePolicy } from "./delegation/controls.js";
 import { decideDeliverTaskNotice } from "./delegation/notices.js";
 import { decideDelegatedTaskRequest } from "./delegation/request.js";
@@ -47,10 +48,25 @@ import {
 
 /**
  * Decide one command against the current state. Pure: no I/O, no clock, no
- * randomness but ctx's. Each command family lives in its own file under
- * thread/ or run/.
+ * randomness but ctx's. A command carrying a clientRequest claim is refused
+ * when its key was first used for a different request; the first accepted
+ * claim of a key is recorded with the command's own events.
  */
 export function decide(state: OrchestrationState, command: Command, ctx: DecideContext): Decision {
+  const claim = "clientRequest" in command ? command.clientRequest : undefined;
+  if (claim === undefined) return decideCommand(state, command, ctx);
+  const known = state.clientRequests.get(claim.key);
+  if (known !== undefined && known.fingerprint !== claim.fingerprint) {
+    return reject("client_request_reused", `clientRequestId key ${claim.key} was already used for a different ${known.tool} request`);
+  }
+  const decision = decideCommand(state, command, ctx);
+  if (decision.kind === "rejected" || known !== undefined) return decision;
+  const record = clientRequestEvent({ key: claim.key, tool: claim.tool, fingerprint: claim.fingerprint, commandId: command.commandId, recordedAt: ctx.now });
+  return accept([record, ...decision.events], decision.effects);
+}
+
+/** Each command family lives in its own file under thread/, run/ or delegation/. */
+function decideCommand(state: OrchestrationState, command: Command, ctx: DecideContext): Decision {
   switch (command.type) {
     // Lifecycle (thread/lifecycle.ts)
     case "thread.create":

@@ -65,6 +65,9 @@ export const RejectionCode = {
   deliveryNotPending: "delivery_not_pending",
   wakePolicyUnchanged: "wake_policy_unchanged",
   taskStillWorking: "task_still_working",
+  // Idempotency
+  /** A clientRequestId already used for a different request (docs/mcp.md, Idempotency). */
+  clientRequestReused: "client_request_reused",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

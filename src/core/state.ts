@@ -1,3 +1,4 @@
+import type { ClientRequestRecord } from "../contracts/entities/clientRequests.js";
 import type { ContextTransfer } from "../contracts/entities/contextTransfers.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import type { ProviderSession } from "../contracts/entities/projects.js";
@@ -40,6 +41,8 @@ export interface OrchestrationState {
   readonly taskByChildThread: Map<string, string>;
   readonly nodes: Map<string, ExecutionNode>;
   readonly transfers: Map<string, ContextTransfer>;
+  /** First uses of clientRequestIds by key, with their request fingerprints. */
+  readonly clientRequests: Map<string, ClientRequestRecord>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -62,6 +65,7 @@ export function initialState(): OrchestrationState {
     taskByChildThread: new Map(),
     nodes: new Map(),
     transfers: new Map(),
+    clientRequests: new Map(),
     lastSequence: 0,
   };
 }
@@ -128,6 +132,9 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "context-transfer.created":
     case "context-transfer.updated":
       state.transfers.set(event.data.transfer.id, event.data.transfer);
+      return state;
+    case "client-request.recorded":
+      state.clientRequests.set(event.data.clientRequest.key, event.data.clientRequest);
       return state;
     case "unknown":
       return state;

@@ -1,6 +1,6 @@
 import type { Command } from "../contracts/commands.js";
 import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
-import { toDomainEvent } from "../contracts/events.js";
+import { type DomainEvent, toDomainEvent } from "../contracts/events.js";
 import { decide } from "../core/decider.js";
 import { DEFAULT_DELEGATION_LIMITS, type DecideContext, type Decision, type DelegationLimits, type ProviderFacts } from "../core/decision.js";
 import { makeAllocate, type UuidSource } from "../core/ids.js";
@@ -18,6 +18,8 @@ export interface DispatcherOptions {
   readonly limits?: DelegationLimits;
   /** Most commands committed in one transaction. */
   readonly maxBatch?: number;
+  /** Called with each event right after the state folded it in: read models kept in step with the state. */
+  readonly onEvolved?: (event: DomainEvent) => void;
   /** Called with the events of each commit that wrote events or effects, after the state has them. */
   readonly onCommitted?: (events: readonly StoredEvent[]) => void;
   /** Rebuilds the state from the log after a failed commit left it ahead of the store. */
@@ -100,7 +102,9 @@ export class Dispatcher {
         decide: (view) => {
           for (const stored of view.foreign) {
             if (stored.sequence <= state.lastSequence) continue;
-            evolve(state, toDomainEvent(stored));
+            const domain = toDomainEvent(stored);
+            evolve(state, domain);
+            this.options.onEvolved?.(domain);
             state.lastSequence = stored.sequence;
           }
           decided = true;
@@ -165,7 +169,11 @@ export class Dispatcher {
           outbox: [],
         });
       } else {
-        for (const event of decision.events) evolve(state, toDomainEvent(event));
+        for (const event of decision.events) {
+          const domain = toDomainEvent(event);
+          evolve(state, domain);
+          this.options.onEvolved?.(domain);
+        }
         entries.push({
           receipt: { status: "accepted", commandId: command.commandId, commandType: command.type, acceptedAt: ctx.now },
           events: decision.events,

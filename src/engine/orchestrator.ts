@@ -9,6 +9,7 @@ import { SubscriptionHub } from "../store/subscriptions.js";
 import { type Dispatched, Dispatcher } from "./dispatcher.js";
 import { type Timeline, stateTimeline } from "./timeline.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
+import { ThreadIndex } from "./threadIndex.js";
 
 export interface OrchestratorOptions {
   readonly store: EventStore;
@@ -31,6 +32,7 @@ const REPLAY_PAGE = 10_000;
  */
 export class Orchestrator {
   private readonly live: OrchestrationState;
+  private readonly index: ThreadIndex;
   private readonly dispatcher: Dispatcher;
   private readonly listeners = new Set<CommittedListener>();
   /** Re-publishes the log to followers once the state has applied each event. */
@@ -40,10 +42,12 @@ export class Orchestrator {
 
   private constructor(
     private readonly store: EventStore,
-    state: OrchestrationState,
+    folded: Folded,
     options: OrchestratorOptions,
   ) {
+    const { state, index } = folded;
     this.live = state;
+    this.index = index;
     this.followers = new SubscriptionHub((after, limit) => store.readAll(after, limit), { onListenerError: (error, event) => reportFollowerError(error, event) });
     this.tail = store.subscribe(state.lastSequence, (event) => this.onLogEvent(event));
     this.dispatcher = new Dispatcher({
@@ -54,17 +58,18 @@ export class Orchestrator {
       maxBatch: options.maxBatch,
       providers: options.providers ?? (() => null),
       limits: options.limits,
+      onEvolved: (event) => this.index.apply(event),
       onCommitted: (events) => this.notify(events),
       rebuild: async () => {
-        const fresh = await replay(store);
-        Object.assign(this.live, fresh);
+        const fresh = await replayWithIndex(store);
+        Object.assign(this.live, fresh.state);
+        this.index.replaceWith(fresh.index);
       },
     });
   }
 
   static async open(options: OrchestratorOptions): Promise<Orchestrator> {
-    const state = await replay(options.store);
-    return new Orchestrator(options.store, state, options);
+    return new Orchestrator(options.store, await replayWithIndex(options.store), options);
   }
 
   /** Decide and commit a command; resolves with its receipt. */
@@ -94,7 +99,9 @@ export class Orchestrator {
    */
   private onLogEvent(event: StoredEvent): void {
     if (event.sequence > this.live.lastSequence) {
-      evolve(this.live, toDomainEvent(event));
+      const domain = toDomainEvent(event);
+      evolve(this.live, domain);
+      this.index.apply(domain);
       this.live.lastSequence = event.sequence;
     }
     this.followers.publish([event]);
@@ -110,6 +117,11 @@ export class Orchestrator {
   /** The live folded state, current as of the last commit. Callers must not mutate it. */
   get state(): Readonly<OrchestrationState> {
     return this.live;
+  }
+
+  /** Thread lists in newest-first order, in step with the state (t3_thread_list, the shell snapshot). */
+  get threads(): ThreadIndex {
+    return this.index;
   }
 
   shellSnapshot(options: { includeArchived?: boolean } = {}): ShellSnapshot {
@@ -144,13 +156,28 @@ export class Orchestrator {
   }
 }
 
+interface Folded {
+  readonly state: OrchestrationState;
+  readonly index: ThreadIndex;
+}
+
 /** Fold the whole log into a fresh state. */
 export async function replay(store: EventStore): Promise<OrchestrationState> {
+  return (await replayWithIndex(store)).state;
+}
+
+/** Fold the whole log into a fresh state and its thread lists. */
+async function replayWithIndex(store: EventStore): Promise<Folded> {
   const state = initialState();
+  const index = new ThreadIndex();
   for (;;) {
     const page = await store.readAll(state.lastSequence, REPLAY_PAGE);
-    if (page.length === 0) return state;
-    for (const event of page) evolve(state, toDomainEvent(event));
+    if (page.length === 0) return { state, index };
+    for (const stored of page) {
+      const event = toDomainEvent(stored);
+      evolve(state, event);
+      index.apply(event);
+    }
     state.lastSequence = page[page.length - 1]!.sequence;
   }
 }

@@ -6,6 +6,7 @@ import { bearerToken, sendJson } from "../http/http.js";
 import type { RouteHandler } from "../http/http.js";
 import type { CredentialRejection, McpCredentialRegistry, McpInvocationScope } from "./credentialRegistry.js";
 import { type McpBodyResult, readMcpBody, sendJsonRpcError } from "./httpBody.js";
+import { screenToolCalls } from "./toolArguments.js";
 import { type McpSession, McpSessionTable, OWNER_IDENTITY, SessionCloseReason, identityOf } from "./mcpSessions.js";
 import type { McpToolkit } from "./toolkit.js";
 import { buildToolCatalog, createToolServer } from "./toolServer.js";
@@ -38,6 +39,12 @@ export interface McpRoute {
   readonly sessionCount: number;
   /** Close sessions whose credential ended and idle ones now; returns how many. */
   sweep(): Promise<number>;
+  /**
+   * Close the MCP sessions of a provider session whose run ended with nothing
+   * queued: their streams and sockets go now, not at the idle sweep. The
+   * credential stays valid; the agent opens a new session on its next call.
+   */
+  closeForProviderSession(providerSessionId: string): Promise<number>;
   /** Close every session; later requests get 503. */
   close(): Promise<void>;
 }
@@ -129,7 +136,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
       if (method === "POST") {
         const read = await readMcpBody(req);
         if (!read.ok) return sendBodyError(res, read);
-        body = read.value;
+        body = screenToolCalls(read.value);
         armResponseAborts(session, body, res);
       }
       await session.transport.handleRequest(req, res, body);
@@ -177,6 +184,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
       return sessions.size;
     },
     sweep,
+    closeForProviderSession: (providerSessionId) => sessions.closeForProviderSession(providerSessionId, SessionCloseReason.runEnded),
     async close() {
       closed = true;
       if (timer !== null) clearInterval(timer);
@@ -192,7 +200,7 @@ function sendUnauthorized(res: ServerResponse, reason: CredentialRejection | "mi
 }
 
 function sendBodyError(res: ServerResponse, failure: Extract<McpBodyResult, { ok: false }>): void {
-  sendJsonRpcError(res, failure.status, failure.rpcCode, failure.message, null, failure.status === 413 ? { connection: "close" } : {});
+  sendJsonRpcError(res, failure.status, failure.rpcCode, failure.message, null, failure.headers);
 }
 
 /**

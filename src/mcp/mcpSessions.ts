@@ -34,6 +34,8 @@ export interface McpSession {
 export const SessionCloseReason = {
   deleted: "deleted",
   credentialEnded: "credential_ended",
+  /** The provider session's run ended and nothing is queued: the agent reconnects for its next turn. */
+  runEnded: "run_ended",
   idle: "idle",
   shutdown: "shutdown",
 } as const;
@@ -114,6 +116,13 @@ export class McpSessionTable {
       }
     }
     await Promise.all(doomed.map(([session, reason]) => this.close(session, reason)));
+    return doomed.length;
+  }
+
+  /** Close every session of a provider session's credentials; returns how many. */
+  async closeForProviderSession(providerSessionId: string, reason: SessionCloseReason): Promise<number> {
+    const doomed = [...this.sessions.values()].filter((session) => session.scope.kind === "thread" && session.scope.providerSessionId === providerSessionId);
+    await Promise.all(doomed.map((session) => this.close(session, reason)));
     return doomed.length;
   }
 

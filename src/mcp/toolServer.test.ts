@@ -86,7 +86,7 @@ describe("tools/list", () => {
     expect(delegate.inputSchema).not.toHaveProperty("$schema");
     const echo = tools.find((tool) => tool.name === "loom_echo")!;
     expect(echo.annotations).toMatchObject({ readOnlyHint: true });
-    expect(echo.inputSchema.properties).toEqual({ text: { type: "string", description: "Text to return" } });
+    expect(echo.inputSchema.properties).toEqual({ text: { type: "string", maxLength: 100_000, description: "Text to return" } });
   });
 
   it("refuses duplicate tool names and non-object schemas", () => {

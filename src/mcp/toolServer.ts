@@ -8,6 +8,7 @@ import { FailureCode, FailureEnvelopeSchema } from "../contracts/failures.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import type { McpProgressUpdate, McpToolContext, McpToolDefinition, McpToolkit } from "./toolkit.js";
 import { TOOL_NAME_PATTERN } from "./toolkit.js";
+import { REFUSED_ARGUMENTS_META } from "./toolArguments.js";
 
 /**
  * The SDK's low-level `Server` wired to Loom's toolkits. Loom, not the SDK,
@@ -112,14 +113,26 @@ export function createToolServer(options: ToolServerOptions): Server {
         }
       },
     };
-    return callTool(catalog, request.params.name, request.params.arguments, ctx, log);
+    const refused = request.params._meta?.[REFUSED_ARGUMENTS_META];
+    return callTool(catalog, request.params.name, request.params.arguments, ctx, log, typeof refused === "string" ? refused : undefined);
   });
   server.onerror = (error) => log(`mcp: ${error.message}`);
   return server;
 }
 
-/** Look up, authorize, validate and run one tool call; never throws. */
-export async function callTool(catalog: McpToolCatalog, name: string, args: unknown, ctx: McpToolContext, log: (line: string) => void): Promise<CallToolResult> {
+/**
+ * Look up, authorize, validate and run one tool call; never throws.
+ * `refusedArguments` is the JSON boundary's reason to refuse the arguments
+ * (src/mcp/toolArguments.ts): the call answers invalid_request.
+ */
+export async function callTool(
+  catalog: McpToolCatalog,
+  name: string,
+  args: unknown,
+  ctx: McpToolContext,
+  log: (line: string) => void,
+  refusedArguments?: string,
+): Promise<CallToolResult> {
   try {
     const tool = catalog.get(name);
     if (tool === undefined) {
@@ -127,6 +140,9 @@ export async function callTool(catalog: McpToolCatalog, name: string, args: unkn
     }
     if (!ctx.scope.capabilities.includes(tool.capability)) {
       throw new AppError(FailureCode.capability_denied, `tool ${name} needs the ${tool.capability} capability, which this credential does not grant`);
+    }
+    if (refusedArguments !== undefined) {
+      throw new AppError(FailureCode.invalid_request, `invalid arguments for ${name}: ${refusedArguments}`);
     }
     const parsed = tool.inputSchema.safeParse(args ?? {});
     if (!parsed.success) {

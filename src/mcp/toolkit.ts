@@ -1,5 +1,6 @@
 import type { RequestId, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
+import { TOOL_ACCESS } from "../app/access.js";
 import type { WaitContext } from "../app/waits.js";
 import { TOOL_CONTRACTS, type ToolName } from "../contracts/tools/toolContracts.js";
 import type { McpCapability, McpInvocationScope } from "./credentialRegistry.js";
@@ -77,7 +78,10 @@ export function defineTool<S extends z.ZodObject, O extends z.ZodObject>(
 
 type ContractOf<N extends ToolName> = (typeof TOOL_CONTRACTS)[N];
 
-/** Define one of Loom's tools: its schemas come from the tool contract table (src/contracts/tools). */
+/**
+ * Define one of Loom's tools: its schemas come from the tool contract table
+ * (src/contracts/tools), its readOnlyHint from the app's access table.
+ */
 export function contractTool<N extends ToolName>(
   name: N,
   tool: Omit<McpToolDefinition, "name" | "inputSchema" | "outputSchema" | "handler"> & {
@@ -85,7 +89,14 @@ export function contractTool<N extends ToolName>(
   },
 ): McpToolDefinition<z.output<ContractOf<N>["input"]>> {
   const { input, output } = TOOL_CONTRACTS[name];
-  const definition: McpToolDefinition = { ...tool, name, inputSchema: input as z.ZodObject, outputSchema: output, handler: (args, ctx) => tool.handler(args as never, ctx) };
+  const definition: McpToolDefinition = {
+    ...tool,
+    name,
+    inputSchema: input as z.ZodObject,
+    outputSchema: output,
+    annotations: { ...tool.annotations, readOnlyHint: TOOL_ACCESS[name] === "read" },
+    handler: (args, ctx) => tool.handler(args as never, ctx),
+  };
   return definition as McpToolDefinition<z.output<ContractOf<N>["input"]>>;
 }
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
 import { orchestrationRoutes, sha256 } from "../api/routes.js";
 import type { AppContext } from "../app/context.js";
+import { followIdleSessions } from "../app/idleSessions.js";
 import { DelegationReactor } from "../engine/delegationReactor.js";
 import { TaskWaiters } from "../engine/taskWaiters.js";
 import { Orchestrator } from "../engine/orchestrator.js";
@@ -47,6 +48,8 @@ export interface LoomServer {
   readonly credentials: McpCredentialRegistry;
   readonly sessions: ProviderSessionManager;
   readonly stateDir: StateDir;
+  /** Open MCP sessions (agents' and outside clients'). */
+  readonly mcpSessionCount: number;
   close(): Promise<void>;
 }
 
@@ -112,6 +115,10 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   };
   const toolkits = [threadToolkit(app), delegationToolkit(app), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
+  // A run that ended with nothing queued releases its agent's MCP sessions (and their sockets) at once.
+  const idleSessions = followIdleSessions(orchestrator, (providerSessionId) => {
+    mcp.closeForProviderSession(providerSessionId).catch((error: unknown) => log(`loom: closing MCP sessions of ${providerSessionId} failed: ${String(error)}`));
+  });
   const routes: RouteHandler[] = [
     orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION }),
     mcp.route,
@@ -140,8 +147,12 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     credentials,
     sessions,
     stateDir: dir,
+    get mcpSessionCount() {
+      return mcp.sessionCount;
+    },
     close() {
       closing ??= (async () => {
+        idleSessions.close();
         await mcp.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -5,6 +5,7 @@ import { joinId } from "../../core/ids.js";
 import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, execute } from "../context.js";
 import { AppError, fail } from "../errors.js";
+import { type RequestClaim, claimField, claimRequest } from "../idempotency.js";
 import { resolveModes, resolveTarget } from "../policy.js";
 import { touched } from "../touched.js";
 import { titleFromText } from "../threads/views.js";
@@ -33,7 +34,7 @@ interface Parent {
  * session that no longer carries the thread are refused.
  */
 function requireOwningSession(ctx: AppContext, caller: Caller): Parent {
-  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "delegate_task");
   if (caller.kind !== "agent" || acting.thread === null) fail("parent_not_active", "delegate_task needs a calling thread with a live run");
   const session = ctx.orchestrator.state.providerSessions.get(caller.providerSessionId);
   if (acting.activeRun === null || session === undefined || session.releasedAt !== null || session.threadId !== acting.thread.id) {
@@ -42,24 +43,30 @@ function requireOwningSession(ctx: AppContext, caller: Caller): Parent {
   return { acting, threadId: acting.thread.id, runId: acting.activeRun.id };
 }
 
+/** The task id a request key derives (its child thread, run and message ids follow the same pattern). */
+function taskIdFor(parentThreadId: string, key: string): string {
+  return joinId("subagent", "client-request", parentThreadId, "request", key);
+}
+
 /** delegate_task: create a child thread on any provider and hand it the task. */
 export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, wait: WaitContext) {
   const parent = requireOwningSession(ctx, caller);
-  const existing =
-    input.clientRequestId === undefined
-      ? undefined
-      : [...ctx.orchestrator.state.tasks.values()].find((task) => task.parentThreadId === parent.threadId && task.clientRequestId === input.clientRequestId);
-  const task = existing ?? (await requestTask(ctx, parent, input));
+  // Keys are scoped to the parent thread, like the task ids they derive. mode and
+  // timeoutMs only choose how this call answers: a retry may wait for the task it started.
+  const { mode: _mode, timeoutMs: _timeoutMs, ...work } = input;
+  const claim = claimRequest(ctx, parent.threadId, "delegate_task", work);
+  const existing = input.clientRequestId === undefined ? undefined : ctx.orchestrator.state.tasks.get(taskIdFor(parent.threadId, input.clientRequestId));
+  const task = existing ?? (await requestTask(ctx, parent, input, claim));
   if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator, task, false);
   return waitForTask(ctx, task.taskId, input.timeoutMs, wait);
 }
 
-async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput): Promise<DelegatedTask> {
+async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<DelegatedTask> {
   const target = await resolveTarget(ctx.registry, parent.acting, input.target);
   const modes = resolveModes(parent.acting, target.availability, input);
   const key = input.clientRequestId ?? randomUUID();
   const id = (prefix: string) => joinId(prefix, "client-request", parent.threadId, "request", key);
-  const taskId = id("subagent");
+  const taskId = taskIdFor(parent.threadId, key);
   const prompt = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
   try {
     const executed = await execute(ctx, {
@@ -69,6 +76,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
       // provider_unavailable) forever. The task, thread and run ids stay derived,
       // so a duplicate is refused (task_already_exists) and answered below.
       commandId: joinId("command:delegate_task", "client-request", parent.threadId, "request", key, "attempt", randomUUID()),
+      ...claimField(claim),
       data: {
         taskId,
         parentThreadId: parent.threadId,

@@ -8,9 +8,9 @@ import { touched } from "../touched.js";
 import { delegateTaskResult } from "./taskView.js";
 
 /** A task as its parent sees it; another parent's task id is rejected as unknown. */
-function ownTask(ctx: AppContext, caller: Caller, taskId: string): DelegatedTask {
+function ownTask(ctx: AppContext, caller: Caller, taskId: string, operation: "task_status" | "task_cancel"): DelegatedTask {
   const state = ctx.orchestrator.state;
-  const acting = resolveCaller(state, caller);
+  const acting = resolveCaller(state, caller, operation);
   const task = state.tasks.get(taskId);
   if (task === undefined || (acting.thread !== null && task.parentThreadId !== acting.thread.id)) {
     fail("task_not_found", `no task ${taskId} belongs to this thread`);
@@ -23,7 +23,7 @@ function ownTask(ctx: AppContext, caller: Caller, taskId: string): DelegatedTask
  * available result acknowledges it, so the parent is not also woken for it.
  */
 export async function taskStatus(ctx: AppContext, caller: Caller, input: TaskStatusInput) {
-  const task = ownTask(ctx, caller, input.taskId);
+  const task = ownTask(ctx, caller, input.taskId, "task_status");
   if (task.resultContextTransferId !== null && task.completionDelivery === "pending" && caller.kind === "agent") {
     await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${task.taskId}`, data: { taskId: task.taskId } });
   }
@@ -36,7 +36,7 @@ export async function taskStatus(ctx: AppContext, caller: Caller, input: TaskSta
  * returns its status and its child thread still stops.
  */
 export async function taskCancel(ctx: AppContext, caller: Caller, input: TaskCancelInput) {
-  const task = ownTask(ctx, caller, input.taskId);
+  const task = ownTask(ctx, caller, input.taskId, "task_cancel");
   const executed = await execute(ctx, {
     type: "subagent.stop",
     commandId: `cmd:task_cancel:${randomUUID()}`,

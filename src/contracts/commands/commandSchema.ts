@@ -5,7 +5,28 @@ export const CommandIdSchema = z.string().min(1).max(256);
 /** An entity id inside a command (thread, run, task, request ...). */
 export const IdSchema = z.string().min(1).max(512);
 
-/** A command schema: the readonly record `{ type, commandId, data }`, nothing else. */
+/**
+ * The idempotency claim a tool call's first command carries (spec 000, Policy
+ * And Idempotency): the caller's key and a fingerprint of the request it was
+ * first used for. The decider records it and refuses a later command that
+ * claims the same key for a different fingerprint.
+ */
+export const ClientRequestClaimSchema = z
+  .object({
+    /** client-request:<scope>:tool:<tool>:request:<clientRequestId> */
+    key: z.string().min(1).max(1_024),
+    tool: z.string().min(1).max(128),
+    /** SHA-256 (hex) of the canonical JSON of the tool's parsed input without the key. */
+    fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
+  })
+  .strict();
+export type ClientRequestClaim = z.infer<typeof ClientRequestClaimSchema>;
+
+/**
+ * A command schema: the readonly record `{ type, commandId, data }`, plus the
+ * optional `clientRequest` claim the server's tools attach (outside clients
+ * may not send it: src/contracts/commands.ts).
+ */
 export function commandSchema<T extends string, D extends z.ZodType>(type: T, data: D) {
-  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data }).strict();
+  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data, clientRequest: ClientRequestClaimSchema.optional() }).strict();
 }

@@ -2,6 +2,9 @@ import { z } from "zod";
 import { TargetInput } from "./threadTools.js";
 import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOutputs.js";
 
+/** Questions one request may be answered for at once. */
+const MAX_ANSWERS = 100;
+
 /** Inputs and outputs of the delegation and pending-request tools (spec 000). */
 export const DelegateTaskInput = z
   .object({
@@ -37,10 +40,12 @@ export const PendingRequestRespondInput = z
     threadId: z.string().min(1).max(512),
     requestId: z.string().min(1).max(512),
     answers: z
-      .record(z.string(), z.union([z.string(), z.array(z.string())]))
+      .record(z.string().min(1).max(512), z.union([z.string().max(20_000), z.array(z.string().max(20_000)).max(50)]))
+      .refine((answers) => Object.keys(answers).length <= MAX_ANSWERS, { message: `at most ${MAX_ANSWERS} answers` })
+      .meta({ maxProperties: MAX_ANSWERS })
       .optional()
       .describe("Answers keyed by question id (from t3_pending_request_read)"),
-    answer: z.string().optional().describe("Shorthand: one answer for a single-question request"),
+    answer: z.string().max(20_000).optional().describe("Shorthand: one answer for a single-question request"),
     dismiss: z.boolean().optional().describe("Close the question without an answer"),
   })
   .strict();

@@ -13,14 +13,28 @@ const ClientRequestIdInput = z
   .min(1)
   .max(200)
   .describe("Idempotency key: retrying with the same value returns the same durable work instead of creating more");
+/** Bounds of every tool input field (docs/mcp.md, Input limits). */
+export const INPUT_LIMITS = {
+  idChars: 512,
+  providerIdChars: 128,
+  modelChars: 256,
+  titleChars: 500,
+  textChars: 200_000,
+  urlChars: 2_048,
+  pathChars: 4_096,
+  refChars: 256,
+  /** Cursors and offsets into lists and timelines. */
+  position: 1_000_000_000,
+  pullRequestNumber: 2_147_483_647,
+} as const;
 const RuntimeModeInput = z.enum(["inherit", "approval-required", "auto-accept-edits", "full-access"]);
 const InteractionModeInput = z.enum(["inherit", "plan", "default"]);
 
 export const TargetInput = z
   .object({
-    providerInstanceId: z.string().min(1).optional().describe("Exact provider instance; fails when unavailable"),
-    driverKind: z.string().min(1).optional().describe("Any available instance of this driver (codex, claude, scripted, ...)"),
-    model: z.string().min(1).optional().describe("A model the provider advertises"),
+    providerInstanceId: z.string().min(1).max(INPUT_LIMITS.providerIdChars).optional().describe("Exact provider instance; fails when unavailable"),
+    driverKind: z.string().min(1).max(INPUT_LIMITS.providerIdChars).optional().describe("Any available instance of this driver (codex, claude, scripted, ...)"),
+    model: z.string().min(1).max(INPUT_LIMITS.modelChars).optional().describe("A model the provider advertises"),
   })
   .strict();
 export type TargetInput = z.infer<typeof TargetInput>;
@@ -29,7 +43,7 @@ export const CapabilitiesInput = z.object({}).strict();
 
 export const ThreadListInput = z
   .object({
-    projectId: z.string().min(1).optional().describe("Project to list; default: the calling thread's project"),
+    projectId: z.string().min(1).max(INPUT_LIMITS.providerIdChars).optional().describe("Project to list; default: the calling thread's project"),
     title: z.string().min(1).max(200).optional().describe("Case-insensitive substring of the title"),
     status: z
       .enum(["idle", "active", "queued", "starting", "running", "waiting", "completed", "failed", "interrupted", "cancelled"])
@@ -39,7 +53,7 @@ export const ThreadListInput = z
     snoozed: z.boolean().optional(),
     includeArchived: z.boolean().optional(),
     limit: z.number().int().min(1).max(100).optional().describe("Page size, default 25"),
-    offset: z.number().int().min(0).optional(),
+    offset: z.number().int().min(0).max(INPUT_LIMITS.position).optional(),
   })
   .strict();
 export type ThreadListInput = z.infer<typeof ThreadListInput>;
@@ -48,8 +62,8 @@ export const ThreadReadInput = z
   .object({
     threadId: ThreadIdInput,
     view: z.enum(["messages", "activity"]).optional().describe("messages (default): user/assistant messages and plans; activity: every item, summarized"),
-    beforePosition: z.number().int().min(0).optional().describe("Read items before this position (pass earlierPosition)"),
-    afterPosition: z.number().int().min(-1).optional().describe("Read items after this position; -1 starts at the oldest item"),
+    beforePosition: z.number().int().min(0).max(INPUT_LIMITS.position).optional().describe("Read items before this position (pass earlierPosition)"),
+    afterPosition: z.number().int().min(-1).max(INPUT_LIMITS.position).optional().describe("Read items after this position; -1 starts at the oldest item"),
     limit: z.number().int().min(1).max(200).optional().describe("Most items to return, default 50"),
     maxChars: z.number().int().min(1_000).max(30_000).optional().describe("Result size budget in characters, default and max 30000"),
   })
@@ -72,9 +86,9 @@ export type ThreadUpdateInput = z.infer<typeof ThreadUpdateInput>;
 export const LinkPullRequestInput = z
   .object({
     threadId: ThreadIdInput.optional().describe("Default: the calling thread"),
-    url: z.string().url(),
-    number: z.number().int().positive().optional(),
-    title: z.string().max(500).optional(),
+    url: z.string().max(INPUT_LIMITS.urlChars).url(),
+    number: z.number().int().positive().max(INPUT_LIMITS.pullRequestNumber).optional(),
+    title: z.string().max(INPUT_LIMITS.titleChars).optional(),
     clientRequestId: ClientRequestIdInput.optional(),
   })
   .strict();
@@ -83,7 +97,7 @@ export type LinkPullRequestInput = z.infer<typeof LinkPullRequestInput>;
 export const UnlinkPullRequestInput = z
   .object({
     threadId: ThreadIdInput.optional().describe("Default: the calling thread"),
-    url: z.string().url().optional().describe("Default: the linked pull request"),
+    url: z.string().max(INPUT_LIMITS.urlChars).url().optional().describe("Default: the linked pull request"),
     clientRequestId: ClientRequestIdInput.optional(),
   })
   .strict();
@@ -105,7 +119,7 @@ export type ThreadSendInput = z.infer<typeof ThreadSendInput>;
 export const ThreadWaitInput = z
   .object({
     threadId: ThreadIdInput,
-    runId: z.string().min(1).optional().describe("Default: the latest run at call time"),
+    runId: z.string().min(1).max(INPUT_LIMITS.idChars).optional().describe("Default: the latest run at call time"),
     timeoutMs: z.number().int().min(0).max(3_600_000).optional().describe("Capped by the server's wait limit"),
   })
   .strict();
@@ -114,7 +128,7 @@ export type ThreadWaitInput = z.infer<typeof ThreadWaitInput>;
 export const ThreadInterruptInput = z
   .object({
     threadId: ThreadIdInput,
-    runId: z.string().min(1).optional().describe("Default: the newest interruptible run"),
+    runId: z.string().min(1).max(INPUT_LIMITS.idChars).optional().describe("Default: the newest interruptible run"),
   })
   .strict();
 export type ThreadInterruptInput = z.infer<typeof ThreadInterruptInput>;
@@ -141,14 +155,14 @@ export const ThreadLaunchInput = z
   .object({
     message: z.string().min(1).max(200_000),
     title: z.string().min(1).max(500).optional(),
-    projectId: z.string().min(1).optional().describe("Default: the calling thread's project"),
+    projectId: z.string().min(1).max(INPUT_LIMITS.providerIdChars).optional().describe("Default: the calling thread's project"),
     target: TargetInput.optional(),
     runtimeMode: RuntimeModeInput.optional(),
     interactionMode: InteractionModeInput.optional(),
     workspaceStrategy: z.enum(["root", "scratch", "worktree", "existing_worktree"]).optional().describe("root (default): the project root"),
     scratch: z.boolean().optional().describe("Same as workspaceStrategy scratch: a folder of its own, no project"),
-    baseRef: z.string().min(1).optional(),
-    worktreePath: z.string().min(1).optional(),
+    baseRef: z.string().min(1).max(INPUT_LIMITS.refChars).optional(),
+    worktreePath: z.string().min(1).max(INPUT_LIMITS.pathChars).optional(),
     startFromOrigin: z.boolean().optional(),
   })
   .strict();

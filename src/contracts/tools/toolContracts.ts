@@ -46,7 +46,7 @@ function contract<I extends z.ZodType, O extends z.ZodObject>(input: I, output: 
   return { input, output };
 }
 
-export const LoomEchoInput = z.object({ text: z.string().describe("Text to return") });
+export const LoomEchoInput = z.object({ text: z.string().max(100_000).describe("Text to return") }).strict();
 export const LoomEchoOutput = z.object({ text: z.string() });
 
 /**

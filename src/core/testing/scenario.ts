@@ -157,6 +157,7 @@ function checkedEvent(event: NewEvent): DomainEvent {
 /** The thread an event belongs to, read from the entity it carries. */
 function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   const data = event.data;
+  if ("clientRequest" in data) return "";
   if ("thread" in data) return data.thread.id;
   if ("run" in data) return data.run.threadId;
   if ("item" in data) return data.item.threadId;

@@ -201,6 +201,8 @@ export class ScriptedSession implements ProviderSessionRuntime {
     turn.ended = true;
     if (this.active === turn) this.active = null;
     turn.controller.abort();
+    // Between turns the agent holds no MCP connection; the next call opens one.
+    void this.mcp?.release();
     this.onEvent({ type: "usage", runId: turn.runId, inputTokens: scriptedTokens(turn.inputChars), outputTokens: scriptedTokens(turn.outputChars) });
     this.onEvent({
       type: "turn.completed",

@@ -166,15 +166,26 @@ describe("scripted call steps over real MCP HTTP", () => {
     expect(texts("run-1")).toEqual(["THREAD:TWO / thread:one"]);
   });
 
-  it("connects once, on the first call, reuses the session and ends it on stop", async () => {
+  it("connects on a turn's first call, reuses the session within the turn, and ends it when the turn ends", async () => {
+    const closedAtLeast = async (count: number): Promise<void> => {
+      const deadline = Date.now() + 10_000;
+      while (mcp.stats.closed < count) {
+        if (Date.now() > deadline) throw new Error(`only ${mcp.stats.closed} MCP session(s) closed, expected ${count}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
     await harness.run("run-1", "no tools here");
     expect(mcp.stats.sessions).toBe(0);
     await harness.run("run-2", script([{ call: "list_threads" }, { call: "get_x", args: { value: "a" } }]));
-    await harness.run("run-3", script([{ call: "list_threads" }]));
     expect(toolItems("run-2").map((item) => item.status)).toEqual(["completed", "completed"]);
     expect(mcp.stats.sessions).toBe(1);
+    await closedAtLeast(1);
+    await harness.run("run-3", script([{ call: "list_threads" }]));
+    expect(toolItems("run-3").map((item) => item.status)).toEqual(["completed"]);
+    expect(mcp.stats.sessions).toBe(2);
+    await closedAtLeast(2);
     await harness.session.stop();
-    expect(mcp.stats.closed).toBe(1);
+    expect(mcp.stats.closed).toBe(2);
   });
 
   it("an isError result is a failed item, is still stored, and the script goes on", async () => {

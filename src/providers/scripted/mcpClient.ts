@@ -6,7 +6,9 @@ import { isPlainObject } from "./template.js";
 /**
  * The scripted agent's MCP client: the official SDK client over Streamable
  * HTTP with the session's bearer token, exactly what a real agent CLI sends.
- * It connects on the first call and is reused for the session. The token is
+ * It connects on the first call of a turn and is let go when the turn ends
+ * (`release`), so an idle session holds no MCP session, stream or socket;
+ * the next turn's first call connects again. The token is
  * sent only as a header; every error message this module produces has it
  * redacted, because those messages end up in events.
  */
@@ -82,6 +84,14 @@ export class ScriptedMcpClient {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.release();
+  }
+
+  /**
+   * Let the current connection go (end its MCP session, close its transport)
+   * and stay usable: the next call connects again. Called when a turn ends.
+   */
+  async release(): Promise<void> {
     const connection = this.connection;
     this.connection = null;
     if (connection === null) return;

@@ -30,13 +30,11 @@ export function delegationToolkit(ctx: AppContext): McpToolkit {
     contractTool("t3_pending_request_list", {
       description: "List a thread's pending requests (questions and approvals). Pass threadId = a task's childThreadId.",
       capability: orchestration,
-      annotations: { readOnlyHint: true },
       handler: (input) => Promise.resolve(listPendingRequests(ctx, input)),
     }),
     contractTool("t3_pending_request_read", {
       description: "Read one pending request in full (its questions and their ids).",
       capability: orchestration,
-      annotations: { readOnlyHint: true },
       handler: (input) => Promise.resolve(readPendingRequest(ctx, input)),
     }),
     contractTool("t3_pending_request_respond", {

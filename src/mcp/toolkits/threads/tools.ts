@@ -15,7 +15,6 @@ export function threadToolkit(ctx: AppContext): McpToolkit {
     contractTool("orchestrator_capabilities", {
       description: "What you inherit (provider, model, modes), which provider instances can run work and their models, and feature flags.",
       capability: orchestration,
-      annotations: { readOnlyHint: true },
       handler: (_input, tool) => capabilities(ctx, callerOfScope(tool.scope)),
     }),
     contractTool("create_threads", {
@@ -31,14 +30,12 @@ export function threadToolkit(ctx: AppContext): McpToolkit {
     contractTool("t3_thread_list", {
       description: "List thread shells in one project (yours unless projectId is given), newest first, bounded and offset-paginated.",
       capability: orchestration,
-      annotations: { readOnlyHint: true },
       handler: (input, tool) => Promise.resolve(listThreads(ctx, callerOfScope(tool.scope), input)),
     }),
     contractTool("t3_thread_read", {
       description:
         "Read a thread's state, recent runs and timeline. Without a cursor you get the newest items; pass beforePosition=earlierPosition for older ones, afterPosition=nextPosition for newer ones, afterPosition=-1 to start at the oldest.",
       capability: orchestration,
-      annotations: { readOnlyHint: true },
       handler: (input, tool) => Promise.resolve(readThread(ctx, callerOfScope(tool.scope), input)),
     }),
     contractTool("t3_thread_update", {
@@ -64,7 +61,6 @@ export function threadToolkit(ctx: AppContext): McpToolkit {
     contractTool("t3_thread_wait", {
       description: "Wait for a run (default: the latest) to end, up to the server's wait cap. A timeout returns waitTimedOut: true and cancels nothing.",
       capability: orchestration,
-      annotations: { readOnlyHint: true },
       handler: (input, tool) => waitForThread(ctx, input, tool),
     }),
     contractTool("t3_thread_interrupt", {

@@ -1,0 +1,38 @@
+import type { ToolName } from "../contracts/tools/toolContracts.js";
+
+/**
+ * What each operation does to state: a read, or a write (creates or changes
+ * threads, runs, tasks or requests). An agent may read between its runs but
+ * write only during a live run on its own thread (spec 000, Policy And
+ * Idempotency); `resolveCaller` enforces it. The MCP listing derives each
+ * tool's readOnlyHint from this table.
+ */
+export const OperationAccess = {
+  read: "read",
+  write: "write",
+} as const;
+export type OperationAccess = (typeof OperationAccess)[keyof typeof OperationAccess];
+
+const { read, write } = OperationAccess;
+
+export const TOOL_ACCESS: { readonly [N in ToolName]: OperationAccess } = {
+  orchestrator_capabilities: read,
+  create_threads: write,
+  t3_thread_launch: write,
+  t3_thread_list: read,
+  t3_thread_read: read,
+  t3_thread_update: write,
+  link_pull_request: write,
+  unlink_pull_request: write,
+  t3_thread_send: write,
+  t3_thread_wait: read,
+  t3_thread_interrupt: write,
+  delegate_task: write,
+  // Reading a published result acknowledges its delivery; that is bookkeeping of the read, not a change on the caller's behalf.
+  task_status: read,
+  task_cancel: write,
+  t3_pending_request_list: read,
+  t3_pending_request_read: read,
+  t3_pending_request_respond: write,
+  loom_echo: read,
+};
