@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { StoredEvent } from "./envelopes.js";
 import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
-import { ContextTransferSchema, type ContextTransfer } from "./entities/contextTransfers.js";
+import { ContextHandoffSchema, ContextTransferSchema, type ContextHandoff, type ContextTransfer } from "./entities/contextTransfers.js";
 import { DelegatedTaskSchema, type DelegatedTask } from "./entities/delegatedTasks.js";
 import { ProviderThreadSchema, ProviderTurnSchema, type ProviderThread, type ProviderTurn } from "./entities/providerRecords.js";
 import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, type Run, type RunAttempt } from "./entities/runs.js";
@@ -33,6 +33,7 @@ const THREAD_EVENT_TYPES = [
   "thread.runtime-mode-updated",
   "thread.interaction-mode-updated",
   "thread.model-selection-updated",
+  "thread.provider-switched",
 ] as const;
 export type ThreadEventType = (typeof THREAD_EVENT_TYPES)[number];
 
@@ -107,6 +108,13 @@ export interface ContextTransferEvent {
   readonly data: { readonly transfer: ContextTransfer };
 }
 
+/** A context handoff after the change (spec 004 §2, OrchestrationV2ContextHandoff): provider switches. */
+export interface ContextHandoffEvent {
+  readonly type: "context-handoff.updated";
+  readonly streamId: string;
+  readonly data: { readonly handoff: ContextHandoff };
+}
+
 export type KnownDomainEvent =
   | ThreadEvent
   | RunEvent
@@ -118,7 +126,8 @@ export type KnownDomainEvent =
   | ProviderSessionEvent
   | SubagentEvent
   | NodeEvent
-  | ContextTransferEvent;
+  | ContextTransferEvent
+  | ContextHandoffEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -150,6 +159,7 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("node.updated", z.object({ node: ExecutionNodeSchema })),
   eventSchema("context-transfer.created", z.object({ transfer: ContextTransferSchema })),
   eventSchema("context-transfer.updated", z.object({ transfer: ContextTransferSchema })),
+  eventSchema("context-handoff.updated", z.object({ handoff: ContextHandoffSchema })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -220,4 +230,8 @@ export function nodeEvent(node: ExecutionNode): NodeEvent {
 
 export function contextTransferEvent(type: ContextTransferEvent["type"], transfer: ContextTransfer): ContextTransferEvent {
   return { type, streamId: transfer.threadId, data: { transfer } };
+}
+
+export function contextHandoffEvent(handoff: ContextHandoff): ContextHandoffEvent {
+  return { type: "context-handoff.updated", streamId: handoff.threadId, data: { handoff } };
 }
