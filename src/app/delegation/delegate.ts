@@ -7,6 +7,7 @@ import { type AppContext, execute } from "../context.js";
 import { AppError, fail } from "../errors.js";
 import { resolveModes, resolveTarget } from "../policy.js";
 import { touched } from "../touched.js";
+import { withRecordedWait } from "../threads/recordedWait.js";
 import { titleFromText } from "../threads/views.js";
 import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { delegateTaskResult } from "./taskView.js";
@@ -51,7 +52,7 @@ export async function delegateTask(ctx: AppContext, caller: Caller, input: Deleg
       : [...ctx.orchestrator.state.tasks.values()].find((task) => task.parentThreadId === parent.threadId && task.clientRequestId === input.clientRequestId);
   const task = existing ?? (await requestTask(ctx, parent, input));
   if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator, task, false);
-  return waitForTask(ctx, task.taskId, input.timeoutMs, wait);
+  return waitForTask(ctx, task.taskId, input.timeoutMs, wait, caller);
 }
 
 async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput): Promise<DelegatedTask> {
@@ -85,6 +86,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
         model: target.model,
         ...modes,
         clientRequestId: input.clientRequestId ?? null,
+        ...(input.relation === undefined ? {} : { relation: input.relation }),
       },
     });
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);
@@ -102,7 +104,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
  * timeout. A result handed over here is acknowledged, so the parent is not
  * woken for it again; one that arrives as the wait ends is delivered.
  */
-export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext) {
+export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext, caller?: Caller) {
   const current = () => delegateTaskResult(ctx.orchestrator, ctx.orchestrator.state.tasks.get(taskId)!, false);
   const hold = ctx.waiters.hold(taskId);
   try {
@@ -110,7 +112,9 @@ export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: nu
       const result = current();
       return result.workState === "result_available" || result.hasPendingQuestion || result.pendingApproval !== null;
     };
-    const done = await waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => `task ${taskId} is ${current().status}`);
+    const waitForResult = () => waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => `task ${taskId} is ${current().status}`);
+    // A wait that blocks is recorded on the caller's active run (blockedOnThreadWait).
+    const done = ready() || caller === undefined ? await waitForResult() : await withRecordedWait(ctx, caller, "delegate_task", taskId, waitForResult);
     const result = current();
     if (result.workState === "result_available" && ctx.orchestrator.state.tasks.get(taskId)!.completionDelivery === "pending") {
       await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });

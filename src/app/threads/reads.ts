@@ -4,6 +4,7 @@ import type { ThreadListInput, ThreadListOutput, ThreadReadInput, ThreadReadOutp
 import type { ItemView } from "../../contracts/tools/toolOutputs.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import type { AppContext } from "../context.js";
+import { isEffectivelySnoozed } from "./attention.js";
 import { liveThreadOrFail } from "./authorize.js";
 import { MESSAGE_ITEM_TYPES, itemView, recentRuns, threadSummary } from "./views.js";
 
@@ -38,10 +39,10 @@ export function listThreads(ctx: AppContext, caller: Caller, input: ThreadListIn
     if (thread.deletedAt !== null) continue;
     if (projectId !== null && thread.projectId !== projectId) continue;
     if (input.includeArchived !== true && thread.archivedAt !== null) continue;
-    if (input.includeSubagents !== true && thread.lineage.relation === "subagent") continue;
+    if (input.includeSubagents !== true && (thread.lineage.relation === "subagent" || state.taskByChildThread.has(thread.id))) continue;
     if (title !== undefined && !thread.title.toLowerCase().includes(title)) continue;
     if (input.status !== undefined && !matchesStatus(thread, ctx, input.status)) continue;
-    if (input.snoozed !== undefined && (thread.snoozedUntil !== null && thread.snoozedUntil > now) !== input.snoozed) continue;
+    if (input.snoozed !== undefined && isEffectivelySnoozed(state, thread, now) !== input.snoozed) continue;
     matching.push(thread);
   }
   matching.sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1));
