@@ -29,8 +29,11 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /** The UTF-8 length of a string, without an encoder (core performs no I/O and imports no node:*). */
 export function utf8Length(text: string): number {
+  if (!NON_ASCII.test(text)) return text.length;
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -46,9 +49,11 @@ export function utf8Length(text: string): number {
 
 const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
 
+const MARKUP = /[&<>]/;
+
 /** Text as XML character data: `<`, `>` and `&` escaped, so no closing tag can appear inside. */
 export function escapeXml(text: string): string {
-  return text.replace(/[&<>]/g, (ch) => ESCAPES[ch]!);
+  return MARKUP.test(text) ? text.replace(/[&<>]/g, (ch) => ESCAPES[ch]!) : text;
 }
 
 function escapeAttribute(text: string): string {
