@@ -114,7 +114,8 @@ export async function configureThread(ctx: AppContext, caller: Caller, input: Th
   const providerId = input.providerInstanceId ?? current;
   let model: string | null = target.modelSelection?.model ?? null;
   let runtimeMode: RuntimeMode | undefined = input.runtimeMode;
-  if (providerId !== null && (input.providerInstanceId !== undefined || input.model !== undefined || input.runtimeMode !== undefined)) {
+  if (providerId !== null && (input.providerInstanceId !== undefined || input.model !== undefined)) {
+    // A new provider or model must be usable now.
     const availability = await availableProvider(ctx.registry, providerId);
     if (input.model !== undefined) {
       if (availability.models.length > 0 && !availability.models.includes(input.model)) {
@@ -126,6 +127,10 @@ export async function configureThread(ctx: AppContext, caller: Caller, input: Th
     }
     const mode = offeredRuntimeMode(availability, target.runtimeMode, input.runtimeMode);
     if (mode !== target.runtimeMode) runtimeMode = mode;
+  } else if (providerId !== null && input.runtimeMode !== undefined) {
+    // A mode change alone works while the provider is down; its capability record still says what it offers.
+    const availability = await ctx.registry.get(providerId);
+    if (availability !== null) offeredRuntimeMode(availability, target.runtimeMode, input.runtimeMode);
   } else if (providerId === null && input.model !== undefined) {
     fail("invalid_request", `thread ${target.id} has no provider instance; pass providerInstanceId with the model`);
   }
