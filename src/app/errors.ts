@@ -97,6 +97,13 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   wake_policy_unchanged: "invalid_request",
   task_still_working: "invalid_request",
   client_request_reused: "invalid_request",
+  provider_unchanged: "invalid_request",
+  invalid_fork_point: "invalid_request",
+  no_merge_source: "invalid_request",
+  nothing_to_merge: "invalid_request",
+  transfer_already_exists: "invalid_request",
+  wait_not_found: "invalid_request",
+  wait_already_recorded: "invalid_request",
   orchestration_error: "orchestration_error",
 };
 

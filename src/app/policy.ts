@@ -14,6 +14,14 @@ export function checkCeiling(caller: ActingCaller, target: { runtimeMode: Runtim
   }
 }
 
+/** An enabled, installed, authenticated instance with an adapter, or provider_unavailable saying why not. */
+export async function availableProvider(registry: ProviderRegistry, providerInstanceId: string): Promise<ProviderAvailability> {
+  const availability = await registry.get(providerInstanceId);
+  if (availability === null) fail("provider_unavailable", `no provider instance named ${providerInstanceId}`);
+  if (!availability.available) fail("provider_unavailable", `${providerInstanceId} is unavailable: ${availability.reason ?? "unknown reason"}`);
+  return availability;
+}
+
 export interface ResolvedTarget {
   readonly availability: ProviderAvailability;
   readonly providerInstanceId: string;

@@ -1,4 +1,5 @@
 import type { StoredEvent } from "../contracts/envelopes.js";
+import type { ContextHandoff, ContextTransfer } from "../contracts/entities/contextTransfers.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import type { Run } from "../contracts/entities/runs.js";
 import { toDomainEvent } from "../contracts/events.js";
@@ -14,6 +15,8 @@ export interface Touched {
   readonly runs: ReadonlyMap<string, Run>;
   readonly items: ReadonlyMap<string, TurnItem>;
   readonly tasks: ReadonlyMap<string, DelegatedTask>;
+  readonly transfers: ReadonlyMap<string, ContextTransfer>;
+  readonly handoffs: ReadonlyMap<string, ContextHandoff>;
 }
 
 export function touched(events: readonly StoredEvent[]): Touched {
@@ -21,6 +24,8 @@ export function touched(events: readonly StoredEvent[]): Touched {
   const runs = new Map<string, Run>();
   const items = new Map<string, TurnItem>();
   const tasks = new Map<string, DelegatedTask>();
+  const transfers = new Map<string, ContextTransfer>();
+  const handoffs = new Map<string, ContextHandoff>();
   for (const stored of events) {
     const event = toDomainEvent(stored);
     switch (event.type) {
@@ -43,16 +48,21 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "provider-session.updated":
       case "provider-session.detached":
       case "node.updated":
-      case "context-transfer.created":
-      case "context-transfer.updated":
       case "client-request.recorded":
       case "unknown":
+        break;
+      case "context-transfer.created":
+      case "context-transfer.updated":
+        transfers.set(event.data.transfer.id, event.data.transfer);
+        break;
+      case "context-handoff.updated":
+        handoffs.set(event.data.handoff.id, event.data.handoff);
         break;
       default:
         threads.set(event.data.thread.id, event.data.thread);
     }
   }
-  return { threads, runs, items, tasks };
+  return { threads, runs, items, tasks, transfers, handoffs };
 }
 
 /** The user message with this id among the touched items, if the command wrote it. */

@@ -1,17 +1,19 @@
 import { z } from "zod";
 import { isCommandType, isPublicCommandType } from "./commandTypes.js";
 import { DELEGATION_COMMAND_SCHEMAS, type DelegationCommand } from "./commands/delegationCommands.js";
+import { LINEAGE_COMMAND_SCHEMAS, type LineageCommand } from "./commands/lineageCommands.js";
 import { RUN_COMMAND_SCHEMAS, type RunCommand } from "./commands/runCommands.js";
 import type { RuntimeIngestCommand } from "./commands/runtimeCommands.js";
 import { THREAD_COMMAND_SCHEMAS, type ThreadCommand } from "./commands/threadCommands.js";
+import type { WaitCommand } from "./commands/waitCommands.js";
 import { formatZodIssues } from "./zodIssues.js";
 
 /** Commands that outside clients may send (after validation). */
-export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand;
-/** Every command this build can decide, including the engine's runtime ingestion. */
-export type Command = ClientCommand | RuntimeIngestCommand;
+export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand | LineageCommand;
+/** Every command this build can decide, including the engine's runtime ingestion and recorded waits. */
+export type Command = ClientCommand | RuntimeIngestCommand | WaitCommand;
 
-const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS] as const;
+const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS, ...LINEAGE_COMMAND_SCHEMAS] as const;
 const CommandSchema = z.discriminatedUnion("type", SCHEMAS);
 const implemented: ReadonlySet<string> = new Set(SCHEMAS.map((s) => s.shape.type.value));
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { StoredEvent } from "./envelopes.js";
 import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
 import { ClientRequestRecordSchema, type ClientRequestRecord } from "./entities/clientRequests.js";
-import { ContextTransferSchema, type ContextTransfer } from "./entities/contextTransfers.js";
+import { ContextHandoffSchema, ContextTransferSchema, type ContextHandoff, type ContextTransfer } from "./entities/contextTransfers.js";
 import { DelegatedTaskSchema, type DelegatedTask } from "./entities/delegatedTasks.js";
 import { ProviderThreadSchema, ProviderTurnSchema, type ProviderThread, type ProviderTurn } from "./entities/providerRecords.js";
 import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, type Run, type RunAttempt } from "./entities/runs.js";
@@ -34,6 +34,7 @@ const THREAD_EVENT_TYPES = [
   "thread.runtime-mode-updated",
   "thread.interaction-mode-updated",
   "thread.model-selection-updated",
+  "thread.provider-switched",
 ] as const;
 export type ThreadEventType = (typeof THREAD_EVENT_TYPES)[number];
 
@@ -115,6 +116,13 @@ export interface ClientRequestEvent {
   readonly data: { readonly clientRequest: ClientRequestRecord };
 }
 
+/** A context handoff after the change (spec 004 §2, OrchestrationV2ContextHandoff): provider switches. */
+export interface ContextHandoffEvent {
+  readonly type: "context-handoff.updated";
+  readonly streamId: string;
+  readonly data: { readonly handoff: ContextHandoff };
+}
+
 export type KnownDomainEvent =
   | ThreadEvent
   | RunEvent
@@ -127,7 +135,8 @@ export type KnownDomainEvent =
   | SubagentEvent
   | NodeEvent
   | ContextTransferEvent
-  | ClientRequestEvent;
+  | ClientRequestEvent
+  | ContextHandoffEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -160,6 +169,7 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("context-transfer.created", z.object({ transfer: ContextTransferSchema })),
   eventSchema("context-transfer.updated", z.object({ transfer: ContextTransferSchema })),
   eventSchema("client-request.recorded", z.object({ clientRequest: ClientRequestRecordSchema })),
+  eventSchema("context-handoff.updated", z.object({ handoff: ContextHandoffSchema })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -234,4 +244,8 @@ export function contextTransferEvent(type: ContextTransferEvent["type"], transfe
 
 export function clientRequestEvent(request: ClientRequestRecord): ClientRequestEvent {
   return { type: "client-request.recorded", streamId: "", data: { clientRequest: request } };
+}
+
+export function contextHandoffEvent(handoff: ContextHandoff): ContextHandoffEvent {
+  return { type: "context-handoff.updated", streamId: handoff.threadId, data: { handoff } };
 }

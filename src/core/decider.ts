@@ -4,6 +4,9 @@ import { type DecideContext, type Decision, accept, reject } from "./decision.js
 import { decideDeliveryAcknowledge, decideDeliveryDispose, decideFinalizeTask, decideSubagentStop, decideWakePolicy } from "./delegation/controls.js";
 import { decideDeliverTaskNotice } from "./delegation/notices.js";
 import { decideDelegatedTaskRequest } from "./delegation/request.js";
+import { decideThreadFork } from "./lineage/fork.js";
+import { decideThreadMergeBack } from "./lineage/mergeBack.js";
+import { decideProviderSwitch } from "./lineage/switch.js";
 import { decideProviderSessionDetach, decideQueueResume, decideRunInterrupt, decideThreadStop } from "./run/control.js";
 import {
   decideAttemptStarted,
@@ -24,6 +27,7 @@ import {
 } from "./run/queue.js";
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
 import { decideMessageDispatch } from "./run/send.js";
+import { decideWaitEnded, decideWaitStarted } from "./run/waits.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -175,6 +179,18 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideDeliverTaskNotice(state, command, ctx);
     case "delegated-task.finalize":
       return decideFinalizeTask(state, command, ctx);
+    // Lineage and provider switching (lineage/)
+    case "provider.switch":
+      return decideProviderSwitch(state, command, ctx);
+    case "thread.fork":
+      return decideThreadFork(state, command, ctx);
+    case "thread.merge_back":
+      return decideThreadMergeBack(state, command, ctx);
+    // Recorded waits (run/waits.ts)
+    case "thread-wait.started":
+      return decideWaitStarted(state, command, ctx);
+    case "thread-wait.ended":
+      return decideWaitEnded(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

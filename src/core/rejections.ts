@@ -68,6 +68,15 @@ export const RejectionCode = {
   // Idempotency
   /** A clientRequestId already used for a different request (docs/mcp.md, Idempotency). */
   clientRequestReused: "client_request_reused",
+  // Lineage and provider switching
+  providerUnchanged: "provider_unchanged",
+  invalidForkPoint: "invalid_fork_point",
+  noMergeSource: "no_merge_source",
+  nothingToMerge: "nothing_to_merge",
+  transferAlreadyExists: "transfer_already_exists",
+  // Recorded waits
+  waitNotFound: "wait_not_found",
+  waitAlreadyRecorded: "wait_already_recorded",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

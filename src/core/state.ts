@@ -1,5 +1,5 @@
 import type { ClientRequestRecord } from "../contracts/entities/clientRequests.js";
-import type { ContextTransfer } from "../contracts/entities/contextTransfers.js";
+import type { ContextHandoff, ContextTransfer } from "../contracts/entities/contextTransfers.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import type { ProviderSession } from "../contracts/entities/projects.js";
 import type { ProviderThread, ProviderTurn } from "../contracts/entities/providerRecords.js";
@@ -43,6 +43,14 @@ export interface OrchestrationState {
   readonly transfers: Map<string, ContextTransfer>;
   /** First uses of clientRequestIds by key, with their request fingerprints. */
   readonly clientRequests: Map<string, ClientRequestRecord>;
+  /** Transfer ids per thread, in creation order: those it received and those it sent. */
+  readonly threadTransfers: Map<string, string[]>;
+  /** Context handoffs (provider switches) by id. */
+  readonly handoffs: Map<string, ContextHandoff>;
+  /** Handoff ids per thread, in creation order. */
+  readonly threadHandoffs: Map<string, string[]>;
+  /** Per thread, the recorded waits still open: `tool_call` nodes in status `waiting`. */
+  readonly openWaits: Map<string, Set<string>>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -66,6 +74,10 @@ export function initialState(): OrchestrationState {
     nodes: new Map(),
     transfers: new Map(),
     clientRequests: new Map(),
+    threadTransfers: new Map(),
+    handoffs: new Map(),
+    threadHandoffs: new Map(),
+    openWaits: new Map(),
     lastSequence: 0,
   };
 }
@@ -92,6 +104,7 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "thread.runtime-mode-updated":
     case "thread.interaction-mode-updated":
     case "thread.model-selection-updated":
+    case "thread.provider-switched":
       state.threads.set(event.data.thread.id, event.data.thread);
       return state;
     case "run.created":
@@ -128,13 +141,19 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       return state;
     case "node.updated":
       state.nodes.set(event.data.node.id, event.data.node);
+      indexWait(state, event.data.node);
       return state;
     case "context-transfer.created":
     case "context-transfer.updated":
+      if (!state.transfers.has(event.data.transfer.id)) indexTransfer(state, event.data.transfer);
       state.transfers.set(event.data.transfer.id, event.data.transfer);
       return state;
     case "client-request.recorded":
       state.clientRequests.set(event.data.clientRequest.key, event.data.clientRequest);
+      return state;
+    case "context-handoff.updated":
+      if (!state.handoffs.has(event.data.handoff.id)) appendTo(state.threadHandoffs, event.data.handoff.threadId, event.data.handoff.id);
+      state.handoffs.set(event.data.handoff.id, event.data.handoff);
       return state;
     case "unknown":
       return state;
@@ -142,6 +161,30 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       const exhaustive: never = event;
       return exhaustive;
     }
+  }
+}
+
+function appendTo(index: Map<string, string[]>, key: string, id: string): void {
+  const ids = index.get(key);
+  if (ids === undefined) index.set(key, [id]);
+  else ids.push(id);
+}
+
+function indexTransfer(state: OrchestrationState, transfer: ContextTransfer): void {
+  appendTo(state.threadTransfers, transfer.threadId, transfer.id);
+  if (transfer.sourceThreadId !== transfer.threadId) appendTo(state.threadTransfers, transfer.sourceThreadId, transfer.id);
+}
+
+/** A recorded wait is a `tool_call` node in status `waiting`; it stays open until the node leaves that status. */
+function indexWait(state: OrchestrationState, node: ExecutionNode): void {
+  if (node.kind !== "tool_call") return;
+  const open = state.openWaits.get(node.threadId);
+  if (node.status === "waiting") {
+    if (open === undefined) state.openWaits.set(node.threadId, new Set([node.id]));
+    else open.add(node.id);
+  } else if (open !== undefined) {
+    open.delete(node.id);
+    if (open.size === 0) state.openWaits.delete(node.threadId);
   }
 }
 

@@ -130,7 +130,7 @@ export class ThreadIndex {
       key: threadSortKey(thread),
       projectId: thread.projectId,
       all: !deleted,
-      main: !deleted && thread.archivedAt === null && thread.lineage.relation !== "subagent",
+      main: !deleted && thread.archivedAt === null && !isChildThread(thread),
       unarchived: !deleted && thread.archivedAt === null,
       pinned: !deleted && thread.pinnedRank !== null,
     };
@@ -164,4 +164,9 @@ const EMPTY = new SortedThreadList();
 
 function listName(projectId: string, kind: ThreadListKind): string {
   return `${kind}\u0000${projectId}`;
+}
+
+/** Subagents, and any thread a delegation created (its lineage names the delegating node), stay out of the main lists. */
+export function isChildThread(thread: AppThread): boolean {
+  return thread.lineage.relation === "subagent" || thread.lineage.parentNodeId !== null;
 }

@@ -40,6 +40,18 @@ const VALID: { readonly [N in ToolName]: Record<string, unknown> } = {
   t3_pending_request_list: { threadId: "thread:x" },
   t3_pending_request_read: { threadId: "thread:x", requestId: "request:x" },
   t3_pending_request_respond: { threadId: "thread:x", requestId: "request:x", dismiss: true },
+  t3_queue_list: { threadId: "thread:x" },
+  t3_queue_read: { threadId: "thread:x", runId: "run:x" },
+  t3_queue_edit: { threadId: "thread:x", runId: "run:x", message: "m" },
+  t3_queue_cancel: { threadId: "thread:x", runId: "run:x" },
+  t3_queue_reorder: { threadId: "thread:x", runIds: [] },
+  t3_queue_promote_to_steer: { threadId: "thread:x", runId: "run:x" },
+  t3_thread_organize: { threadId: "thread:x", action: "settle" },
+  t3_thread_configuration: { threadId: "thread:x" },
+  t3_thread_configure: { threadId: "thread:x", interactionMode: "plan" },
+  t3_thread_fork: { threadId: "thread:x" },
+  t3_thread_merge_back: { threadId: "thread:x" },
+  t3_thread_transfers: { threadId: "thread:x" },
   loom_echo: { text: "hi" },
 };
 

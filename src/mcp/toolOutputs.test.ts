@@ -98,6 +98,32 @@ describe("tool outputs match their declared schemas", () => {
     }
   });
 
+  it("thread control tools: queue, organize, configuration, fork, merge back and transfers, as the owner", async () => {
+    const rigid = await h.launch({ message: script({ sleep: 60_000 }), target: { providerInstanceId: "rigid" } });
+    await h.waitForRun(rigid.runId!, "running");
+    const queued: string[] = [];
+    for (const message of ["q1", "q2", "q3"]) queued.push(((await owner("t3_thread_send", { threadId: rigid.threadId, message, mode: "queue" })) as { runId: string }).runId);
+    await owner("t3_queue_list", { threadId: rigid.threadId });
+    await owner("t3_queue_read", { threadId: rigid.threadId, runId: queued[0] });
+    await owner("t3_queue_edit", { threadId: rigid.threadId, runId: queued[0], message: "q1 edited" });
+    await owner("t3_queue_reorder", { threadId: rigid.threadId, runIds: [queued[2], queued[0], queued[1]] });
+    await owner("t3_queue_cancel", { threadId: rigid.threadId, runId: queued[1] });
+    const steerable = await h.launch({ message: script({ sleep: 60_000 }), target: { providerInstanceId: "a" } });
+    await h.waitForRun(steerable.runId!, "running");
+    const toSteer = (await owner("t3_thread_send", { threadId: steerable.threadId, message: "steer", mode: "queue" })) as { runId: string };
+    await owner("t3_queue_promote_to_steer", { threadId: steerable.threadId, runId: toSteer.runId });
+
+    const source = await h.launch({ message: "hello", target: { providerInstanceId: "a" } });
+    await h.waitForEnd(source.runId!);
+    await owner("t3_thread_organize", { threadId: source.threadId, action: "pin" });
+    await owner("t3_thread_configuration", { threadId: source.threadId });
+    const fork = (await owner("t3_thread_fork", { threadId: source.threadId, target: { providerInstanceId: "b" }, message: "forked" })) as { threadId: string; runId: string };
+    await h.waitForEnd(fork.runId);
+    await owner("t3_thread_merge_back", { threadId: fork.threadId });
+    await owner("t3_thread_configure", { threadId: source.threadId, providerInstanceId: "b", runtimeMode: "auto-accept-edits" });
+    await owner("t3_thread_transfers", { threadId: source.threadId, includeText: true });
+  });
+
   it("covered every tool of the contract table", () => {
     expect([...seen].sort()).toEqual(Object.keys(TOOL_CONTRACTS).sort());
   });

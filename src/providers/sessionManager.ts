@@ -8,6 +8,7 @@ import type { AppThread } from "../contracts/thread.js";
 import { derive } from "../core/ids.js";
 import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
+import { runInput } from "../engine/runInput.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
 
@@ -117,7 +118,8 @@ export class ProviderSessionManager {
     const thread = state.threads.get(threadId);
     if (run === undefined || thread === undefined || run.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
-    const text = userMessageText(this.options.orchestrator, threadId, run.messageId);
+    // The run's input: its message, after the context the decider attached to the run (a handoff, a fork or merge-back transfer).
+    const text = runInput(state, this.options.orchestrator.timeline, run);
     const session = await this.ensureSession(thread, run.providerInstanceId);
     // Opening a session takes time: the run may have ended or been stopped meanwhile.
     if (this.options.orchestrator.state.runs.get(runId)?.status !== "starting") return;
@@ -303,10 +305,6 @@ export class ProviderSessionManager {
       this.options.log?.(`loom: dispatching ${command.type} failed: ${messageOf(error)}`);
     });
   }
-}
-
-function userMessageText(orchestrator: Orchestrator, threadId: string, messageId: string | null): string {
-  return messageId === null ? "" : (orchestrator.timeline.userMessage(threadId, messageId)?.text ?? "");
 }
 
 function messageOf(error: unknown): string {

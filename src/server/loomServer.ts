@@ -14,6 +14,7 @@ import { McpCredentialRegistry } from "../mcp/credentialRegistry.js";
 import { createMcpRoute } from "../mcp/httpEndpoint.js";
 import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
 import { diagnosticsToolkit } from "../mcp/toolkits/diagnostics/tools.js";
+import { threadControlToolkit } from "../mcp/toolkits/threadControl/tools.js";
 import { threadToolkit } from "../mcp/toolkits/threads/tools.js";
 import { ConfigError, ConfigErrorCode, type LoomConfig, loadConfig } from "../config/config.js";
 import { validateProviderInstances } from "../providers/kit/validateInstances.js";
@@ -113,7 +114,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     clock: Date.now,
     waiters,
   };
-  const toolkits = [threadToolkit(app), delegationToolkit(app), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
+  const toolkits = [threadToolkit(app), delegationToolkit(app), threadControlToolkit(app), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
   // A run that ended with nothing queued releases its agent's MCP sessions (and their sockets) at once.
   const idleSessions = followIdleSessions(orchestrator, (providerSessionId) => {

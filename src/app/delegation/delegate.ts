@@ -8,6 +8,7 @@ import { AppError, fail } from "../errors.js";
 import { type RequestClaim, claimField, claimRequest } from "../idempotency.js";
 import { resolveModes, resolveTarget } from "../policy.js";
 import { touched } from "../touched.js";
+import { withRecordedWait } from "../threads/recordedWait.js";
 import { titleFromText } from "../threads/views.js";
 import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { delegateTaskResult } from "./taskView.js";
@@ -58,7 +59,7 @@ export async function delegateTask(ctx: AppContext, caller: Caller, input: Deleg
   const existing = input.clientRequestId === undefined ? undefined : ctx.orchestrator.state.tasks.get(taskIdFor(parent.threadId, input.clientRequestId));
   const task = existing ?? (await requestTask(ctx, parent, input, claim));
   if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator, task, false);
-  return waitForTask(ctx, task.taskId, input.timeoutMs, wait);
+  return waitForTask(ctx, task.taskId, input.timeoutMs, wait, caller);
 }
 
 async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<DelegatedTask> {
@@ -93,6 +94,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
         model: target.model,
         ...modes,
         clientRequestId: input.clientRequestId ?? null,
+        ...(input.relation === undefined ? {} : { relation: input.relation }),
       },
     });
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);
@@ -110,7 +112,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
  * timeout. A result handed over here is acknowledged, so the parent is not
  * woken for it again; one that arrives as the wait ends is delivered.
  */
-export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext) {
+export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext, caller?: Caller) {
   const current = () => delegateTaskResult(ctx.orchestrator, ctx.orchestrator.state.tasks.get(taskId)!, false);
   const hold = ctx.waiters.hold(taskId);
   try {
@@ -118,7 +120,9 @@ export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: nu
       const result = current();
       return result.workState === "result_available" || result.hasPendingQuestion || result.pendingApproval !== null;
     };
-    const done = await waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => `task ${taskId} is ${current().status}`);
+    const waitForResult = () => waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => `task ${taskId} is ${current().status}`);
+    // A wait that blocks is recorded on the caller's active run (blockedOnThreadWait).
+    const done = ready() || caller === undefined ? await waitForResult() : await withRecordedWait(ctx, caller, "delegate_task", taskId, waitForResult);
     const result = current();
     if (result.workState === "result_available" && ctx.orchestrator.state.tasks.get(taskId)!.completionDelivery === "pending") {
       await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });

@@ -66,6 +66,18 @@ describe("an agent whose run has ended", () => {
       t3_pending_request_list: { threadId },
       t3_pending_request_read: { threadId, requestId: "request:none" },
       t3_pending_request_respond: { threadId, requestId: "request:none", dismiss: true },
+      t3_queue_list: { threadId },
+      t3_queue_read: { threadId, runId: "run:none" },
+      t3_queue_edit: { threadId, runId: "run:none", message: "x" },
+      t3_queue_cancel: { threadId, runId: "run:none" },
+      t3_queue_reorder: { threadId, runIds: [] },
+      t3_queue_promote_to_steer: { threadId, runId: "run:none" },
+      t3_thread_organize: { action: "settle" },
+      t3_thread_configuration: {},
+      t3_thread_configure: { interactionMode: "plan" },
+      t3_thread_fork: { threadId },
+      t3_thread_merge_back: {},
+      t3_thread_transfers: { threadId },
       loom_echo: { text: "hi" },
     };
     const before = h.state.lastSequence;

@@ -1,10 +1,11 @@
 import type { AppThread } from "../../contracts/thread.js";
 import { latestRunOf } from "../../engine/queries.js";
-import { ALL_PROJECTS, ThreadListKind } from "../../engine/threadIndex.js";
+import { ALL_PROJECTS, ThreadListKind, isChildThread } from "../../engine/threadIndex.js";
 import type { ThreadListInput, ThreadListOutput, ThreadReadInput, ThreadReadOutput } from "../../contracts/tools/threadTools.js";
 import type { ItemView } from "../../contracts/tools/toolOutputs.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import type { AppContext } from "../context.js";
+import { isEffectivelySnoozed } from "./attention.js";
 import { liveThreadOrFail } from "./authorize.js";
 import { MESSAGE_ITEM_TYPES, itemView, recentRuns, threadSummary } from "./views.js";
 
@@ -48,10 +49,10 @@ export function listThreads(ctx: AppContext, caller: Caller, input: ThreadListIn
   const filtered = !exact || title !== undefined || input.status !== undefined || input.snoozed !== undefined;
   const matches = (thread: AppThread): boolean => {
     if (!includeArchived && thread.archivedAt !== null) return false;
-    if (!includeSubagents && thread.lineage.relation === "subagent") return false;
+    if (!includeSubagents && isChildThread(thread)) return false;
     if (title !== undefined && !thread.title.toLowerCase().includes(title)) return false;
     if (input.status !== undefined && !matchesStatus(thread, ctx, input.status)) return false;
-    if (input.snoozed !== undefined && (thread.snoozedUntil !== null && thread.snoozedUntil > now) !== input.snoozed) return false;
+    if (input.snoozed !== undefined && isEffectivelySnoozed(state, thread, now) !== input.snoozed) return false;
     return true;
   };
   const limit = input.limit ?? 25;

@@ -1,18 +1,21 @@
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { ThreadWaitInput, ThreadWaitOutput } from "../../contracts/tools/threadTools.js";
 import { latestRunOf } from "../../engine/queries.js";
+import type { Caller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
 import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { liveThreadOrFail } from "./authorize.js";
+import { withRecordedWait } from "./recordedWait.js";
 import { runResultText } from "./views.js";
 
 /**
  * t3_thread_wait: wait for a run to end. Without runId it pins the latest run
  * at call time; an idle thread returns at once. A timeout reports the latest
- * durable status and does not cancel anything.
+ * durable status and does not cancel anything. An agent's wait that blocks is
+ * recorded on its active run (blockedOnThreadWait).
  */
-export async function waitForThread(ctx: AppContext, input: ThreadWaitInput, wait: WaitContext): Promise<ThreadWaitOutput> {
+export async function waitForThread(ctx: AppContext, input: ThreadWaitInput, wait: WaitContext, caller?: Caller): Promise<ThreadWaitOutput> {
   const thread = liveThreadOrFail(ctx, input.threadId);
   const state = ctx.orchestrator.state;
   const runId = input.runId ?? latestRunOf(state, thread.id)?.id ?? null;
@@ -22,7 +25,9 @@ export async function waitForThread(ctx: AppContext, input: ThreadWaitInput, wai
   const pinned = state.runs.get(runId);
   if (pinned === undefined || pinned.threadId !== thread.id) fail("run_not_found", `run ${runId} does not exist in thread ${thread.id}`);
   const current = () => ctx.orchestrator.state.runs.get(runId)!;
-  const finished = await waitUntil(ctx, wait, waitBudget(ctx, input.timeoutMs), () => isTerminalRunStatus(current().status), () => `run ${runId} is ${current().status}`);
+  const ended = () => isTerminalRunStatus(current().status);
+  const waitForEnd = () => waitUntil(ctx, wait, waitBudget(ctx, input.timeoutMs), ended, () => `run ${runId} is ${current().status}`);
+  const finished = ended() || caller === undefined ? await waitForEnd() : await withRecordedWait(ctx, caller, "t3_thread_wait", thread.id, waitForEnd);
   const run = current();
   return {
     threadId: thread.id,

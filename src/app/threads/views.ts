@@ -5,6 +5,7 @@ import { activeRunOf, latestRunOf, runsOf } from "../../engine/queries.js";
 import type { OrchestrationState } from "../../core/state.js";
 import type { Timeline } from "../../engine/timeline.js";
 import type { ItemView, RunSummary, ThreadSummary } from "../../contracts/tools/toolOutputs.js";
+import { isBlockedOnThreadWait, isEffectivelySnoozed, pendingBackgroundTaskCount, pendingRequestCount } from "./attention.js";
 
 /** A title made from text: its first non-blank line, at most 60 characters; null for blank text. */
 export function titleFromText(text: string): string | null {
@@ -35,7 +36,7 @@ export function runSummary(run: Run): RunSummary {
 export function threadSummary(state: OrchestrationState, environmentId: string, thread: AppThread, now: string): ThreadSummary {
   const latest = latestRunOf(state, thread.id);
   const active = activeRunOf(state, thread.id);
-  const pendingRequests = [...state.runtimeRequests.values()].filter((r) => r.threadId === thread.id && r.status === "pending").length;
+  const pendingRequests = pendingRequestCount(state, thread.id);
   const linked = thread.pullRequests.find((pr) => pr.unlinkedAt === null) ?? null;
   return {
     threadId: thread.id,
@@ -56,10 +57,10 @@ export function threadSummary(state: OrchestrationState, environmentId: string, 
     pendingRequests,
     pullRequest: linked === null ? null : { url: linked.url, number: linked.number, title: linked.title },
     archived: thread.archivedAt !== null,
-    snoozed: thread.snoozedUntil !== null && thread.snoozedUntil > now,
+    snoozed: isEffectivelySnoozed(state, thread, now, pendingRequests),
     snoozedUntil: thread.snoozedUntil,
-    blockedOnThreadWait: false,
-    pendingBackgroundTasks: thread.pendingBackgroundTasks.filter((t) => t.kind === "subagent" || t.kind === "background_task" || t.awaited === true).length,
+    blockedOnThreadWait: isBlockedOnThreadWait(state, thread),
+    pendingBackgroundTasks: pendingBackgroundTaskCount(state, thread),
     createdBy: thread.createdBy,
     creationSource: thread.creationSource,
     createdAt: thread.createdAt,

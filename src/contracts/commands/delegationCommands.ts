@@ -31,6 +31,11 @@ export const DelegatedTaskRequestCommandSchema = command(
       interactionMode: InteractionModeSchema,
       clientRequestId: z.string().min(1).max(200).nullable(),
       wakePolicy: WakePolicySchema.optional(),
+      /**
+       * `fork`: the child starts from the parent's context (its transcript as a
+       * fork context transfer) instead of the bare prompt. Default `subagent`.
+       */
+      relation: z.enum(["subagent", "fork"]).optional(),
     })
     .strict(),
 );

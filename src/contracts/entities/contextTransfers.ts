@@ -66,13 +66,18 @@ export type ContextHandoff = z.infer<typeof ContextHandoffSchema>;
  * Why text crosses from one thread into another. A delegated task records one
  * `subagent_spawn` transfer (the task prompt into the child) and one
  * `subagent_result` transfer (the result into the parent); an existing
- * `subagent_result` makes finalization idempotent (spec 000).
+ * `subagent_result` makes finalization idempotent (spec 000). A `fork`
+ * carries the source's transcript into a new fork thread (portable context
+ * transfer), and a `merge_back` a fork's or child's outcome into its source;
+ * both reach the receiving thread's next run.
  */
 export const ContextTransferKind = {
   subagentSpawn: "subagent_spawn",
   subagentResult: "subagent_result",
   handoff: "handoff",
   manual: "manual",
+  fork: "fork",
+  mergeBack: "merge_back",
 } as const;
 export type ContextTransferKind = (typeof ContextTransferKind)[keyof typeof ContextTransferKind];
 export const ContextTransferKindSchema = z.enum(ContextTransferKind);
@@ -103,5 +108,9 @@ export const ContextTransferSchema = z.object({
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
   consumedAt: IsoTimeSchema.nullable(),
+  /** The source runs the text accounts for (fork, merge_back); absent on older records. */
+  coveredRunOrdinals: RunOrdinalRangeSchema.nullable().optional(),
+  /** The receiving thread's run whose input carries the text (fork, merge_back); null until delivered. */
+  deliveredRunId: NullableEntityIdSchema.optional(),
 });
 export type ContextTransfer = z.infer<typeof ContextTransferSchema>;

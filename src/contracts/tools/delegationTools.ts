@@ -8,7 +8,7 @@ const MAX_ANSWERS = 100;
 /** Inputs and outputs of the delegation and pending-request tools (spec 000). */
 export const DelegateTaskInput = z
   .object({
-    task: z.string().min(1).max(200_000).describe("The complete brief: the child receives only this (plus the role instruction), never your conversation"),
+    task: z.string().min(1).max(200_000).describe("The complete brief: the child receives only this (plus the role instruction), never your conversation unless relation is fork"),
     target: TargetInput.optional().describe("Where the child runs; omitted fields inherit from you"),
     title: z.string().min(1).max(500).optional(),
     role: z.enum(["implementation", "research", "review", "design", "test", "general"]).optional(),
@@ -17,6 +17,10 @@ export const DelegateTaskInput = z
     clientRequestId: z.string().min(1).max(200).optional().describe("Stable per delegation round: a retry returns the same task instead of a second child"),
     runtimeMode: z.enum(["inherit", "approval-required", "auto-accept-edits", "full-access"]).optional(),
     interactionMode: z.enum(["inherit", "plan", "default"]).optional(),
+    relation: z
+      .enum(["subagent", "fork"])
+      .optional()
+      .describe("subagent (default): the child gets only `task`; fork: the child starts from your conversation (a bounded transcript of this thread) plus `task`"),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;

@@ -49,8 +49,8 @@ export const ThreadListInput = z
       .enum(["idle", "active", "queued", "starting", "running", "waiting", "completed", "failed", "interrupted", "cancelled"])
       .optional()
       .describe("Latest run status; `active` matches any unfinished run, `waiting` any waiting_* status"),
-    includeSubagents: z.boolean().optional().describe("Include app-owned sub-agent threads (default false)"),
-    snoozed: z.boolean().optional(),
+    includeSubagents: z.boolean().optional().describe("Include app-owned sub-agent threads, delegated forks too (default false)"),
+    snoozed: z.boolean().optional().describe("Only threads whose snooze is (true) or is not (false) in force; a pending request or a failure wakes a snoozed thread early"),
     includeArchived: z.boolean().optional(),
     limit: z.number().int().min(1).max(100).optional().describe("Page size, default 25"),
     offset: z.number().int().min(0).max(INPUT_LIMITS.position).optional(),

@@ -35,6 +35,27 @@ import {
   ThreadWaitOutput,
   UnlinkPullRequestInput,
 } from "./threadTools.js";
+import { ThreadConfigurationInput, ThreadConfigurationOutput, ThreadConfigureInput, ThreadConfigureOutput } from "./configurationTools.js";
+import {
+  ThreadForkInput,
+  ThreadForkOutput,
+  ThreadMergeBackInput,
+  ThreadMergeBackOutput,
+  ThreadTransfersInput,
+  ThreadTransfersOutput,
+} from "./lineageTools.js";
+import { ThreadOrganizeInput, ThreadOrganizeOutput } from "./organizeTools.js";
+import {
+  QueueCancelInput,
+  QueueChangeOutput,
+  QueueEditInput,
+  QueueListInput,
+  QueueListOutput,
+  QueuePromoteInput,
+  QueueReadInput,
+  QueueReadOutput,
+  QueueReorderInput,
+} from "./queueTools.js";
 
 /** A tool's contract: what it takes and the structuredContent it answers with on success. */
 export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
@@ -71,6 +92,18 @@ export const TOOL_CONTRACTS = {
   t3_pending_request_list: contract(PendingRequestListInput, PendingRequestListOutput),
   t3_pending_request_read: contract(PendingRequestReadInput, PendingRequestReadOutput),
   t3_pending_request_respond: contract(PendingRequestRespondInput, PendingRequestRespondOutput),
+  t3_queue_list: contract(QueueListInput, QueueListOutput),
+  t3_queue_read: contract(QueueReadInput, QueueReadOutput),
+  t3_queue_edit: contract(QueueEditInput, QueueChangeOutput),
+  t3_queue_cancel: contract(QueueCancelInput, QueueChangeOutput),
+  t3_queue_reorder: contract(QueueReorderInput, QueueChangeOutput),
+  t3_queue_promote_to_steer: contract(QueuePromoteInput, QueueChangeOutput),
+  t3_thread_organize: contract(ThreadOrganizeInput, ThreadOrganizeOutput),
+  t3_thread_configuration: contract(ThreadConfigurationInput, ThreadConfigurationOutput),
+  t3_thread_configure: contract(ThreadConfigureInput, ThreadConfigureOutput),
+  t3_thread_fork: contract(ThreadForkInput, ThreadForkOutput),
+  t3_thread_merge_back: contract(ThreadMergeBackInput, ThreadMergeBackOutput),
+  t3_thread_transfers: contract(ThreadTransfersInput, ThreadTransfersOutput),
   loom_echo: contract(LoomEchoInput, LoomEchoOutput),
 } as const;
 

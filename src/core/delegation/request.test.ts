@@ -284,3 +284,28 @@ describe("delegated_task.request", () => {
     });
   });
 });
+
+describe("delegated_task.request with relation fork", () => {
+  it("gives the child lineage fork and the parent's transcript as a fork transfer delivered with the prompt to its first run", () => {
+    const state = fold(given(...rootWithRun()).when(delegate("t1", ROOT, ROOT_RUN, { relation: "fork", prompt: "Try the other approach." })).thenHistory());
+    expect(state.threads.get(CHILD)!.lineage).toMatchObject({ parentThreadId: ROOT, relation: "fork" });
+    const transfers = [...state.transfers.values()];
+    expect(transfers.map((t) => [t.kind, t.threadId, t.status])).toEqual([
+      ["fork", CHILD, "consumed"],
+      ["subagent_spawn", CHILD, "consumed"],
+    ]);
+    const fork = transfers[0]!;
+    expect(fork).toMatchObject({ sourceThreadId: ROOT, deliveredRunId: CHILD_RUN, coveredRunOrdinals: { from: 1, to: 1 } });
+    expect(fork.text).toContain('<run ordinal="1" kind="user_turn" status="running">');
+    expect(fork.text).toContain("<user>plan the work</user>");
+    expect(state.turnItems.get(CHILD)!.map((item) => item?.type)).toEqual(["user_message", "fork"]);
+    expect(state.turnItems.get(ROOT)!.find((item) => item?.type === "thread_created")).toMatchObject({ relation: "fork" });
+    expect(state.tasks.get("subagent:t1")).toMatchObject({ childThreadId: CHILD, status: "running" });
+  });
+
+  it("keeps a plain subagent child bare: no fork transfer", () => {
+    const state = fold(given(...rootWithRun()).when(delegate("t1")).thenHistory());
+    expect([...state.transfers.values()].map((t) => t.kind)).toEqual(["subagent_spawn"]);
+    expect(state.threads.get(CHILD)!.lineage.relation).toBe("subagent");
+  });
+});

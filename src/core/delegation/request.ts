@@ -8,6 +8,7 @@ import { Changes } from "../run/changes.js";
 import { isActiveRunStatus, newRun, startRun } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
+import { forkTransfer } from "../lineage/fork.js";
 
 /** How deep a thread sits below its root: 0 for a root, its task's depth for a child. */
 export function threadDepth(changes: Changes, threadId: string): number {
@@ -17,7 +18,9 @@ export function threadDepth(changes: Changes, threadId: string): number {
 
 /**
  * delegated_task.request (spec 000, Delegated Task Lifecycle): the child
- * thread with subagent lineage, its first run carrying only the task prompt,
+ * thread with subagent lineage, its first run carrying only the task prompt
+ * (relation `fork`: lineage fork, and the parent's transcript as a fork
+ * context transfer delivered with the prompt),
  * the parent's app-owned subagent projection and turn items, parent and child
  * execution nodes, and a consumed subagent_spawn context transfer — one
  * decision, one transaction.
@@ -53,6 +56,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
   }
 
   const now = ctx.now;
+  const relation = data.relation ?? "subagent";
   const parentNode: ExecutionNode = {
     id: ctx.allocate.node(),
     threadId: parent.id,
@@ -76,7 +80,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
     runtimeMode: data.runtimeMode,
     interactionMode: data.interactionMode,
     pullRequests: [],
-    lineage: { rootThreadId: rootId, parentThreadId: parent.id, parentNodeId: parentNode.id, relation: "subagent" },
+    lineage: { rootThreadId: rootId, parentThreadId: parent.id, parentNodeId: parentNode.id, relation },
     queuedRuns: [],
     createdBy: "agent",
     creationSource: "mcp",
@@ -99,6 +103,11 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
 
   const run = newRun(changes, child, facts, { runId: data.childRunId, kind: "delegated_task", messageId: data.childMessageId });
   changes.addItem(child.id, run.id, { type: "user_message", messageId: data.childMessageId, text: data.prompt, createdBy: "agent", creationSource: "mcp" });
+  if (relation === "fork") {
+    // The child starts from the parent's context: its transcript through the calling run, delivered with the prompt.
+    forkTransfer(changes, parent, parentRun.ordinal, child.id);
+    changes.addItem(child.id, null, { type: "fork", sourceThreadId: parent.id, targetThreadId: child.id, sourceRunOrdinal: parentRun.ordinal });
+  }
   startRun(changes, run);
 
   changes.putTask(
@@ -149,7 +158,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
       updatedAt: now,
     },
   );
-  changes.addItem(parent.id, parentRun.id, { type: "thread_created", childThreadId: child.id, relation: "subagent", title: data.title });
+  changes.addItem(parent.id, parentRun.id, { type: "thread_created", childThreadId: child.id, relation, title: data.title });
   changes.addItem(parent.id, parentRun.id, {
     type: "subagent",
     subagentId: data.taskId,

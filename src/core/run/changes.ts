@@ -1,11 +1,22 @@
 import type { NewEvent, NewOutboxEffect } from "../../contracts/envelopes.js";
+import type { ContextHandoff, ContextTransfer } from "../../contracts/entities/contextTransfers.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { EFFECTS, type EffectKind, type EffectPayload } from "../../contracts/effects.js";
 import type { ProviderThread, ProviderTurn } from "../../contracts/entities/providerRecords.js";
 import type { Run, RunAttempt } from "../../contracts/entities/runs.js";
 import type { Subagent } from "../../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
-import { providerThreadEvent, providerTurnEvent, runAttemptEvent, runEvent, runtimeRequestEvent, subagentEvent, turnItemEvent } from "../../contracts/events.js";
+import {
+  contextHandoffEvent,
+  contextTransferEvent,
+  providerThreadEvent,
+  providerTurnEvent,
+  runAttemptEvent,
+  runEvent,
+  runtimeRequestEvent,
+  subagentEvent,
+  turnItemEvent,
+} from "../../contracts/events.js";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { type Accepted, type DecideContext, accept } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
@@ -29,6 +40,8 @@ export class Changes {
   private readonly attempts = new Map<string, RunAttempt>();
   private readonly providerThreads = new Map<string, ProviderThread>();
   private readonly providerTurns = new Map<string, ProviderTurn>();
+  private readonly transferRecords = new Map<string, ContextTransfer>();
+  private readonly handoffRecords = new Map<string, ContextHandoff>();
 
   constructor(
     readonly state: OrchestrationState,
@@ -168,6 +181,46 @@ export class Changes {
     this.providerTurns.set(record.id, record);
     this.events.push(providerTurnEvent(record));
     return record;
+  }
+
+  transfer(id: string): ContextTransfer | undefined {
+    return this.transferRecords.get(id) ?? this.state.transfers.get(id);
+  }
+
+  /** Record a context transfer (created when new, else updated) so later steps of the decision see it. */
+  putTransfer(transfer: ContextTransfer): ContextTransfer {
+    const created = this.transfer(transfer.id) === undefined;
+    this.transferRecords.set(transfer.id, transfer);
+    this.events.push(contextTransferEvent(created ? "context-transfer.created" : "context-transfer.updated", transfer));
+    return transfer;
+  }
+
+  /** The transfers a thread received or sent, in creation order, as this decision leaves them. */
+  threadTransfers(threadId: string): ContextTransfer[] {
+    const ids = [...(this.state.threadTransfers.get(threadId) ?? [])];
+    for (const transfer of this.transferRecords.values()) {
+      if ((transfer.threadId === threadId || transfer.sourceThreadId === threadId) && !ids.includes(transfer.id)) ids.push(transfer.id);
+    }
+    return ids.map((id) => this.transfer(id)!);
+  }
+
+  handoff(id: string): ContextHandoff | undefined {
+    return this.handoffRecords.get(id) ?? this.state.handoffs.get(id);
+  }
+
+  putHandoff(handoff: ContextHandoff): ContextHandoff {
+    this.handoffRecords.set(handoff.id, handoff);
+    this.events.push(contextHandoffEvent(handoff));
+    return handoff;
+  }
+
+  /** The thread's handoffs in creation order, as this decision leaves them. */
+  threadHandoffs(threadId: string): ContextHandoff[] {
+    const ids = [...(this.state.threadHandoffs.get(threadId) ?? [])];
+    for (const handoff of this.handoffRecords.values()) {
+      if (handoff.threadId === threadId && !ids.includes(handoff.id)) ids.push(handoff.id);
+    }
+    return ids.map((id) => this.handoff(id)!);
   }
 
   done(): Accepted {

@@ -3,8 +3,10 @@ import type { Failure } from "../../contracts/entities/fields.js";
 import { type Run, type RunKind, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { AppThread, CreatedBy } from "../../contracts/thread.js";
 import type { DecideContext, ProviderFacts } from "../decision.js";
+import { deliverContext, releaseContext } from "../lineage/context.js";
 import { closeAttempt, openAttempt } from "./attempts.js";
 import type { Changes } from "./changes.js";
+import { closeRunWaits } from "./waits.js";
 
 /** A run between starting and its terminal event: it owns the thread's provider turn. */
 export function isActiveRunStatus(status: RunStatus): boolean {
@@ -77,9 +79,14 @@ export function newRun(changes: Changes, thread: AppThread, facts: ProviderFacts
   });
 }
 
-/** Hand the run to its provider: `starting` until the provider reports the turn. */
+/**
+ * Hand the run to its provider: `starting` until the provider reports the
+ * turn. The thread's pending context (a handoff, fork or merge-back transfer)
+ * is attached to it here, so the turn's input carries it.
+ */
 export function startRun(changes: Changes, run: Run): Run {
   const started = changes.updateRun(run, { status: "starting", queueRank: null, held: false });
+  deliverContext(changes, started);
   changes.effect(EffectKind.startTurn, run.threadId, { threadId: run.threadId, runId: run.id });
   return started;
 }
@@ -131,6 +138,8 @@ export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
     endedAt: changes.ctx.now,
   });
   expirePendingRequests(changes, ended);
+  closeRunWaits(changes, ended);
+  releaseContext(changes, ended);
   startNext(changes, run.threadId);
   return ended;
 }

@@ -168,6 +168,7 @@ function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   if ("attempt" in data) return data.attempt.threadId;
   if ("providerThread" in data) return data.providerThread.threadId;
   if ("providerTurn" in data) return data.providerTurn.threadId;
+  if ("handoff" in data) return data.handoff.threadId;
   return data.session.threadId;
 }
 
@@ -182,6 +183,7 @@ function snapshot(state: OrchestrationState): unknown {
     tasks: [...state.tasks.entries()],
     nodes: [...state.nodes.entries()],
     transfers: [...state.transfers.entries()],
+    handoffs: [...state.handoffs.entries()],
     attempts: [...state.attempts.entries()],
     providerThreads: [...state.providerThreads.entries()],
     providerTurns: [...state.providerTurns.entries()],

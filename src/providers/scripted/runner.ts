@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { parseTurnInput, resolveStep } from "./script.js";
+import { parseTurnInput, resolveStep, splitTurnInput } from "./script.js";
 import type { ScriptStep } from "./script.js";
 import { executeStep } from "./steps.js";
 import type { StepContext } from "./steps.js";
@@ -36,7 +36,8 @@ export async function runTurn(input: string, ctx: TurnRunContext): Promise<TurnE
       case "invalid":
         return failTurn(ctx, plan.message);
       case "script":
-        return await runScript(plan.steps, { ...ctx, variables: new Map() });
+        // `input` is the whole turn input, `context` what Loom put before the message ("" when nothing).
+        return await runScript(plan.steps, { ...ctx, variables: new Map<string, unknown>([["input", input], ["context", splitTurnInput(input).context]]) });
       default: {
         const unexpected: never = plan;
         throw new Error(`unexpected plan ${JSON.stringify(unexpected)}`);

@@ -94,9 +94,26 @@ const StepSchemas = {
   fail: z.strictObject({ fail: Text }),
 } as const;
 
-/** Decide what a turn input asks for. Never throws. */
+const CONTEXT_OPEN = "<loom_context>";
+const CONTEXT_CLOSE = "</loom_context>";
+
+/**
+ * Split a turn input into the context Loom put before the message (a
+ * `<loom_context>` element: a provider switch's handoff, a fork or merge-back
+ * transfer; src/engine/runInput.ts) and the message itself. Without one the
+ * context is "" and the message is the whole input.
+ */
+export function splitTurnInput(input: string): { readonly context: string; readonly message: string } {
+  if (!input.startsWith(CONTEXT_OPEN)) return { context: "", message: input };
+  const end = input.indexOf(CONTEXT_CLOSE);
+  if (end < 0) return { context: "", message: input };
+  const close = end + CONTEXT_CLOSE.length;
+  return { context: input.slice(0, close), message: input.slice(close).replace(/^\s+/, "") };
+}
+
+/** Decide what a turn input asks for: a script after any context Loom put first, else the echo. Never throws. */
 export function parseTurnInput(input: string): TurnPlan {
-  const found = scriptOf(input);
+  const found = scriptOf(splitTurnInput(input).message);
   if (found === undefined) {
     return { kind: "echo", text: input };
   }

@@ -61,7 +61,7 @@ export function threadToolkit(ctx: AppContext): McpToolkit {
     contractTool("t3_thread_wait", {
       description: "Wait for a run (default: the latest) to end, up to the server's wait cap. A timeout returns waitTimedOut: true and cancels nothing.",
       capability: orchestration,
-      handler: (input, tool) => waitForThread(ctx, input, tool),
+      handler: (input, tool) => waitForThread(ctx, input, tool, callerOfScope(tool.scope)),
     }),
     contractTool("t3_thread_interrupt", {
       description: "Interrupt a thread's run (default: the newest interruptible one).",
