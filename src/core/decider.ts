@@ -23,6 +23,9 @@ import {
 } from "./run/queue.js";
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
 import { decideMessageDispatch } from "./run/send.js";
+import { decideNotificationDeliveryAccept } from "./run/notificationAccept.js";
+import { decideSecretRequestRecord } from "./secrets/secretRequests.js";
+import { decideThreadCreatedRecord, decideTitleRegenerationComplete } from "./thread/records.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -159,6 +162,16 @@ export function decide(state: OrchestrationState, command: Command, ctx: DecideC
       return decideDeliverTaskNotice(state, command, ctx);
     case "delegated-task.finalize":
       return decideFinalizeTask(state, command, ctx);
+    // Notices, thread records and titles (run/notificationAccept.ts, thread/records.ts)
+    case "notification.delivery.accept":
+      return decideNotificationDeliveryAccept(state, command, ctx);
+    case "thread.created.record":
+      return decideThreadCreatedRecord(state, command, ctx);
+    case "thread.title.regeneration.complete":
+      return decideTitleRegenerationComplete(state, command, ctx);
+    // Secret requests (secrets/secretRequests.ts)
+    case "secret_request.record":
+      return decideSecretRequestRecord(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

@@ -10,6 +10,7 @@ import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
+import type { SecretVault } from "./secretVault.js";
 
 /** Issues and revokes the bearer tokens injected into agents (implemented by McpCredentialRegistry). */
 export interface SessionCredentials {
@@ -30,6 +31,8 @@ export interface ProviderSessionManagerOptions {
   readonly idleMs: number;
   readonly clock?: () => number;
   readonly log?: (line: string) => void;
+  /** Owner-supplied secrets: the session that asked gets them in its turns' environment. */
+  readonly secrets?: SecretVault;
 }
 
 interface LiveSession {
@@ -105,6 +108,12 @@ export class ProviderSessionManager {
     return this.sessions.has(threadId);
   }
 
+  /** Whether a provider session is open in this process (a released or unknown one is not). */
+  isSessionLive(providerSessionId: string): boolean {
+    for (const session of this.sessions.values()) if (session.providerSessionId === providerSessionId) return true;
+    return false;
+  }
+
   /** Release every session (server shutdown). */
   async shutdown(): Promise<void> {
     if (this.reaper !== null) clearInterval(this.reaper);
@@ -117,7 +126,7 @@ export class ProviderSessionManager {
     const thread = state.threads.get(threadId);
     if (run === undefined || thread === undefined || run.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
-    const text = userMessageText(this.options.orchestrator, threadId, run.messageId);
+    const text = this.options.orchestrator.timeline.runInput(threadId, run.id, run.messageId);
     const session = await this.ensureSession(thread, run.providerInstanceId);
     // Opening a session takes time: the run may have ended or been stopped meanwhile.
     if (this.options.orchestrator.state.runs.get(runId)?.status !== "starting") return;
@@ -130,7 +139,8 @@ export class ProviderSessionManager {
     });
     if (attempt.status === "rejected") return;
     session.lastActivity = this.clock();
-    await session.runtime.startTurn({ runId, input: text });
+    const env = this.options.secrets?.environmentFor(session.providerSessionId) ?? {};
+    await session.runtime.startTurn(Object.keys(env).length === 0 ? { runId, input: text } : { runId, input: text, env });
   }
 
   /** A run stopped before its turn started ends here, since no provider turn exists to interrupt. */
@@ -282,6 +292,7 @@ export class ProviderSessionManager {
     if (session === undefined) return;
     this.sessions.delete(threadId);
     this.options.credentials.revokeSession(session.providerSessionId);
+    this.options.secrets?.dropSession(session.providerSessionId);
     // Queue the release before stopping the process: a send that arrives while it stops
     // starts a run on a new session, which a later release of this one must not end.
     const released = this.options.orchestrator.dispatch({
@@ -303,10 +314,6 @@ export class ProviderSessionManager {
       this.options.log?.(`loom: dispatching ${command.type} failed: ${messageOf(error)}`);
     });
   }
-}
-
-function userMessageText(orchestrator: Orchestrator, threadId: string, messageId: string | null): string {
-  return messageId === null ? "" : (orchestrator.timeline.userMessage(threadId, messageId)?.text ?? "");
 }
 
 function messageOf(error: unknown): string {

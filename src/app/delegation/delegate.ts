@@ -51,7 +51,7 @@ export async function delegateTask(ctx: AppContext, caller: Caller, input: Deleg
       : [...ctx.orchestrator.state.tasks.values()].find((task) => task.parentThreadId === parent.threadId && task.clientRequestId === input.clientRequestId);
   const task = existing ?? (await requestTask(ctx, parent, input));
   if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator, task, false);
-  return waitForTask(ctx, task.taskId, input.timeoutMs, wait);
+  return waitForTask(ctx, task.taskId, input.timeoutMs, wait, parent.runId);
 }
 
 async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput): Promise<DelegatedTask> {
@@ -102,7 +102,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
  * timeout. A result handed over here is acknowledged, so the parent is not
  * woken for it again; one that arrives as the wait ends is delivered.
  */
-export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext) {
+export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext, parentRunId?: string) {
   const current = () => delegateTaskResult(ctx.orchestrator, ctx.orchestrator.state.tasks.get(taskId)!, false);
   const hold = ctx.waiters.hold(taskId);
   try {
@@ -112,6 +112,8 @@ export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: nu
     };
     const done = await waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => `task ${taskId} is ${current().status}`);
     const result = current();
+    // The provider cut the wait short: a blocking question it would have returned is owed to the waiting run.
+    if (wait.signal.aborted && result.hasPendingQuestion && parentRunId !== undefined) ctx.waiters.oweQuestions(parentRunId, taskId);
     if (result.workState === "result_available" && ctx.orchestrator.state.tasks.get(taskId)!.completionDelivery === "pending") {
       await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });
       hold.acknowledged();

@@ -36,6 +36,10 @@ import {
   UnlinkPullRequestInput,
 } from "./threadTools.js";
 
+import { BackgroundWaitInput, BackgroundWaitOutput } from "./backgroundTools.js";
+import { ThreadSearchInput, ThreadSearchOutput } from "./searchTools.js";
+import { RequestSecretInput, RequestSecretOutput } from "./secretTools.js";
+
 /** A tool's contract: what it takes and the structuredContent it answers with on success. */
 export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
   readonly input: I;
@@ -72,6 +76,9 @@ export const TOOL_CONTRACTS = {
   t3_pending_request_read: contract(PendingRequestReadInput, PendingRequestReadOutput),
   t3_pending_request_respond: contract(PendingRequestRespondInput, PendingRequestRespondOutput),
   loom_echo: contract(LoomEchoInput, LoomEchoOutput),
+  t3_thread_search: contract(ThreadSearchInput, ThreadSearchOutput),
+  t3_background_wait: contract(BackgroundWaitInput, BackgroundWaitOutput),
+  request_secret: contract(RequestSecretInput, RequestSecretOutput),
 } as const;
 
 export type ToolName = keyof typeof TOOL_CONTRACTS;
