@@ -59,6 +59,8 @@ export interface LoomServer {
   readonly search: SearchProjection;
   /** Title regeneration turns in flight (t3_thread_update regenerate_title). */
   readonly titles: TitleRegenerations;
+  /** Waits holding delegated tasks (delegate_task, t3_background_wait), so tests can wait for one to begin. */
+  readonly waiters: TaskWaiters;
   close(): Promise<void>;
 }
 
@@ -174,6 +176,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     stateDir: dir,
     search,
     titles,
+    waiters,
     close() {
       closing ??= (async () => {
         await mcp.close();

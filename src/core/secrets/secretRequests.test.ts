@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { TurnItemOf } from "../../contracts/turnItems.js";
 import { RejectionCode } from "../rejections.js";
 import { cmd } from "../testing/fixtures.js";
 import { ROOT, ROOT_RUN, fold, labelled, labelledContext, rootWithRun, setupContext, step, turnEnds } from "../testing/delegationFixtures.js";
@@ -27,7 +26,7 @@ function outcome(status: "provided" | "declined" | "cancelled") {
   return cmd("secret_request.record", { threadId: ROOT, requestId: REQUEST, secretName: "deploy token", envVarName: "DEPLOY_TOKEN", description: "to push the release", status });
 }
 
-const requestItem = (): TurnItemOf<"secret_request"> =>
+const requestItem = () =>
   anItem(
     ROOT,
     ROOT_RUN,
@@ -35,7 +34,7 @@ const requestItem = (): TurnItemOf<"secret_request"> =>
     REQUEST,
     { type: "secret_request", secretName: "deploy token", envVarName: "DEPLOY_TOKEN", description: "to push the release", status: "pending", providerSessionId: "provider-session:a" },
     { createdAt: NOW },
-  ) as TurnItemOf<"secret_request">;
+  );
 
 describe("secret_request.record", () => {
   it("opens a pending secret_request item on the run that asked; its id is the request id", () => {

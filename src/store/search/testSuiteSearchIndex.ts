@@ -94,7 +94,7 @@ export function searchIndexContract(name: string, fresh: () => Promise<SearchInd
       await index.apply({ threads: [thread("t1", { title: "Release" })], documents: [doc("a", "t1", "first we build, then we ship the release to staging", { position: 42, kind: "tool_call", itemType: "dynamic_tool" })] }, 1);
       const page = await index.search(request("ship"));
       expect(page.hasMore).toBe(false);
-      expect(page.hits).toEqual([
+      expect(page.hits.map(({ snippet: _snippet, ...hit }) => hit)).toEqual([
         {
           itemId: "a",
           threadId: "t1",
@@ -105,9 +105,9 @@ export function searchIndexContract(name: string, fresh: () => Promise<SearchInd
           itemType: "dynamic_tool",
           kind: "tool_call",
           createdAt: "2026-03-01T12:00:00.000Z",
-          snippet: expect.stringContaining("**ship**"),
         },
       ]);
+      expect(page.hits[0]!.snippet).toContain("**ship**");
     });
 
     it("a later version of an item replaces it", async () => {
