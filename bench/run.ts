@@ -6,6 +6,7 @@ import { runCoreBench } from "./coreBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runMcpBench } from "./mcpBench.js";
 import { runPostgresBench } from "./postgresBench.js";
+import { runSearchBench } from "./searchBench.js";
 import { runWorkspacesBench } from "./workspacesBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
   await runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 });
   await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 });
   await runPostgresBench({ threads: quick ? 2_000 : 10_000, rawInserts: quick ? 2_000 : 10_000 });
+  await runSearchBench({ items: quick ? 20_000 : 100_000, calls: quick ? 200 : 1_000 });
   await runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 });
 }
 

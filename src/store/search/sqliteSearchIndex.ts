@@ -131,7 +131,8 @@ export class SqliteSearchIndex implements SearchIndex {
         statement = this.db.prepare<unknown[], HitRow>(sql).raw();
         this.statements.set(sql, statement);
       }
-      const rows = statement.all(toFts5Match(request.terms), ...params, request.limit + 1, request.offset);
+      const match = toFts5Match(request.terms);
+      const rows = statement.all(match, ...params, request.limit + 1, request.offset, match);
       const hits = rows.slice(0, request.limit).map(toHit);
       return { hits, hasMore: rows.length > request.limit };
     });
@@ -145,10 +146,6 @@ export class SqliteSearchIndex implements SearchIndex {
     });
   }
 
-  /**
-   * The ranked candidates are picked in an inner query that touches only the
-   * FTS table and the filter columns; snippets are made for the page alone.
-   */
   private query(request: SearchRequest): { sql: string; params: unknown[] } {
     const where: string[] = ["search_text MATCH ?", "t.deleted = 0"];
     const params: unknown[] = [];
@@ -166,15 +163,25 @@ export class SqliteSearchIndex implements SearchIndex {
     }
     if (!request.includeArchived) where.push("t.archived = 0");
     if (!request.includeSubagents) where.push("t.relation <> 'subagent'");
+    // Ranked first on the FTS table and the filter columns alone; the page's
+    // snippets are made afterwards, for its rows only (a snippet per match
+    // would cost more than the ranking).
     const sql = `
-      SELECT i.item_id, i.thread_id, i.run_id, i.position, i.item_type, i.kind, i.created_at, t.title, t.project_id,
+      WITH top AS (
+        SELECT search_text.rowid AS id, search_text.rank AS score, i.item_id, i.thread_id, i.run_id, i.position, i.item_type, i.kind, i.created_at,
+               t.title, t.project_id
+        FROM search_text
+        JOIN search_items i ON i.rowid = search_text.rowid
+        JOIN search_threads t ON t.thread_id = i.thread_id
+        WHERE ${where.join(" AND ")}
+        ORDER BY search_text.rank, search_text.rowid DESC
+        LIMIT ? OFFSET ?
+      )
+      SELECT top.item_id, top.thread_id, top.run_id, top.position, top.item_type, top.kind, top.created_at, top.title, top.project_id,
              snippet(search_text, 0, '${SNIPPET_OPEN}', '${SNIPPET_CLOSE}', '…', ${SNIPPET_TOKENS})
-      FROM search_text
-      JOIN search_items i ON i.rowid = search_text.rowid
-      JOIN search_threads t ON t.thread_id = i.thread_id
-      WHERE ${where.join(" AND ")}
-      ORDER BY search_text.rank, search_text.rowid DESC
-      LIMIT ? OFFSET ?`;
+      FROM top JOIN search_text ON search_text.rowid = top.id
+      WHERE search_text MATCH ?
+      ORDER BY top.score, top.id DESC`;
     return { sql, params };
   }
 
