@@ -7,6 +7,7 @@ import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
 import { runMcpBench } from "./mcpBench.js";
 import { runPostgresBench } from "./postgresBench.js";
+import { runSearchBench } from "./searchBench.js";
 import { runWorkspacesBench } from "./workspacesBench.js";
 import { runScaleBench } from "./scaleBench.js";
 
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 });
   await runPostgresBench({ threads: quick ? 2_000 : 10_000, rawInserts: quick ? 2_000 : 10_000 });
   await runHandoffBench({ runs: 1_000, repeat: quick ? 50 : 300 });
+  await runSearchBench({ items: quick ? 20_000 : 100_000, calls: quick ? 200 : 1_000 });
   await runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 });
   await runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 });
 }

@@ -46,5 +46,9 @@ export const TOOL_ACCESS: { readonly [N in ToolName]: OperationAccess } = {
   t3_thread_fork: write,
   t3_thread_merge_back: write,
   t3_thread_transfers: read,
+  t3_thread_search: read,
+  // Like task_status: reading a result acknowledges its delivery.
+  t3_background_wait: read,
+  request_secret: write,
   loom_echo: read,
 };

@@ -9,6 +9,9 @@ import type { Orchestrator } from "../engine/orchestrator.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 import type { ActingCaller } from "./caller.js";
 import { errorOfRejection } from "./errors.js";
+import type { ThreadSearchIndex } from "./search/threadSearch.js";
+import type { SecretDelivery } from "./secrets/secretRequests.js";
+import type { TitleRegenerations } from "./threads/titleRegeneration.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
@@ -25,6 +28,12 @@ export interface AppContext {
   readonly clock: () => number;
   /** delegate_task waits in progress, so a result a wait takes is not also delivered as a notice. */
   readonly waiters: TaskWaiters;
+  /** The search index projection (t3_thread_search). */
+  readonly search: ThreadSearchIndex;
+  /** Where owner-supplied secrets go (request_secret). */
+  readonly secrets: SecretDelivery;
+  /** Title regeneration settings and the titling turns in flight. */
+  readonly titles: TitleRegenerations;
 }
 
 /** An accepted command with the events it wrote (none when its commandId was already known). */

@@ -104,6 +104,12 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   transfer_already_exists: "invalid_request",
   wait_not_found: "invalid_request",
   wait_already_recorded: "invalid_request",
+  notification_not_found: "invalid_request",
+  thread_created_already_recorded: "invalid_request",
+  title_regeneration_running: "invalid_request",
+  title_regeneration_not_running: "invalid_request",
+  secret_request_not_found: "invalid_request",
+  secret_request_not_pending: "invalid_request",
   orchestration_error: "orchestration_error",
 };
 

@@ -62,7 +62,9 @@ export async function resolveTarget(registry: ProviderRegistry, caller: ActingCa
   const sameProvider = availability.instance.id === inheritedId;
   let model: string | null;
   if (target?.model !== undefined) {
-    if (availability.models.length > 0 && !availability.models.includes(target.model)) {
+    // Any catalog model is accepted: current, legacy or one the user added (spec 000).
+    const accepted = [...availability.models, ...availability.legacyModels, ...availability.customModels];
+    if (availability.models.length > 0 && !accepted.includes(target.model)) {
       fail("model_unavailable", `${availability.instance.id} does not advertise model ${target.model}; it offers ${availability.models.join(", ")}`);
     }
     model = target.model;

@@ -29,6 +29,7 @@ export const CONFIG_MAXIMUMS = {
   maxActiveChildrenPerThread: 1_000,
   maxSpawnsPerRootThread: 100_000,
   maxDelegationDepth: 64,
+  titleTimeoutMs: 10 * 60_000,
 } as const;
 
 /** A whole positive number of milliseconds, at most `max`. */
@@ -55,6 +56,10 @@ export const ProviderInstanceEntrySchema = z.strictObject({
   enabled: z.boolean({ error: "must be true or false" }).optional(),
   displayName: NonEmptySchema.optional(),
   models: z.array(NonEmptySchema).min(1, { error: "must list at least one model, or be left out" }).optional(),
+  /** Models the user marked as favorites: orchestrator_capabilities lists them first. */
+  favoriteModels: z.array(NonEmptySchema).optional(),
+  /** Models the user added that the catalog does not list: accepted as targets and listed first. */
+  customModels: z.array(NonEmptySchema).optional(),
   options: z.record(z.string(), z.unknown(), { error: "must be an object" }).optional(),
 });
 
@@ -87,6 +92,16 @@ export const WaitsSchema = z.strictObject({
   maxWaitMs: positiveMs(CONFIG_MAXIMUMS.maxWaitMs).optional(),
 });
 
+/** Title regeneration (t3_thread_update regenerate_title): a short titling turn on a provider instance. */
+export const TitlesSchema = z.strictObject({
+  /** The provider instance that writes titles; default: the thread's own. */
+  providerInstanceId: IdSchema.optional(),
+  /** Its model; default: the instance's first model (the thread's own model on the thread's instance). */
+  model: NonEmptySchema.optional(),
+  /** How long the titling turn may take before the first-line title is used instead. */
+  timeoutMs: positiveMs(CONFIG_MAXIMUMS.titleTimeoutMs).optional(),
+});
+
 function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
   ids.forEach((id, index) => {
@@ -105,6 +120,7 @@ export const LoomConfigSchema = z
     credentials: CredentialsSchema.optional(),
     waits: WaitsSchema.optional(),
     sessions: SessionsSchema.optional(),
+    titles: TitlesSchema.optional(),
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
@@ -121,6 +137,10 @@ export interface ProviderInstanceConfig {
   readonly displayName: string | null;
   /** Null: use the models the driver advertises. */
   readonly models: readonly string[] | null;
+  /** Listed first by orchestrator_capabilities (absent: none). */
+  readonly favoriteModels?: readonly string[];
+  /** Added by the user beyond the catalog: accepted as targets, listed first (absent: none). */
+  readonly customModels?: readonly string[];
   /** Driver-specific settings, validated by the driver, never by Loom. */
   readonly options: Readonly<Record<string, unknown>>;
 }
@@ -152,6 +172,13 @@ export interface WaitsConfig {
   readonly maxWaitMs: number;
 }
 
+export interface TitlesConfig {
+  /** Null: the thread's own provider instance. */
+  readonly providerInstanceId: string | null;
+  readonly model: string | null;
+  readonly timeoutMs: number;
+}
+
 export interface LoomConfig {
   /** Absolute path of the file that was read, or null when none was. */
   readonly source: string | null;
@@ -161,7 +188,10 @@ export interface LoomConfig {
   readonly credentials: CredentialsConfig;
   readonly waits: WaitsConfig;
   readonly sessions: SessionsConfig;
+  readonly titles: TitlesConfig;
 }
+
+export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
 
 export const DEFAULT_LIMITS: LimitsConfig = { maxActiveChildrenPerThread: 16, maxSpawnsPerRootThread: 64, maxDelegationDepth: 4 };
 export const DEFAULT_CREDENTIALS: CredentialsConfig = { idleTtlMs: 30 * 60_000, maxLifetimeMs: 24 * 60 * 60_000 };
@@ -242,6 +272,8 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       enabled: p.enabled ?? true,
       displayName: p.displayName ?? null,
       models: p.models ?? null,
+      ...(p.favoriteModels === undefined ? {} : { favoriteModels: p.favoriteModels }),
+      ...(p.customModels === undefined ? {} : { customModels: p.customModels }),
       options: p.options ?? {},
     }),
   );
@@ -258,6 +290,11 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
     credentials: { ...DEFAULT_CREDENTIALS, ...file.credentials },
     waits: { ...DEFAULT_WAITS, ...file.waits },
     sessions: { ...DEFAULT_SESSIONS, ...file.sessions },
+    titles: {
+      providerInstanceId: file.titles?.providerInstanceId ?? DEFAULT_TITLES.providerInstanceId,
+      model: file.titles?.model ?? DEFAULT_TITLES.model,
+      timeoutMs: file.titles?.timeoutMs ?? DEFAULT_TITLES.timeoutMs,
+    },
   };
 }
 

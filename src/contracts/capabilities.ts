@@ -28,5 +28,20 @@ export interface ProviderCapabilities {
   readonly models: readonly string[];
   /** How the agent reaches Loom's MCP endpoint; "none" cannot orchestrate. */
   readonly mcpTransport: McpTransport;
+  /**
+   * Models the driver still accepts but no longer offers by default: capability
+   * answers show them only to a `search` (spec 000, orchestrator_capabilities).
+   */
+  readonly legacyModels?: readonly string[];
+  /**
+   * The driver's current model list is short and curated, so capability answers
+   * list all of it; otherwise they list the first 8 in the user's order.
+   */
+  readonly curatedModels?: boolean;
+  /**
+   * Environment variables given with a turn (owner-supplied secrets, request_secret)
+   * reach the commands the agent runs in that turn. Absent means no.
+   */
+  readonly turnEnvironment?: boolean;
 }
 

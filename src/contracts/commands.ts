@@ -5,15 +5,19 @@ import { LINEAGE_COMMAND_SCHEMAS, type LineageCommand } from "./commands/lineage
 import { RUN_COMMAND_SCHEMAS, type RunCommand } from "./commands/runCommands.js";
 import type { RuntimeIngestCommand } from "./commands/runtimeCommands.js";
 import { THREAD_COMMAND_SCHEMAS, type ThreadCommand } from "./commands/threadCommands.js";
+import { NOTICE_COMMAND_SCHEMAS, type NoticeCommand } from "./commands/noticeCommands.js";
+import { SECRET_COMMAND_SCHEMAS, type SecretCommand } from "./commands/secretCommands.js";
 import type { WaitCommand } from "./commands/waitCommands.js";
 import { formatZodIssues } from "./zodIssues.js";
 
 /** Commands that outside clients may send (after validation). */
-export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand | LineageCommand;
+export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand | LineageCommand | NoticeCommand;
+/** Spec 004's internal commands this build implements: only the server sends them (parseCommand refuses them from outside). */
+export type InternalCommand = SecretCommand;
 /** Every command this build can decide, including the engine's runtime ingestion and recorded waits. */
-export type Command = ClientCommand | RuntimeIngestCommand | WaitCommand;
+export type Command = ClientCommand | InternalCommand | RuntimeIngestCommand | WaitCommand;
 
-const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS, ...LINEAGE_COMMAND_SCHEMAS] as const;
+const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS, ...LINEAGE_COMMAND_SCHEMAS, ...NOTICE_COMMAND_SCHEMAS, ...SECRET_COMMAND_SCHEMAS] as const;
 const CommandSchema = z.discriminatedUnion("type", SCHEMAS);
 const implemented: ReadonlySet<string> = new Set(SCHEMAS.map((s) => s.shape.type.value));
 
@@ -23,7 +27,7 @@ export type CommandParseFailure =
   | { readonly code: "unsupported_command"; readonly message: string }
   | { readonly code: "internal_command"; readonly message: string };
 
-export type CommandParseResult = { readonly ok: true; readonly command: ClientCommand } | { readonly ok: false; readonly failure: CommandParseFailure };
+export type CommandParseResult = { readonly ok: true; readonly command: ClientCommand | InternalCommand } | { readonly ok: false; readonly failure: CommandParseFailure };
 
 /**
  * Validate a command. Nothing is written for a failure. Outside clients pass

@@ -116,6 +116,11 @@ export interface UserInputRequestItem {
   readonly kind: "user_input_request";
   readonly requestId: string;
   readonly questions: readonly { readonly id: string; readonly question: string }[];
+  /**
+   * False for an asynchronous question (a Codex async question): the agent
+   * keeps working while it waits for the answer. Absent means blocking.
+   */
+  readonly blocking?: boolean;
 }
 
 /** The turn waits until `respondToRequest(requestId, ...)` answers it. */

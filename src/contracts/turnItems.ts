@@ -90,6 +90,16 @@ export const NotificationItemSchema = variant("notification", {
   text: z.string(),
   /** The thread the notification is about (e.g. a child with a pending question). */
   sourceThreadId: NullableEntityIdSchema,
+  /** The delegated task a notice is about, when it is one (docs/delegation.md). */
+  taskId: NullableEntityIdSchema.optional(),
+  /** The child's question a question notice routes. */
+  requestId: NullableEntityIdSchema.optional(),
+  /**
+   * How the notice reaches the agent: steered into its running turn, or the
+   * input of a follow-up run (`queued`); `accepted` once the recipient took it
+   * in some other way (notification.delivery.accept) and its run was cancelled.
+   */
+  delivery: z.enum(["steered", "queued", "accepted"]).optional(),
 });
 export const UserMessageItemSchema = variant("user_message", {
   messageId: EntityIdSchema,
@@ -216,6 +226,8 @@ export const SecretRequestItemSchema = variant("secret_request", {
   envVarName: z.string().min(1),
   description: z.string().nullable(),
   status: SecretRequestStatusSchema,
+  /** The provider session that asked: the only one the value ever reaches. */
+  providerSessionId: NullableEntityIdSchema.optional(),
 });
 export const SubagentItemSchema = variant("subagent", {
   subagentId: EntityIdSchema,

@@ -28,6 +28,9 @@ import {
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
 import { decideMessageDispatch } from "./run/send.js";
 import { decideWaitEnded, decideWaitStarted } from "./run/waits.js";
+import { decideNotificationDeliveryAccept } from "./run/notificationAccept.js";
+import { decideSecretRequestRecord } from "./secrets/secretRequests.js";
+import { decideThreadCreatedRecord, decideTitleRegenerationComplete } from "./thread/records.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -191,6 +194,16 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideWaitStarted(state, command, ctx);
     case "thread-wait.ended":
       return decideWaitEnded(state, command, ctx);
+    // Notices, thread records and titles (run/notificationAccept.ts, thread/records.ts)
+    case "notification.delivery.accept":
+      return decideNotificationDeliveryAccept(state, command, ctx);
+    case "thread.created.record":
+      return decideThreadCreatedRecord(state, command, ctx);
+    case "thread.title.regeneration.complete":
+      return decideTitleRegenerationComplete(state, command, ctx);
+    // Secret requests (secrets/secretRequests.ts)
+    case "secret_request.record":
+      return decideSecretRequestRecord(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

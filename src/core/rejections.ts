@@ -77,6 +77,14 @@ export const RejectionCode = {
   // Recorded waits
   waitNotFound: "wait_not_found",
   waitAlreadyRecorded: "wait_already_recorded",
+  // Notices, thread records and titles
+  notificationNotFound: "notification_not_found",
+  threadCreatedAlreadyRecorded: "thread_created_already_recorded",
+  titleRegenerationRunning: "title_regeneration_running",
+  titleRegenerationNotRunning: "title_regeneration_not_running",
+  // Secret requests
+  secretRequestNotFound: "secret_request_not_found",
+  secretRequestNotPending: "secret_request_not_pending",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

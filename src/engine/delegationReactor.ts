@@ -57,11 +57,16 @@ export class DelegationReactor {
     this.dispatch({ type: "delegated-task.deliver-notice", commandId: `cmd:deliver:${task.taskId}`, data: { taskId: task.taskId, kind: "completion", requestId: null } });
   }
 
-  private routeQuestion(request: RuntimeRequest): void {
+  /**
+   * Route a child's open question to its parent. A blocking one goes through a
+   * delegate_task wait instead while one holds the task (spec 000); an
+   * asynchronous one never ends that wait, so it is routed regardless.
+   */
+  private routeQuestion(request: RuntimeRequest, evenWhileHeld = false): void {
     if (request.kind !== "user_input" || request.status !== "pending") return;
     const state = this.orchestrator.state;
     const taskId = state.taskByChildThread.get(request.threadId);
-    if (taskId === undefined || this.waiters.has(taskId)) return;
+    if (taskId === undefined || (request.blocking && !evenWhileHeld && this.waiters.has(taskId))) return;
     const task = state.tasks.get(taskId);
     if (task === undefined || task.notices.some((notice) => notice.requestId === request.id)) return;
     this.dispatch({ type: "delegated-task.deliver-notice", commandId: `cmd:question:${request.id}`, data: { taskId, kind: "question", requestId: request.id } });
@@ -76,6 +81,31 @@ export class DelegationReactor {
     } else if (event.type === "runtime-request.updated") {
       const request = this.orchestrator.state.runtimeRequests.get(event.data.request.id);
       if (request !== undefined) this.routeQuestion(request);
+    } else if ((event.type === "run.updated" || event.type === "run.created") && this.waiters.owesQuestions(event.data.run.id)) {
+      this.catchUpQuestions(event.data.run.id);
+    }
+  }
+
+  /**
+   * A parent run whose wait was cut short with a question pending: once it
+   * completes, fails or settles its background work, the still-pending
+   * questions wake the parent; a stop or interrupt cancels the catch-up.
+   */
+  private catchUpQuestions(runId: string): void {
+    const run = this.orchestrator.state.runs.get(runId);
+    if (run === undefined) return;
+    if (run.status === "interrupted" || run.status === "cancelled") {
+      this.waiters.takeOwedQuestions(runId);
+      return;
+    }
+    if (run.status !== "completed" && run.status !== "failed" && run.status !== "settling_background_work") return;
+    const state = this.orchestrator.state;
+    for (const taskId of this.waiters.takeOwedQuestions(runId)) {
+      const task = state.tasks.get(taskId);
+      if (task === undefined) continue;
+      for (const request of state.runtimeRequests.values()) {
+        if (request.threadId === task.childThreadId) this.routeQuestion(request, true);
+      }
     }
   }
 

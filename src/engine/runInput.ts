@@ -11,7 +11,8 @@ import type { Timeline } from "./timeline.js";
  * `&`, so the element's end is unambiguous.
  */
 export function runInput(state: OrchestrationState, timeline: Timeline, run: Run): string {
-  const message = run.messageId === null ? "" : (timeline.userMessage(run.threadId, run.messageId)?.text ?? "");
+  // A run without a message (a notice's follow-up run) takes its notification item's text.
+  const message = timeline.runInput(run.threadId, run.id, run.messageId);
   const blocks = contextBlocks(state, run);
   return blocks.length === 0 ? message : `${LOOM_CONTEXT_OPEN}\n${blocks.join("\n")}\n${LOOM_CONTEXT_CLOSE}\n\n${message}`;
 }

@@ -45,4 +45,31 @@ export class TaskWaiters {
     this.releasedListeners.add(listener);
     return () => this.releasedListeners.delete(listener);
   }
+
+  private readonly owed = new Map<string, Set<string>>();
+
+  /**
+   * The provider cut a wait short while the task's blocking question was
+   * pending, so the parent never saw it: the question is owed to the run that
+   * waited, and wakes the parent when that run completes, fails or settles its
+   * background work (spec 000). Kept in memory: a restart interrupts the run,
+   * and an interrupted or stopped parent gets no catch-up anyway.
+   */
+  oweQuestions(parentRunId: string, taskId: string): void {
+    const tasks = this.owed.get(parentRunId) ?? new Set<string>();
+    tasks.add(taskId);
+    this.owed.set(parentRunId, tasks);
+  }
+
+  /** Whether the run is owed any question. */
+  owesQuestions(parentRunId: string): boolean {
+    return this.owed.has(parentRunId);
+  }
+
+  /** The tasks whose questions the run is owed, forgetting them. */
+  takeOwedQuestions(parentRunId: string): string[] {
+    const tasks = this.owed.get(parentRunId);
+    this.owed.delete(parentRunId);
+    return tasks === undefined ? [] : [...tasks];
+  }
 }

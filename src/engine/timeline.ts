@@ -30,6 +30,11 @@ export interface Timeline {
   userMessage(threadId: string, messageId: string): TurnItemOf<"user_message"> | undefined;
   /** The run's latest assistant text: its result. */
   latestAssistantText(threadId: string, runId: string): string | null;
+  /**
+   * What a run's turn starts with: the user message that started it, else the
+   * notification it carries (a notice's follow-up run has no user message).
+   */
+  runInput(threadId: string, runId: string, messageId: string | null): string;
 }
 
 /** The timeline over the in-memory folded state. */
@@ -58,6 +63,14 @@ export function stateTimeline(state: OrchestrationState): Timeline {
     userMessage(threadId, messageId) {
       for (const item of all(threadId)) if (item?.type === "user_message" && item.messageId === messageId) return item;
       return undefined;
+    },
+    runInput(threadId, runId, messageId) {
+      if (messageId !== null) {
+        for (const item of all(threadId)) if (item?.type === "user_message" && item.messageId === messageId) return item.text;
+        return "";
+      }
+      for (const item of all(threadId)) if (item?.type === "notification" && item.runId === runId) return item.text;
+      return "";
     },
     latestAssistantText(threadId, runId) {
       const items = all(threadId);

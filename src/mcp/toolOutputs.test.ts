@@ -124,6 +124,30 @@ describe("tool outputs match their declared schemas", () => {
     await owner("t3_thread_transfers", { threadId: source.threadId, includeText: true });
   });
 
+  it("search, background wait and secret tools", async () => {
+    await owner("orchestrator_capabilities", { search: "scripted" });
+    const child = childScript({ say: "child done" });
+    const parent = await h.launch({
+      target: { providerInstanceId: "a" },
+      message: script(
+        { call: "delegate_task", args: { task: child, target: { providerInstanceId: "b" } }, as: "d" },
+        { call: "t3_background_wait", args: {}, as: "w" },
+        { call: "request_secret", args: { secretName: "Token", envVarName: "SOME_TOKEN", description: "to test" }, as: "s" },
+        { call: "t3_thread_search", args: { query: "child done" }, as: "q" },
+      ),
+    });
+    await h.waitForEnd(parent.runId!);
+    const results = toolResults(parent.threadId);
+    for (const name of ["t3_background_wait", "request_secret", "t3_thread_search"] as const) {
+      const answers = results.get(name) ?? [];
+      expect(answers, `${name} answered`).toHaveLength(1);
+      check(name, answers[0]);
+    }
+    await owner("t3_background_wait", { threadId: parent.threadId });
+    const found = await owner("t3_thread_search", { query: "child done", threadId: parent.threadId });
+    expect((found.hits as unknown[]).length).toBeGreaterThan(0);
+  });
+
   it("covered every tool of the contract table", () => {
     expect([...seen].sort()).toEqual(Object.keys(TOOL_CONTRACTS).sort());
   });

@@ -56,8 +56,13 @@ export interface OpenSessionInput {
  * `unsupported`. After `stop()` every method rejects with `session_closed`.
  */
 export interface ProviderSessionRuntime {
-  /** Start a turn for `runId`. Its events carry the same runId. */
-  startTurn(input: { readonly runId: string; readonly input: string }): Promise<void>;
+  /**
+   * Start a turn for `runId`. Its events carry the same runId. `env` holds
+   * owner-supplied secrets for this session (request_secret): a driver whose
+   * capability record sets `turnEnvironment` gives them to the commands the
+   * turn runs; others ignore them. Never log or record them.
+   */
+  startTurn(input: { readonly runId: string; readonly input: string; readonly env?: Readonly<Record<string, string>> }): Promise<void>;
   /** Add input to the running turn `runId` (capabilities.steering). */
   steerTurn(input: { readonly runId: string; readonly input: string }): Promise<void>;
   /** Ask the running turn to stop; it still ends with turn.completed "interrupted". */

@@ -23,6 +23,12 @@ export interface ProviderAvailability {
   readonly capabilities: ProviderCapabilities | null;
   /** The instance's configured models, else the driver's advertised ones. */
   readonly models: readonly string[];
+  /** Models the driver still accepts but no longer offers by default (capabilities.legacyModels). */
+  readonly legacyModels: readonly string[];
+  /** The user's favorites (config `favoriteModels`). */
+  readonly favoriteModels: readonly string[];
+  /** Models the user added beyond the catalog (config `customModels`); accepted as targets. */
+  readonly customModels: readonly string[];
 }
 
 export interface ProviderRegistryOptions {
@@ -95,6 +101,9 @@ export class ProviderRegistry {
       adapterPresent: driver !== undefined,
       capabilities,
       models: instance.models ?? capabilities?.models ?? [],
+      legacyModels: capabilities?.legacyModels ?? [],
+      favoriteModels: instance.favoriteModels ?? [],
+      customModels: instance.customModels ?? [],
     };
     if (!instance.enabled) {
       return { ...base, installed: false, authenticated: false, available: false, reason: "disabled in config" };

@@ -11,6 +11,7 @@ import type { Orchestrator } from "../engine/orchestrator.js";
 import { runInput } from "../engine/runInput.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
+import type { SecretVault } from "./secretVault.js";
 
 /** Issues and revokes the bearer tokens injected into agents (implemented by McpCredentialRegistry). */
 export interface SessionCredentials {
@@ -31,6 +32,8 @@ export interface ProviderSessionManagerOptions {
   readonly idleMs: number;
   readonly clock?: () => number;
   readonly log?: (line: string) => void;
+  /** Owner-supplied secrets: the session that asked gets them in its turns' environment. */
+  readonly secrets?: SecretVault;
 }
 
 interface LiveSession {
@@ -106,6 +109,12 @@ export class ProviderSessionManager {
     return this.sessions.has(threadId);
   }
 
+  /** Whether a provider session is open in this process (a released or unknown one is not). */
+  isSessionLive(providerSessionId: string): boolean {
+    for (const session of this.sessions.values()) if (session.providerSessionId === providerSessionId) return true;
+    return false;
+  }
+
   /** Release every session (server shutdown). */
   async shutdown(): Promise<void> {
     if (this.reaper !== null) clearInterval(this.reaper);
@@ -132,7 +141,8 @@ export class ProviderSessionManager {
     });
     if (attempt.status === "rejected") return;
     session.lastActivity = this.clock();
-    await session.runtime.startTurn({ runId, input: text });
+    const env = this.options.secrets?.environmentFor(session.providerSessionId) ?? {};
+    await session.runtime.startTurn(Object.keys(env).length === 0 ? { runId, input: text } : { runId, input: text, env });
   }
 
   /** A run stopped before its turn started ends here, since no provider turn exists to interrupt. */
@@ -284,6 +294,7 @@ export class ProviderSessionManager {
     if (session === undefined) return;
     this.sessions.delete(threadId);
     this.options.credentials.revokeSession(session.providerSessionId);
+    this.options.secrets?.dropSession(session.providerSessionId);
     // Queue the release before stopping the process: a send that arrives while it stops
     // starts a run on a new session, which a later release of this one must not end.
     const released = this.options.orchestrator.dispatch({

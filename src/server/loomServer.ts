@@ -16,6 +16,14 @@ import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
 import { diagnosticsToolkit } from "../mcp/toolkits/diagnostics/tools.js";
 import { threadControlToolkit } from "../mcp/toolkits/threadControl/tools.js";
 import { threadToolkit } from "../mcp/toolkits/threads/tools.js";
+import { backgroundToolkit } from "../mcp/toolkits/background/tools.js";
+import { searchToolkit } from "../mcp/toolkits/search/tools.js";
+import { secretsToolkit } from "../mcp/toolkits/secrets/tools.js";
+import { secretRoutes } from "../api/secretRoutes.js";
+import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/titleRegeneration.js";
+import { SearchProjection } from "../engine/searchProjection.js";
+import { SecretVault } from "../providers/secretVault.js";
+import { SqliteSearchIndex } from "../store/search/sqliteSearchIndex.js";
 import { ConfigError, ConfigErrorCode, type LoomConfig, loadConfig } from "../config/config.js";
 import { validateProviderInstances } from "../providers/kit/validateInstances.js";
 import { ProviderRegistry } from "../providers/registry.js";
@@ -51,6 +59,12 @@ export interface LoomServer {
   readonly stateDir: StateDir;
   /** Open MCP sessions (agents' and outside clients'). */
   readonly mcpSessionCount: number;
+  /** The search index projection (t3_thread_search), kept in `<state-dir>/search.db`. */
+  readonly search: SearchProjection;
+  /** Title regeneration turns in flight (t3_thread_update regenerate_title). */
+  readonly titles: TitleRegenerations;
+  /** Waits holding delegated tasks (delegate_task, t3_background_wait), so tests can wait for one to begin. */
+  readonly waiters: TaskWaiters;
   close(): Promise<void>;
 }
 
@@ -81,6 +95,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   }
 
   let mcpUrl = "";
+  const secrets = new SecretVault();
   const projects = new Map(config.projects.map((p) => [p.id, p.root]));
   const sessions = new ProviderSessionManager({
     orchestrator,
@@ -91,6 +106,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     workingDirectory: (thread) => thread.worktreePath ?? projects.get(thread.projectId) ?? cwd,
     idleMs: config.sessions.idleMs,
     log,
+    secrets,
   });
   const worker = new OutboxWorker({
     store,
@@ -102,6 +118,8 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const stopKicking = orchestrator.onCommitted(() => worker.kick());
   const waiters = new TaskWaiters();
   const reactor = new DelegationReactor(orchestrator, waiters, log);
+  const search = new SearchProjection(orchestrator, SqliteSearchIndex.open(join(dir.root, "search.db")), log);
+  const titles = new TitleRegenerations(config.titles, log);
 
   const app: AppContext = {
     orchestrator,
@@ -113,14 +131,29 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     progressIntervalMs: options.progressIntervalMs ?? 5_000,
     clock: Date.now,
     waiters,
+    search,
+    secrets: { vault: secrets, isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
+    titles,
   };
-  const toolkits = [threadToolkit(app), delegationToolkit(app), threadControlToolkit(app), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
+  const titlesReconciled = await reconcileTitleRegenerations(app);
+  if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
+  const toolkits = [
+    threadToolkit(app),
+    delegationToolkit(app),
+    threadControlToolkit(app),
+    searchToolkit(app),
+    backgroundToolkit(app),
+    secretsToolkit(app),
+    ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
+  ];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
   // A run that ended with nothing queued releases its agent's MCP sessions (and their sockets) at once.
   const idleSessions = followIdleSessions(orchestrator, (providerSessionId) => {
     mcp.closeForProviderSession(providerSessionId).catch((error: unknown) => log(`loom: closing MCP sessions of ${providerSessionId} failed: ${String(error)}`));
   });
   const routes: RouteHandler[] = [
+    // Before orchestrationRoutes, which answers every other /api/ path with 404.
+    secretRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION }),
     mcp.route,
   ];
@@ -135,6 +168,8 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   mcpUrl = `${url}/mcp`;
   worker.start();
   await reactor.start();
+  // The index catches up in the background; searches wait briefly for it and say when it is not complete yet.
+  search.start().catch((error: unknown) => log(`loom: the search index could not start: ${error instanceof Error ? error.message : String(error)}`));
   sessions.startReaper();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
@@ -151,6 +186,9 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     get mcpSessionCount() {
       return mcp.sessionCount;
     },
+    search,
+    titles,
+    waiters,
     close() {
       closing ??= (async () => {
         idleSessions.close();
@@ -158,11 +196,13 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         reactor.stop();
+        await titles.close();
         // Stop claiming effects first: releasing a session ends its run and starts the
         // thread's next queued one, whose provider.turn.start must not open a new session.
         await worker.stop();
         await sessions.shutdown();
         stopKicking();
+        await search.stop();
         await orchestrator.close();
         removeServerInfo(dir, process.pid);
       })();

@@ -72,9 +72,11 @@ export function waitForResult(h: LoomHarness, taskId: string, timeoutMs = 10_000
   );
 }
 
-/** User messages a thread received from the system (delegation notices), in timeline order. */
+/** What a thread received from the system: notices (notification items) and system user messages, in timeline order. */
 export function systemMessages(h: LoomHarness, threadId: string): { text: string; runId: string | null }[] {
-  return h.items(threadId).flatMap((item) => (item.type === "user_message" && item.createdBy === "system" ? [{ text: item.text, runId: item.runId }] : []));
+  return h.items(threadId).flatMap((item) =>
+    (item.type === "user_message" && item.createdBy === "system") || item.type === "notification" ? [{ text: item.text, runId: item.runId }] : [],
+  );
 }
 
 /** The structuredContent of each `toolName` call a thread's agent made, in order. */

@@ -26,6 +26,8 @@ export interface HarnessOptions {
   readonly progressIntervalMs?: number;
   /** Mount the diagnostics toolkit (loom_echo). */
   readonly diagnosticsTools?: boolean;
+  /** Receives every line the server logs (default: dropped). */
+  readonly log?: (line: string) => void;
 }
 
 /** A scripted turn input: `script({ say: "hi" }, { sleep: 100 })`. */
@@ -62,7 +64,14 @@ export class LoomHarness {
     writeFileSync(configPath, JSON.stringify({ providers: TEST_PROVIDERS, ...options.config }));
     let server: LoomServer | null = null;
     try {
-      server = await startLoomServer({ stateDir, cwd: dir, configPath, progressIntervalMs: options.progressIntervalMs ?? 100, diagnosticsTools: options.diagnosticsTools ?? false });
+      server = await startLoomServer({
+        stateDir,
+        cwd: dir,
+        configPath,
+        progressIntervalMs: options.progressIntervalMs ?? 100,
+        diagnosticsTools: options.diagnosticsTools ?? false,
+        ...(options.log === undefined ? {} : { log: options.log }),
+      });
       const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
       const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");
       return new LoomHarness(server, dir, ownerToken, owner);

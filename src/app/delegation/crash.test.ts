@@ -135,6 +135,6 @@ describe("crash while a delegated child runs", () => {
       "the parent to be idle",
     );
     expect(parentRead.items.filter((item) => item.type === "subagent")).toHaveLength(1);
-    expect(parentRead.items.filter((item) => item.type === "user_message" && item.text.includes(`taskId ${taskId}`))).toHaveLength(1);
+    expect(parentRead.items.filter((item) => item.type === "notification" && item.text.includes(`taskId ${taskId}`))).toHaveLength(1);
   });
 });

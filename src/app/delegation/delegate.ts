@@ -59,7 +59,7 @@ export async function delegateTask(ctx: AppContext, caller: Caller, input: Deleg
   const existing = input.clientRequestId === undefined ? undefined : ctx.orchestrator.state.tasks.get(taskIdFor(parent.threadId, input.clientRequestId));
   const task = existing ?? (await requestTask(ctx, parent, input, claim));
   if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator, task, false);
-  return waitForTask(ctx, task.taskId, input.timeoutMs, wait, caller);
+  return waitForTask(ctx, task.taskId, input.timeoutMs, wait, caller, parent.runId);
 }
 
 async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<DelegatedTask> {
@@ -112,7 +112,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
  * timeout. A result handed over here is acknowledged, so the parent is not
  * woken for it again; one that arrives as the wait ends is delivered.
  */
-export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext, caller?: Caller) {
+export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext, caller?: Caller, parentRunId?: string) {
   const current = () => delegateTaskResult(ctx.orchestrator, ctx.orchestrator.state.tasks.get(taskId)!, false);
   const hold = ctx.waiters.hold(taskId);
   try {
@@ -124,6 +124,8 @@ export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: nu
     // A wait that blocks is recorded on the caller's active run (blockedOnThreadWait).
     const done = ready() || caller === undefined ? await waitForResult() : await withRecordedWait(ctx, caller, "delegate_task", taskId, waitForResult);
     const result = current();
+    // The provider cut the wait short: a blocking question it would have returned is owed to the waiting run.
+    if (wait.signal.aborted && result.hasPendingQuestion && parentRunId !== undefined) ctx.waiters.oweQuestions(parentRunId, taskId);
     if (result.workState === "result_available" && ctx.orchestrator.state.tasks.get(taskId)!.completionDelivery === "pending") {
       await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });
       hold.acknowledged();

@@ -13,12 +13,17 @@ function isApproval(request: RuntimeRequest): request is RuntimeRequest & { kind
   return APPROVAL_KINDS.has(request.kind);
 }
 
-/** The child's work besides the task's own run: later queued or executing turns. */
+/**
+ * The child's work besides the task's own run: later queued or executing
+ * turns, and follow-ups the parent still shows as running (one that lost its
+ * child run stays so until task_cancel cancels it).
+ */
 function hasPendingChildRuns(state: OrchestrationState, task: DelegatedTask): boolean {
   const original = task.childRunId === null ? undefined : state.runs.get(task.childRunId);
-  return runsOf(state, task.childThreadId).some(
+  const later = runsOf(state, task.childThreadId).some(
     (run) => run.id !== task.childRunId && (original === undefined || run.ordinal > original.ordinal) && !isTerminalRunStatus(run.status),
   );
+  return later || (task.followUps ?? []).some((followUp) => followUp.status === "running");
 }
 
 function childTasksUnfinished(state: OrchestrationState, task: DelegatedTask): boolean {

@@ -43,5 +43,7 @@ export async function taskCancel(ctx: AppContext, caller: Caller, input: TaskCan
     data: { taskId: task.taskId, ...(input.reason === undefined ? {} : { reason: input.reason }) },
   });
   const after = touched(executed.events).tasks.get(task.taskId) ?? ctx.orchestrator.state.tasks.get(task.taskId)!;
-  return { ...delegateTaskResult(ctx.orchestrator, after, false), cancelReason: input.reason ?? null };
+  const runningBefore = new Set((task.followUps ?? []).filter((followUp) => followUp.status === "running").map((followUp) => followUp.runId));
+  const cancelledFollowUps = (after.followUps ?? []).filter((followUp) => followUp.status === "cancelled" && runningBefore.has(followUp.runId)).map((followUp) => followUp.runId);
+  return { ...delegateTaskResult(ctx.orchestrator, after, false), cancelReason: input.reason ?? null, cancelledFollowUps };
 }

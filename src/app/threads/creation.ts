@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import type { Run } from "../../contracts/entities/runs.js";
 import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
-import type { CapabilitiesOutput, CreateThreadsInput, CreateThreadsOutput, TargetInput, ThreadLaunchInput, ThreadLaunchOutput } from "../../contracts/tools/threadTools.js";
+import type { CreateThreadsInput, CreateThreadsOutput, TargetInput, ThreadLaunchInput, ThreadLaunchOutput } from "../../contracts/tools/threadTools.js";
 import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
@@ -104,6 +104,14 @@ async function createPlanned(
   });
   checkClaim(ctx, claim);
   const thread = touched(created.events).threads.get(planned.threadId) ?? ctx.orchestrator.state.threads.get(planned.threadId)!;
+  // The creating thread's timeline points at the new thread.
+  if (caller.kind === "thread" && caller.thread !== null) {
+    await execute(ctx, {
+      type: "thread.created.record",
+      commandId: ids.command(`record:${index}`),
+      data: { threadId: caller.thread.id, childThreadId: planned.threadId, ...(caller.activeRun === null ? {} : { runId: caller.activeRun.id }) },
+    });
+  }
   let run: Run | null = null;
   if (planned.prompt !== undefined) {
     const messageId = ids.message(index);
@@ -187,34 +195,4 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   }
   const created = await createPlanned(ctx, acting, ids, 0, planned, { projectId, worktreePath, branch: undefined }, null);
   return { ...created, projectId, workspaceStrategy: strategy, worktreePath: worktreePath ?? null };
-}
-
-/** orchestrator_capabilities: what the caller inherits and which providers can run work. */
-export async function capabilities(ctx: AppContext, caller: Caller): Promise<CapabilitiesOutput> {
-  const acting = resolveCaller(ctx.orchestrator.state, caller, "orchestrator_capabilities");
-  const providers = await ctx.registry.list();
-  const thread = acting.thread;
-  return {
-    inherited:
-      thread === null ? null : { providerInstanceId: thread.modelSelection?.providerInstanceId ?? thread.providerInstanceId, model: thread.modelSelection?.model ?? null },
-    runtimeMode: thread?.runtimeMode ?? null,
-    interactionMode: thread?.interactionMode ?? null,
-    providers: providers.map((p) => {
-      const offered = p.capabilities?.runtimeModes ?? [];
-      const shown = p.models.slice(0, 8);
-      return {
-        providerInstanceId: p.instance.id,
-        driver: p.driver,
-        displayName: p.displayName,
-        available: p.available,
-        canRunChildTasks: p.available && p.capabilities?.mcpTransport !== undefined,
-        reason: p.reason,
-        models: shown,
-        omittedModels: p.models.length - shown.length,
-        ...(offered.length > 0 && offered.length < 3 ? { runtimeModes: [...offered] } : {}),
-        steering: p.capabilities?.steering ?? false,
-      };
-    }),
-    features: { polling: true, cancellation: true, batchThreadCreation: true, maxBatchThreads: 20 },
-  };
 }

@@ -1,5 +1,4 @@
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
-import type { TurnItem } from "../../contracts/turnItems.js";
 import type {
   LinkPullRequestInput,
   ThreadInterruptInput,
@@ -18,7 +17,7 @@ import { checkClaim, claimField, claimRequest } from "../idempotency.js";
 import { touched } from "../touched.js";
 import { authorizeChange } from "./authorize.js";
 import { actorOf, sentMessage } from "./sent.js";
-import { titleFromText } from "./views.js";
+import { regenerateTitle } from "./titleRegeneration.js";
 
 /** t3_thread_send: the send modes of spec 000; the result says which path the message took. */
 export async function sendToThread(ctx: AppContext, caller: Caller, input: ThreadSendInput): Promise<ThreadSendOutput> {
@@ -77,23 +76,19 @@ function metadataResult(ctx: AppContext, threadId: string, executed: Executed): 
   };
 }
 
-/** A title from the thread's first user message: its first line, at most 60 characters. */
-export function titleFromMessages(items: readonly (TurnItem | undefined)[]): string | null {
-  const first = items.find((item) => item?.type === "user_message");
-  return first?.type === "user_message" ? titleFromText(first.text) : null;
-}
-
-/** t3_thread_update: rename (title required) or regenerate_title (title refused). */
+/**
+ * t3_thread_update: rename (title required) or regenerate_title (title
+ * refused): a titling turn on a provider (titleRegeneration.ts) whose result
+ * arrives later; the answer shows the interim title and titleRegenerating.
+ */
 export async function updateThread(ctx: AppContext, caller: Caller, input: ThreadUpdateInput) {
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_update");
   const claim = claimRequest(ctx, acting.requestScope, "t3_thread_update", input);
-  let title: string;
-  if (input.action === "rename") {
-    title = input.title ?? fail("invalid_request", "rename requires a title");
-  } else {
+  if (input.action === "regenerate_title") {
     if (input.title !== undefined) fail("invalid_request", "regenerate_title takes no title");
-    title = titleFromMessages(ctx.orchestrator.timeline.items(target.id, { types: ["user_message"], limit: 1 })) ?? fail("invalid_request", `thread ${target.id} has no message to make a title from`);
+    return metadataResult(ctx, target.id, await regenerateTitle(ctx, acting, target, input.clientRequestId));
   }
+  const title = input.title ?? fail("invalid_request", "rename requires a title");
   const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId);
   const executed = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, title } });
   checkClaim(ctx, claim);

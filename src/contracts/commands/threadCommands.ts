@@ -87,7 +87,14 @@ export type ThreadActiveReorderCommand = z.infer<typeof ThreadActiveReorderComma
 
 export const ThreadMetadataUpdateCommandSchema = command(
   "thread.metadata.update",
-  z.object({ threadId: ThreadIdSchema, title: TitleSchema }).strict(),
+  z
+    .object({
+      threadId: ThreadIdSchema,
+      title: TitleSchema,
+      /** True: a title regeneration starts; `title` is shown meanwhile (thread.title.regeneration.complete ends it). */
+      titleRegenerating: z.literal(true).optional(),
+    })
+    .strict(),
 );
 export type ThreadMetadataUpdateCommand = z.infer<typeof ThreadMetadataUpdateCommandSchema>;
 export const ThreadPullRequestLinkCommandSchema = command(

@@ -78,6 +78,25 @@ export const CompletionDeliveryStatus = {
 export type CompletionDeliveryStatus = (typeof CompletionDeliveryStatus)[keyof typeof CompletionDeliveryStatus];
 export const CompletionDeliveryStatusSchema = z.enum(CompletionDeliveryStatus);
 
+/** A follow-up's state on the parent: running until its child run ends, then that run's terminal status. */
+export const TaskFollowUpStatus = {
+  running: "running",
+  completed: "completed",
+  failed: "failed",
+  interrupted: "interrupted",
+  cancelled: "cancelled",
+} as const;
+export type TaskFollowUpStatus = (typeof TaskFollowUpStatus)[keyof typeof TaskFollowUpStatus];
+
+export const TaskFollowUpSchema = z.object({
+  /** The child run the follow-up started or queued. */
+  runId: EntityIdSchema,
+  status: z.enum(TaskFollowUpStatus),
+  createdAt: IsoTimeSchema,
+  endedAt: IsoTimeSchema.nullable(),
+});
+export type TaskFollowUp = z.infer<typeof TaskFollowUpSchema>;
+
 /**
  * A delegate_task call as the parent thread's durable projection keeps it
  * (spec 000, Delegated Task Lifecycle). `taskId` is also the id of the
@@ -126,6 +145,13 @@ export const DelegatedTaskSchema = z.object({
       delivery: z.enum(["steered", "queued"]),
     }),
   ),
+  /**
+   * Follow-ups sent to the child after the task was final (t3_thread_send on
+   * its childThreadId): each runs as a fresh turn in the child and never
+   * changes the published result. The parent shows one as running until its
+   * child run ends. Absent in logs written before follow-ups were tracked.
+   */
+  followUps: z.array(TaskFollowUpSchema).optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });

@@ -59,7 +59,11 @@ export type PendingRequestRespondInput = z.infer<typeof PendingRequestRespondInp
 
 export const DelegateTaskOutput = DelegateTaskResultSchema;
 export const TaskStatusOutput = DelegateTaskResultSchema;
-export const TaskCancelOutput = DelegateTaskResultSchema.extend({ cancelReason: z.string().nullable() });
+export const TaskCancelOutput = DelegateTaskResultSchema.extend({
+  cancelReason: z.string().nullable(),
+  /** Follow-ups that lost their child run but still showed as running here, cancelled by this call (their child run ids). */
+  cancelledFollowUps: z.array(z.string()),
+});
 
 export const PendingRequestListOutput = z.object({ threadId: z.string(), requests: z.array(PendingRequestSummarySchema) });
 export const PendingRequestReadOutput = PendingRequestSummarySchema.extend({

@@ -39,7 +39,17 @@ export const TargetInput = z
   .strict();
 export type TargetInput = z.infer<typeof TargetInput>;
 
-export const CapabilitiesInput = z.object({}).strict();
+export const CapabilitiesInput = z
+  .object({
+    search: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("Find models by name (case-insensitive substring) across every provider, legacy models included; omitted models are counted in omittedModels"),
+  })
+  .strict();
+export type CapabilitiesInput = z.infer<typeof CapabilitiesInput>;
 
 export const ThreadListInput = z
   .object({

@@ -57,6 +57,10 @@ import {
   QueueReorderInput,
 } from "./queueTools.js";
 
+import { BackgroundWaitInput, BackgroundWaitOutput } from "./backgroundTools.js";
+import { ThreadSearchInput, ThreadSearchOutput } from "./searchTools.js";
+import { RequestSecretInput, RequestSecretOutput } from "./secretTools.js";
+
 /** A tool's contract: what it takes and the structuredContent it answers with on success. */
 export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
   readonly input: I;
@@ -105,6 +109,9 @@ export const TOOL_CONTRACTS = {
   t3_thread_merge_back: contract(ThreadMergeBackInput, ThreadMergeBackOutput),
   t3_thread_transfers: contract(ThreadTransfersInput, ThreadTransfersOutput),
   loom_echo: contract(LoomEchoInput, LoomEchoOutput),
+  t3_thread_search: contract(ThreadSearchInput, ThreadSearchOutput),
+  t3_background_wait: contract(BackgroundWaitInput, BackgroundWaitOutput),
+  request_secret: contract(RequestSecretInput, RequestSecretOutput),
 } as const;
 
 export type ToolName = keyof typeof TOOL_CONTRACTS;

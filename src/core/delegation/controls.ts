@@ -14,6 +14,7 @@ import { activeRun, queuedRuns, stopThreadWork } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { cancelQueuedNotice } from "./notices.js";
 import { childStillWorking, settleTask } from "./settle.js";
+import { cancelLostFollowUps, settleFollowUps } from "./followUps.js";
 
 type Found = { kind: "found"; changes: Changes; task: DelegatedTask } | Rejected;
 
@@ -133,6 +134,9 @@ export function decideSubagentStop(state: OrchestrationState, command: SubagentS
   for (const threadId of ended) settleTask(changes, threadId);
   // A queued-only task has no run left at all: settle it now.
   if (queuedRuns(changes, task.childThreadId).length === 0) settleTask(changes, task.childThreadId);
+  // A follow-up that lost its child run but still shows as running here is cancelled (spec 000, task_cancel).
+  settleFollowUps(changes, task.childThreadId);
+  cancelLostFollowUps(changes, task.taskId);
   return changes.done();
 }
 

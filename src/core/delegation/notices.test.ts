@@ -53,8 +53,12 @@ const questionText = (requestId: string) =>
     `Answer with t3_pending_request_respond (threadId ${CHILD}, requestId ${requestId}), or ask the user.`,
   ].join("\n");
 
-const systemMessage = (threadId: string, runId: string, position: number, id: string, messageId: string, text: string) =>
-  anItem(threadId, runId, position, id, { type: "user_message", messageId, text, createdBy: "system", creationSource: "api" }, { createdAt: NOW });
+const COMPLETION_TITLE = 'Task "Task t1" finished: completed';
+const QUESTION_TITLE = 'Task "Task t1" asks a question';
+
+/** A notice as the parent's `notification` item: steered into its turn or carried by a follow-up run. */
+const notice = (runId: string, position: number, id: string, fields: { title: string; text: string; requestId: string | null; delivery: "steered" | "queued" }) =>
+  anItem(ROOT, runId, position, id, { type: "notification", sourceThreadId: CHILD, taskId: TASK, ...fields }, { createdAt: NOW });
 
 /** Root (on `provider`) whose running turn delegated t1, which has completed with "All done.". */
 function completed(provider = "steerable", afterDelegate: readonly DomainEvent[] = []): { history: DomainEvent[]; ctx: ReturnType<typeof setupContext> } {
@@ -63,9 +67,9 @@ function completed(provider = "steerable", afterDelegate: readonly DomainEvent[]
   return { history: steps(delegated, finish(CHILD, CHILD_RUN, "All done."), ctx), ctx };
 }
 
-/** The follow-up run a notice allocates with labelledContext("w"): message w-1, run w-2. */
+/** The follow-up run a notice allocates with labelledContext("w"): message w-1 (steering only), run w-2; its input is the notification. */
 function noticeRun(parent: AppThread, ordinal: number): Run {
-  return aRun(parent, { id: w("run", 2), ordinal, kind: "system_follow_up", status: "queued", messageId: w("message", 1), createdAt: NOW, updatedAt: NOW });
+  return aRun(parent, { id: w("run", 2), ordinal, kind: "system_follow_up", status: "queued", messageId: null, createdAt: NOW, updatedAt: NOW });
 }
 
 describe("delegated-task.deliver-notice: completion", () => {
@@ -79,7 +83,7 @@ describe("delegated-task.deliver-notice: completion", () => {
       .when(deliverCompletion(TASK), labelledContext("w"))
       .then(
         [
-          itemEvent(systemMessage(ROOT, ROOT_RUN, 3, w("turn-item", 2), w("message", 1), text)),
+          itemEvent(notice(ROOT_RUN, 3, w("turn-item", 2), { title: COMPLETION_TITLE, text, requestId: null, delivery: "steered" })),
           contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: NOW, consumedAt: NOW }),
           subagentEvent(after(before.subagents.get(TASK)!, {}), after(task, { completionDelivery: "delivered", notices: [{ kind: "completion", requestId: null, runId: ROOT_RUN, delivery: "steered" }] })),
         ],
@@ -102,7 +106,7 @@ describe("delegated-task.deliver-notice: completion", () => {
       .then(
         [
           runCreated(run),
-          itemEvent(systemMessage(ROOT, run.id, 3, w("turn-item", 3), w("message", 1), text)),
+          itemEvent(notice(run.id, 3, w("turn-item", 3), { title: COMPLETION_TITLE, text, requestId: null, delivery: "queued" })),
           runUpdated(after(run, { status: "starting" })),
           contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: NOW, consumedAt: NOW }),
           subagentEvent(after(before.subagents.get(TASK)!, {}), after(task, { completionDelivery: "delivered", notices: [{ kind: "completion", requestId: null, runId: run.id, delivery: "queued" }] })),
@@ -122,7 +126,7 @@ describe("delegated-task.deliver-notice: completion", () => {
       .when(deliverCompletion(TASK), labelledContext("w"))
       .then([
         runCreated(run),
-        itemEvent(systemMessage(ROOT, run.id, 3, w("turn-item", 3), w("message", 1), text)),
+        itemEvent(notice(run.id, 3, w("turn-item", 3), { title: COMPLETION_TITLE, text, requestId: null, delivery: "queued" })),
         runUpdated(after(run, { queueRank: 0 })),
         contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: NOW, consumedAt: NOW }),
         subagentEvent(after(before.subagents.get(TASK)!, {}), after(task, { completionDelivery: "delivered", notices: [{ kind: "completion", requestId: null, runId: run.id, delivery: "queued" }] })),
@@ -148,7 +152,8 @@ describe("delegated-task.deliver-notice: completion", () => {
     const ctx = setupContext();
     const history = steps(step(rootWithRun(), delegate("t1"), ctx), finish(CHILD, CHILD_RUN, "Half way.", "failed", "rate limited"), ctx);
     const state = fold(step(history, deliverCompletion(TASK), labelledContext("w")));
-    const message = state.turnItems.get(ROOT)!.find((item) => item.id === w("turn-item", 2)) as Extract<TurnItem, { type: "user_message" }>;
+    const message = state.turnItems.get(ROOT)!.find((item) => item.id === w("turn-item", 2)) as Extract<TurnItem, { type: "notification" }>;
+    expect(message.title).toBe('Task "Task t1" finished: failed');
     expect(message.text).toBe(completionText(TASK, CHILD, "Task t1", "failed", "Error: rate limited\n\nHalf way."));
   });
 
@@ -182,7 +187,7 @@ describe("many siblings completing: one notice each, no cap", () => {
 
   function check(names: readonly string[], order: readonly string[], parent: "running" | "idle", delivery: "interleaved" | "batched") {
     const state = run(names, order, parent, delivery);
-    const messages = state.turnItems.get(ROOT)!.filter((item): item is Extract<TurnItem, { type: "user_message" }> => item.type === "user_message" && item.createdBy === "system");
+    const messages = state.turnItems.get(ROOT)!.filter((item): item is Extract<TurnItem, { type: "notification" }> => item.type === "notification");
     expect(messages).toHaveLength(names.length);
     for (const name of names) {
       const task = state.tasks.get(`subagent:${name}`)!;
@@ -246,7 +251,7 @@ describe("delegated-task.deliver-notice: question", () => {
       .when(deliverQuestion(TASK, requestId), labelledContext("w"))
       .then([
         runCreated(run),
-        itemEvent(systemMessage(ROOT, run.id, 3, w("turn-item", 3), w("message", 1), questionText(requestId))),
+        itemEvent(notice(run.id, 3, w("turn-item", 3), { title: QUESTION_TITLE, text: questionText(requestId), requestId, delivery: "queued" })),
         runUpdated(after(run, { queueRank: 0 })),
         subagentEvent(after(before.subagents.get(TASK)!, {}), after(before.tasks.get(TASK)!, { notices: [{ kind: "question", requestId, runId: run.id, delivery: "queued" }] })),
       ]);
@@ -260,7 +265,7 @@ describe("delegated-task.deliver-notice: question", () => {
       .when(deliverQuestion(TASK, requestId), labelledContext("w"))
       .then(
         [
-          itemEvent(systemMessage(ROOT, ROOT_RUN, 3, w("turn-item", 2), w("message", 1), questionText(requestId))),
+          itemEvent(notice(ROOT_RUN, 3, w("turn-item", 2), { title: QUESTION_TITLE, text: questionText(requestId), requestId, delivery: "steered" })),
           subagentEvent(after(before.subagents.get(TASK)!, {}), after(before.tasks.get(TASK)!, { notices: [{ kind: "question", requestId, runId: ROOT_RUN, delivery: "steered" }] })),
         ],
         [effects.steerTurn(ROOT, ROOT_RUN, w("message", 1), questionText(requestId))],

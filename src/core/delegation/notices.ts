@@ -1,10 +1,9 @@
-import { EffectKind } from "../../contracts/effects.js";
 import type { DeliverTaskNoticeCommand } from "../../contracts/commands/runtimeCommands.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { contextTransferEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
-import { activeRun, enqueue, newRun, queuedRuns, startRun, threadProvider, turnFacts } from "../run/lifecycle.js";
+import { deliverNotice } from "../run/notify.js";
 import type { OrchestrationState } from "../state.js";
 import { settleTask } from "./settle.js";
 
@@ -21,9 +20,14 @@ function completionText(task: DelegatedTask): string {
   ].join("\n");
 }
 
-function questionText(task: DelegatedTask, requestId: string, questions: string): string {
+/**
+ * A blocking question stops the child until it is answered; an asynchronous
+ * one (a Codex async question) lets it keep working meanwhile (spec 000).
+ */
+function questionText(task: DelegatedTask, requestId: string, questions: string, blocking: boolean): string {
+  const state = blocking ? "is blocked until it is answered" : "is still working while it waits for the answer";
   return [
-    `Delegated task "${task.title}" (taskId ${task.taskId}) asks a question and is blocked until it is answered:`,
+    `Delegated task "${task.title}" (taskId ${task.taskId}) asks a question and ${state}:`,
     "",
     questions,
     "",
@@ -32,29 +36,14 @@ function questionText(task: DelegatedTask, requestId: string, questions: string)
 }
 
 /**
- * Bring a notice to the parent: steered into its running turn when the
- * provider can steer, else a follow-up run that wakes it (queued behind
- * active work). There is no cap on how many notices a parent receives.
+ * Bring a notice to the parent (a `notification` item): steered into its
+ * running turn when the provider can steer, else a follow-up run that wakes
+ * it (queued behind active work). There is no cap on how many notices a
+ * parent receives.
  */
-function deliver(changes: Changes, task: DelegatedTask, text: string): Pick<Notice, "runId" | "delivery"> {
-  const parent = changes.state.threads.get(task.parentThreadId)!;
-  const active = activeRun(changes, parent.id);
-  const steerFacts = active === null ? null : turnFacts(changes.ctx, active);
-  const messageId = changes.ctx.allocate.message();
-  if (active !== null && steerFacts !== null && steerFacts.capabilities.steering && active.status === "running" && active.interruptRequestedAt === null) {
-    changes.addItem(parent.id, active.id, { type: "user_message", messageId, text, createdBy: "system", creationSource: "api" });
-    changes.effect(EffectKind.steerTurn, parent.id, { threadId: parent.id, runId: active.id, messageId, text });
-    return { runId: active.id, delivery: "steered" };
-  }
-  const providerId = threadProvider(parent);
-  const facts = providerId === null ? null : changes.ctx.providers(providerId);
-  if (facts === null) return { runId: null, delivery: "queued" };
-  const run = newRun(changes, parent, facts, { runId: changes.ctx.allocate.run(), kind: "system_follow_up", messageId });
-  changes.addItem(parent.id, run.id, { type: "user_message", messageId, text, createdBy: "system", creationSource: "api" });
-  const idle = active === null && !queuedRuns(changes, parent.id).some((queued) => !queued.held && queued.id !== run.id);
-  if (idle) startRun(changes, run);
-  else enqueue(changes, run, "back");
-  return { runId: run.id, delivery: "queued" };
+function deliver(changes: Changes, task: DelegatedTask, title: string, text: string, requestId: string | null): Pick<Notice, "runId" | "delivery"> {
+  const sent = deliverNotice(changes, task.parentThreadId, { title, text, sourceThreadId: task.childThreadId, taskId: task.taskId, requestId }, { allowSteer: true });
+  return { runId: sent.runId, delivery: sent.delivery };
 }
 
 /** delegated-task.deliver-notice: a task's result or a child's question reaches its parent. */
@@ -66,7 +55,7 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
   if (parent === undefined || parent.deletedAt !== null) return reject("thread_not_found", `parent thread ${task.parentThreadId} is gone`);
   if (command.data.kind === "completion") {
     if (task.completionDelivery !== "pending") return reject("delivery_not_pending", `task ${task.taskId} delivery is ${task.completionDelivery}`);
-    const sent = deliver(changes, task, completionText(task));
+    const sent = deliver(changes, task, `Task "${task.title}" finished: ${task.status}`, completionText(task), null);
     const transfer = task.resultContextTransferId === null ? undefined : state.transfers.get(task.resultContextTransferId);
     if (transfer !== undefined) changes.events.push(contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: ctx.now, consumedAt: ctx.now }));
     changes.updateTask(task, { completionDelivery: "delivered", notices: [...task.notices, { kind: "completion", requestId: null, ...sent }] });
@@ -81,7 +70,7 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
   }
   if (task.notices.some((notice) => notice.requestId === request.id)) return reject("delivery_not_pending", `question ${request.id} was already routed`);
   const questions = ((request.payload.questions as { question: string }[] | undefined) ?? []).map((q) => `- ${q.question}`).join("\n");
-  const sent = deliver(changes, task, questionText(task, request.id, questions));
+  const sent = deliver(changes, task, `Task "${task.title}" asks a question`, questionText(task, request.id, questions, request.blocking), request.id);
   changes.updateTask(task, { notices: [...task.notices, { kind: "question", requestId: request.id, ...sent }] });
   return changes.done();
 }

@@ -277,7 +277,10 @@ describe("delegated-task.finalize", () => {
     const published = fold(done).tasks.get(TASK)!;
     const followUp = steps(done, [cmd("message.dispatch", { threadId: CHILD, text: "one more thing", runId: "run:more" }), ...finish(CHILD, "run:more", "Something else.")], ctx);
     const state = fold(followUp);
-    expect(state.tasks.get(TASK)).toEqual(published);
+    const { followUps, ...rest } = state.tasks.get(TASK)!;
+    expect(rest).toEqual({ ...published, updatedAt: rest.updatedAt });
+    // The follow-up is tracked on the parent beside the result, and ended with its run.
+    expect(followUps).toEqual([{ runId: "run:more", status: "completed", createdAt: rest.updatedAt, endedAt: rest.updatedAt }]);
     given(...followUp).when(cmd("delegated-task.finalize", { taskId: TASK })).thenRejects(RejectionCode.deliveryNotPending);
   });
 });

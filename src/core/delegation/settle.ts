@@ -4,6 +4,7 @@ import { type Run, isTerminalRunStatus } from "../../contracts/entities/runs.js"
 import { contextTransferEvent, nodeEvent } from "../../contracts/events.js";
 import type { Changes } from "../run/changes.js";
 import { activeRun, queuedRuns } from "../run/lifecycle.js";
+import { settleFollowUps } from "./followUps.js";
 
 /**
  * The run whose end settles the task: the child's newest run that actually
@@ -76,6 +77,8 @@ function terminalStatus(task: DelegatedTask, run: Run): TerminalTaskStatus {
 export function settleTask(changes: Changes, childThreadId: string): void {
   const taskId = changes.state.taskByChildThread.get(childThreadId);
   if (taskId === undefined) return;
+  // Follow-ups after the result end with their own run, whatever the task's state.
+  settleFollowUps(changes, childThreadId);
   const task = changes.task(taskId);
   if (task === undefined || task.resultContextTransferId !== null) return;
   if (childStillWorking(changes, childThreadId)) return;

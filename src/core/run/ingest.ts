@@ -135,6 +135,8 @@ export function decideItemCompleted(state: OrchestrationState, command: ItemComp
     if (existing !== undefined) return reject("request_not_pending", `request item ${nativeItemId} was already recorded`);
     requestId = ctx.allocate.runtimeRequest();
     const isQuestion = item.kind === "user_input_request";
+    // An asynchronous question (spec 000: a Codex async question) lets the turn keep working.
+    const blocking = !isQuestion || item.blocking !== false;
     changes.putRequest({
       id: requestId,
       threadId: run.threadId,
@@ -142,7 +144,7 @@ export function decideItemCompleted(state: OrchestrationState, command: ItemComp
       nodeId: null,
       kind: isQuestion ? "user_input" : item.requestKind,
       status: "pending",
-      blocking: true,
+      blocking,
       nativeRequestId: item.requestId,
       payload: isQuestion ? { questions: item.questions } : { title: item.title, detail: item.detail, requestKind: item.requestKind },
       resolution: null,
@@ -150,7 +152,8 @@ export function decideItemCompleted(state: OrchestrationState, command: ItemComp
       updatedAt: ctx.now,
       resolvedAt: null,
     });
-    changes.updateRun(run, { status: isQuestion ? "waiting_on_user_input" : "waiting_on_approval", startedAt: run.startedAt ?? ctx.now });
+    if (blocking) changes.updateRun(run, { status: isQuestion ? "waiting_on_user_input" : "waiting_on_approval", startedAt: run.startedAt ?? ctx.now });
+    else if (run.status === "starting") changes.updateRun(run, { status: "running", startedAt: run.startedAt ?? ctx.now });
   } else if (run.status === "starting") {
     changes.updateRun(run, { status: "running", startedAt: run.startedAt ?? ctx.now });
   }

@@ -14,17 +14,25 @@ import { RejectionCode } from "../rejections.js";
 import type { OrchestrationState } from "../state.js";
 import { changed, invalidModeRejection, liveThread, validTitle } from "./guards.js";
 
-/** Rename. A user rename wins over an in-flight title regeneration, so it clears titleRegenerating. */
+/**
+ * Rename. A user rename wins over an in-flight title regeneration, so it
+ * clears titleRegenerating. With `titleRegenerating: true` it starts a
+ * regeneration instead, showing `title` meanwhile (one at a time).
+ */
 export function decideThreadMetadataUpdate(state: OrchestrationState, command: ThreadMetadataUpdateCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
   const thread = found.thread;
   const valid = validTitle(command.data.title);
   if (valid.kind === "rejected") return valid;
-  if (valid.title === thread.title && !thread.titleRegenerating) {
+  const regenerating = command.data.titleRegenerating === true;
+  if (regenerating && thread.titleRegenerating) {
+    return reject(RejectionCode.titleRegenerationRunning, `a title regeneration is already running for thread ${thread.id}`);
+  }
+  if (!regenerating && valid.title === thread.title && !thread.titleRegenerating) {
     return reject(RejectionCode.titleUnchanged, `thread ${thread.id} is already titled "${valid.title}"`);
   }
-  return accept([threadEvent("thread.metadata-updated", changed(thread, ctx, { title: valid.title, titleRegenerating: false }))]);
+  return accept([threadEvent("thread.metadata-updated", changed(thread, ctx, { title: valid.title, titleRegenerating: regenerating }))]);
 }
 
 /**

@@ -101,7 +101,8 @@ export const DEFAULT_CODEX_CAPABILITIES: ProviderCapabilities = {
   resume: false,
   runtimeModes: RUNTIME_MODES,
   models: DEFAULT_CODEX_MODELS,
-  mcpTransport: "http",
+  mcpTransport: "http",  // A short, curated catalog: capability answers list every current model (spec 000).
+  curatedModels: true,
 };
 
 /** Validate an instance's options and apply defaults; `parse` throws DriverOptionsError naming every bad field. */

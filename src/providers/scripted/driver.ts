@@ -106,7 +106,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
     this.mcp = reachable && input.mcp !== null ? new ScriptedMcpClient(input.mcp) : null;
   }
 
-  startTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
+  startTurn(input: { readonly runId: string; readonly input: string; readonly env?: Readonly<Record<string, string>> }): Promise<void> {
     return settle(() => {
       this.assertOpen();
       if (this.active !== null) {
@@ -126,7 +126,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
       this.active = turn;
       this.turnCounter += 1;
       this.emit(turn, { type: "turn.started", runId: turn.runId, nativeThreadId: this.nativeThreadId, nativeTurnId: `${this.nativeThreadId}:turn-${this.turnCounter}` });
-      turn.done = this.drive(turn, input.input);
+      turn.done = this.drive(turn, input.input, input.env ?? {});
     });
   }
 
@@ -173,11 +173,12 @@ export class ScriptedSession implements ProviderSessionRuntime {
     await this.mcp?.close();
   }
 
-  private async drive(turn: ActiveTurn, input: string): Promise<void> {
+  private async drive(turn: ActiveTurn, input: string, env: Readonly<Record<string, string>>): Promise<void> {
     let end: TurnEnd;
     try {
       end = await runTurn(input, {
         cwd: this.cwd,
+        env,
         signal: turn.controller.signal,
         commandTimeoutMs: this.options.commandTimeoutMs,
         turnDelayMs: this.options.turnDelayMs,

@@ -17,6 +17,7 @@ describe("scripted options and capabilities", () => {
       runtimeModes: ["approval-required", "auto-accept-edits", "full-access"],
       models: ["scripted-1"],
       mcpTransport: "http",
+      turnEnvironment: true,
     });
     expect(parseScriptedOptions(scriptedInstance())).toMatchObject({ startupDelayMs: 0, turnDelayMs: 0, commandTimeoutMs: 60_000 });
   });

@@ -46,6 +46,9 @@ export const ScriptedOptionsSchema = z.strictObject(
           runtimeModes: RuntimeModes.optional(),
           models: Models.optional(),
           mcpTransport: z.enum(["http", "none"], { error: 'must be "http" or "none"' }).optional(),
+          legacyModels: z.array(z.string({ error: "must be a string" }).trim().min(1, { error: "must not be empty" }), { error: "must be a list of model names" }).optional(),
+          curatedModels: z.boolean({ error: "must be true or false" }).optional(),
+          turnEnvironment: z.boolean({ error: "must be true or false" }).optional(),
         },
         { error: objectError },
       )
@@ -75,6 +78,7 @@ export const DEFAULT_SCRIPTED_CAPABILITIES: ProviderCapabilities = {
   runtimeModes: RUNTIME_MODES,
   models: [DEFAULT_SCRIPTED_MODEL],
   mcpTransport: "http",
+  turnEnvironment: true,
 };
 
 export const SCRIPTED_DRIVER = "scripted";

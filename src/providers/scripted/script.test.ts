@@ -33,7 +33,7 @@ describe("parseTurnInput", () => {
       { kind: "call", tool: "t3_thread_list", args: { limit: 2 }, as: "list" },
       { kind: "call", tool: "orchestrator_capabilities", args: {}, as: null },
       { kind: "sleep", ms: 5 },
-      { kind: "ask", question: "which?" },
+      { kind: "ask", question: "which?", async: false },
       { kind: "approve", requestKind: "command", detail: "rm -rf build", title: null },
       { kind: "approve", requestKind: "file-change", detail: "", title: "Edit" },
       { kind: "write", path: "a/b.txt", content: "x\n" },

@@ -33,7 +33,8 @@ export type ScriptStep =
       readonly as: string | null;
     }
   | { readonly kind: "sleep"; readonly ms: number }
-  | { readonly kind: "ask"; readonly question: string }
+  /** `async`: the question does not block the turn (the script goes on). */
+  | { readonly kind: "ask"; readonly question: string; readonly async: boolean }
   | {
       readonly kind: "approve";
       readonly requestKind: ApprovalRequestKind;
@@ -74,7 +75,7 @@ const StepSchemas = {
       .int({ error: "must be a whole number of milliseconds" })
       .nonnegative({ error: "must not be negative" }),
   }),
-  ask: z.strictObject({ ask: NonEmpty }),
+  ask: z.strictObject({ ask: NonEmpty, async: z.boolean({ error: "must be true or false" }).optional() }),
   approve: z.strictObject({
     approve: z.strictObject(
       {
@@ -179,7 +180,7 @@ function toStep(kind: ScriptStepKind, raw: object): ScriptStep | string {
     case "sleep":
       return check(StepSchemas.sleep, raw, kind, (s) => ({ kind, ms: s.sleep }));
     case "ask":
-      return check(StepSchemas.ask, raw, kind, (s) => ({ kind, question: s.ask }));
+      return check(StepSchemas.ask, raw, kind, (s) => ({ kind, question: s.ask, async: s.async ?? false }));
     case "approve":
       return check(StepSchemas.approve, raw, kind, (s) => ({
         kind,

@@ -22,6 +22,8 @@ export interface ShellCommandResult {
 
 export interface ShellCommandOptions {
   readonly cwd: string;
+  /** Added to the server's environment for this command (the turn's secrets); never logged. */
+  readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
   /** Kills the command; the promise still resolves (exitCode null). */
   readonly signal: AbortSignal;
@@ -43,6 +45,7 @@ export function runShellCommand(command: string, options: ShellCommandOptions): 
 
     const child = spawn("/bin/sh", ["-c", command], {
       cwd: options.cwd,
+      ...(options.env === undefined || Object.keys(options.env).length === 0 ? {} : { env: { ...process.env, ...options.env } }),
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });

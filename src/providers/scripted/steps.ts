@@ -25,6 +25,8 @@ export interface ToolCaller {
 
 export interface StepContext {
   readonly cwd: string;
+  /** The turn's environment (owner-supplied secrets): added to the `run` steps' commands' environment. */
+  readonly env: Readonly<Record<string, string>>;
   readonly signal: AbortSignal;
   readonly commandTimeoutMs: number;
   /** This turn's script variables. */
@@ -53,7 +55,8 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
       await delay(step.ms, undefined, { signal: ctx.signal });
       return CONTINUE;
     case "ask":
-      await ask(step.question, ctx);
+      if (step.async) askAsync(step.question, ctx);
+      else await ask(step.question, ctx);
       return CONTINUE;
     case "approve":
       await approve(step.requestKind, step.title ?? defaultTitle(step.requestKind), step.detail, ctx);
@@ -66,6 +69,7 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
     case "run": {
       const result = await runShellCommand(step.command, {
         cwd: ctx.cwd,
+        env: ctx.env,
         timeoutMs: ctx.commandTimeoutMs,
         signal: ctx.signal,
       });
@@ -134,6 +138,24 @@ async function ask(question: string, ctx: StepContext): Promise<void> {
   const { answer, answers } = await answered;
   ctx.variables.set("answer", answer);
   ctx.variables.set("answers", answers);
+}
+
+/**
+ * An asynchronous question (like a Codex async question): the request is
+ * emitted with `blocking: false` and the script goes on. An answer that
+ * arrives while the turn runs is stored as `answer` and `answers`.
+ */
+function askAsync(question: string, ctx: StepContext): void {
+  const requestId = ctx.requests.nextRequestId();
+  const answered = ctx.requests.wait(requestId, RequestKind.userInput, (response) => parseUserInputResponse(response, ASK_QUESTION_ID), ctx.signal);
+  answered.then(
+    ({ answer, answers }) => {
+      ctx.variables.set("answer", answer);
+      ctx.variables.set("answers", answers);
+    },
+    () => undefined, // the turn ended first
+  );
+  ctx.emitItem({ kind: "user_input_request", requestId, questions: [{ id: ASK_QUESTION_ID, question }], blocking: false });
 }
 
 async function approve(requestKind: ApprovalRequestKind, title: string, detail: string, ctx: StepContext): Promise<void> {

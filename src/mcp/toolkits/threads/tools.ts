@@ -2,7 +2,8 @@ import { callerOfScope } from "../../callerOfScope.js";
 import { McpCapability } from "../../credentialRegistry.js";
 import { contractTool, defineToolkit, type McpToolkit } from "../../toolkit.js";
 import type { AppContext } from "../../../app/context.js";
-import { capabilities, createThreads, launchThread } from "../../../app/threads/creation.js";
+import { createThreads, launchThread } from "../../../app/threads/creation.js";
+import { capabilities } from "../../../app/threads/capabilities.js";
 import { listThreads, readThread } from "../../../app/threads/reads.js";
 import { waitForThread } from "../../../app/threads/threadWait.js";
 import { interruptThread, linkPullRequest, sendToThread, unlinkPullRequest, updateThread } from "../../../app/threads/writes.js";
@@ -15,7 +16,7 @@ export function threadToolkit(ctx: AppContext): McpToolkit {
     contractTool("orchestrator_capabilities", {
       description: "What you inherit (provider, model, modes), which provider instances can run work and their models, and feature flags.",
       capability: orchestration,
-      handler: (_input, tool) => capabilities(ctx, callerOfScope(tool.scope)),
+      handler: (input, tool) => capabilities(ctx, callerOfScope(tool.scope), input),
     }),
     contractTool("create_threads", {
       description: "Create 1 to 20 ordinary top-level threads in your project. Entries with a prompt start a run at once; the others stay idle.",
