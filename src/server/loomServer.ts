@@ -56,7 +56,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const cwd = options.cwd ?? process.cwd();
   const dir = openStateDir(options.stateDir);
   const config = loadConfig(options.configPath, dir.root, cwd);
-  const drivers = builtInDrivers();
+  const drivers = builtInDrivers({ stateDir: dir.root, log });
   const problems = validateProviderInstances(config.providers, drivers);
   if (problems.length > 0) {
     const lines = problems.flatMap((p) => p.errors.map((error) => `  providers.${p.instanceId}: ${error}`));

@@ -2,15 +2,22 @@ import type { ProviderFacts } from "../core/decision.js";
 import type { ProviderDriver } from "../providers/adapter.js";
 import { codexDriver } from "../providers/codex/driver.js";
 import { claudeDriver } from "../providers/claude/driver.js";
+import { cursorDriver } from "../providers/cursor/driver.js";
+import { opencodeDriver } from "../providers/opencode/driver.js";
+import { createPiDriver } from "../providers/pi/driver.js";
 import { scriptedDriver } from "../providers/scripted/driver.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 
-/** Every driver this build ships, by name. */
-export function builtInDrivers(): Map<string, ProviderDriver> {
+/** Every driver this build ships, by name. `stateDir` holds the pi driver's extension cache. */
+export function builtInDrivers(context: { readonly stateDir?: string; readonly log?: (line: string) => void } = {}): Map<string, ProviderDriver> {
+  const pi = createPiDriver({ stateDir: context.stateDir ?? null });
   return new Map<string, ProviderDriver>([
     [scriptedDriver.driver, scriptedDriver],
     [claudeDriver.driver, claudeDriver],
     [codexDriver.driver, codexDriver],
+    [opencodeDriver.driver, opencodeDriver],
+    [pi.driver, pi],
+    [cursorDriver.driver, cursorDriver],
   ]);
 }
 
