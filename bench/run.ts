@@ -2,6 +2,7 @@
  * `npm run bench`: every figure is printed next to a baseline measured in the
  * same run, as a ratio. LOOM_BENCH_QUICK=1 runs smaller sizes.
  */
+import { runAgentStartupBench } from "./agentStartupBench.js";
 import { runCoreBench } from "./coreBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runMcpBench } from "./mcpBench.js";
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
   await runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 });
   await runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 });
   await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 });
+  await runAgentStartupBench();
 }
 
 main().catch((error: unknown) => {
