@@ -2,6 +2,7 @@
  * `npm run bench`: every figure is printed next to a baseline measured in the
  * same run, as a ratio. LOOM_BENCH_QUICK=1 runs smaller sizes.
  */
+import { runAgentStartupBench } from "./agentStartupBench.js";
 import { runCoreBench } from "./coreBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
   await runSearchBench({ items: quick ? 20_000 : 100_000, calls: quick ? 200 : 1_000 });
   await runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 });
   await runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 });
+  await runAgentStartupBench();
 }
 
 main().catch((error: unknown) => {

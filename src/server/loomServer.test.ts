@@ -153,7 +153,7 @@ describe("config checked at start", () => {
       (error: unknown) => error as Error & { code?: string },
     );
     expect(failure?.code).toBe("invalid_config");
-    expect(failure?.message).toContain('providers.typo: unknown driver "codx"; known drivers: acp, claude, codex, grok, scripted');
+    expect(failure?.message).toContain('providers.typo: unknown driver "codx"; known drivers: acp, claude, codex, cursor, grok, opencode, pi, scripted');
     expect(failure?.message).toContain("providers.slow: options.turnDelayMs");
     expect(failure?.message).toContain('providers.slow: options: Unrecognized key: "colour"');
     expect(failure?.message).toMatch(/\(3 problems\)/);

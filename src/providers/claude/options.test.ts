@@ -40,6 +40,7 @@ describe("claude capabilities", () => {
       runtimeModes: ["approval-required", "auto-accept-edits", "full-access"],
       models: ["claude-sonnet-4-5"],
       mcpTransport: "http",
+      curatedModels: true,
     });
   });
 

@@ -141,6 +141,7 @@ describe("instance options", () => {
       runtimeModes: ["approval-required", "auto-accept-edits", "full-access"],
       models: DEFAULT_CODEX_MODELS,
       mcpTransport: "http",
+      curatedModels: true,
     });
     expect(codexCapabilities(instance({}, ["my-model"])).models).toEqual(["my-model"]);
   });

@@ -4,6 +4,9 @@ import { describe, expect, it } from "vitest";
 import type { ProviderDriver } from "../adapter.js";
 import { claudeDriver } from "../claude/driver.js";
 import { codexDriver } from "../codex/driver.js";
+import { cursorDriver } from "../cursor/driver.js";
+import { opencodeDriver } from "../opencode/driver.js";
+import { createPiDriver } from "../pi/driver.js";
 import { scriptedDriver } from "../scripted/driver.js";
 
 /**
@@ -18,6 +21,9 @@ const PAGES: readonly (readonly [ProviderDriver, string])[] = [
   [scriptedDriver, "docs/scripted-driver.md"],
   [codexDriver, "docs/providers/codex.md"],
   [claudeDriver, "docs/providers/claude.md"],
+  [opencodeDriver, "docs/providers/opencode.md"],
+  [createPiDriver(), "docs/providers/pi.md"],
+  [cursorDriver, "docs/providers/cursor.md"],
 ];
 
 /** The backticked names in the first column of the table whose header starts with `| option |`. */

@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LoomMcpClient } from "../src/client/loomMcpClient.js";
+import type { StoredEvent } from "../src/contracts/envelopes.js";
+import { type ModelServer, startModelServer } from "../src/modelServer/server.js";
+import { sessionConfig, sessionEnv } from "../src/providers/opencode/opencodeConfig.js";
+import { opencodeOptions } from "../src/providers/opencode/options.js";
+import { installedBinary } from "../src/providers/opencode/probe.js";
+import { piOptions } from "../src/providers/pi/options.js";
+import { modelsJson, piEnv } from "../src/providers/pi/piConfig.js";
+import { installedCli } from "../src/providers/pi/probe.js";
+import { startLoomServer } from "../src/server/loomServer.js";
+import { now, printTable, seconds } from "./stats.js";
+
+/**
+ * Agent start-up under Loom: seconds from a thread's launch (t3_thread_launch)
+ * until the agent's first call to one of Loom's MCP tools is committed (the
+ * scripted model asks for t3_thread_list at once), for each real agent
+ * driver that runs offline (opencode, pi; cursor needs Cursor's backend).
+ * Baseline, in the same run: the agent's CLI alone (`opencode run`,
+ * `pi -p`) on the same prompt and model, from spawn until the model server
+ * receives its first model request. Median of ROUNDS each; the ratio is
+ * Loom's cost on top of the agent's own start-up.
+ */
+const ROUNDS = 3;
+const PROMPT = "List the threads.";
+const MODEL = "loom/scripted";
+
+type Agent = "opencode" | "pi";
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function instance(agent: Agent, model: ModelServer) {
+  const options = { modelProvider: { id: "loom", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } };
+  return { id: agent, driver: agent, enabled: true, displayName: null, models: [MODEL], options };
+}
+
+/** The CLI alone: spawn, wait for its first model request, kill. */
+async function alone(agent: Agent, model: ModelServer): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), `loom-bench-${agent}-`));
+  const before = model.requests.filter((request) => request.normalized !== undefined).length;
+  let child: ChildProcess;
+  const start = now();
+  if (agent === "opencode") {
+    const options = opencodeOptions.parse(instance(agent, model));
+    const configPath = join(dir, "opencode.json");
+    writeFileSync(configPath, JSON.stringify(sessionConfig({ options, runtimeMode: "full-access", model: MODEL, mcp: null })));
+    const env = sessionEnv({ options, baseEnv: process.env, home: join(dir, "home"), configPath, password: "bench", mcpToken: null });
+    child = spawn(installedBinary() ?? "opencode", ["run", PROMPT], { cwd: dir, env, stdio: "ignore" });
+  } else {
+    const options = piOptions.parse(instance(agent, model));
+    const agentDir = join(dir, "agent");
+    mkdirSync(agentDir);
+    writeFileSync(join(agentDir, "models.json"), JSON.stringify(modelsJson(options)));
+    const env = piEnv({ options, baseEnv: process.env, agentDir, mcp: null, instructions: null, runtimeMode: "full-access", interactionMode: "default" });
+    child = spawn(process.execPath, [installedCli() ?? "pi", "-p", "--no-session", "--offline", "--model", MODEL, PROMPT], { cwd: dir, env, stdio: "ignore" });
+  }
+  try {
+    await until(() => model.requests.filter((request) => request.normalized !== undefined).length > before, 120_000, `${agent}'s first model request`);
+    return seconds(start);
+  } finally {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runAgentStartupBench(): Promise<void> {
+  const model = await startModelServer({
+    rules: [
+      { when: { toolAvailable: "t3_thread_list", lastIsToolResult: false }, reply: { toolCall: { tool: "t3_thread_list", arguments: {} } } },
+      { reply: { text: "done" } },
+    ],
+  });
+  const stateDir = mkdtempSync(join(tmpdir(), "loom-bench-startup-"));
+  const configPath = join(stateDir, "config.json");
+  writeFileSync(configPath, JSON.stringify({ providers: (["opencode", "pi"] as const).map((agent) => { const { enabled: _e, displayName: _d, ...entry } = instance(agent, model); return entry; }) }));
+  const server = await startLoomServer({ stateDir, cwd: stateDir, configPath });
+  const firstToolCall = new Map<string, bigint>();
+  const stop = server.orchestrator.onCommitted((events: readonly StoredEvent[]) => {
+    const at = now();
+    for (const event of events) {
+      const item = (event.data as { item?: { type?: string; threadId?: string } }).item;
+      if (item?.type === "dynamic_tool" && item.threadId !== undefined && !firstToolCall.has(item.threadId)) firstToolCall.set(item.threadId, at);
+    }
+  });
+  const client = await LoomMcpClient.connect(server.mcpUrl, readFileSync(join(stateDir, "owner-token"), "utf8").trim(), "loom-bench");
+  const rows: string[][] = [["agent", "CLI alone: to first model request (s, median of 3)", "under Loom: launch to first MCP call (s, median of 3)", "ratio"]];
+  try {
+    for (const agent of ["opencode", "pi"] as const) {
+      const baseline: number[] = [];
+      const loom: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        baseline.push(await alone(agent, model));
+        const start = now();
+        const launched = await client.ok<{ threadId: string }>("t3_thread_launch", { message: PROMPT, title: `bench ${agent} ${round}`, target: { providerInstanceId: agent } });
+        await until(() => firstToolCall.has(launched.threadId), 120_000, `${agent}'s first MCP call`);
+        loom.push(Number(firstToolCall.get(launched.threadId)! - start) / 1e9);
+      }
+      rows.push([agent, median(baseline).toFixed(2), median(loom).toFixed(2), (median(loom) / median(baseline)).toFixed(2)]);
+    }
+  } finally {
+    stop();
+    await client.close();
+    await server.close();
+    await model.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+  printTable("Agent start-up: under Loom vs the agent's CLI alone (same prompt, same scripted model)", rows);
+}
