@@ -1,14 +1,28 @@
-import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "../engine/projections.js";
+import type { ShellSnapshot, ThreadSnapshot } from "../contracts/wire/projections.js";
+import { shellSnapshot, threadSnapshot } from "../engine/projections.js";
 import type { Caller } from "./caller.js";
 import type { AppContext } from "./context.js";
 import { fail } from "./errors.js";
 
-/** The thread list as of the log position it reports (spec 004 §3.3 shell snapshot). */
-export function getShellSnapshot(ctx: AppContext, _caller: Caller, options: { readonly includeArchived?: boolean }): ShellSnapshot {
-  return shellSnapshot(ctx.orchestrator.state, options);
+/**
+ * The thread list as of the log position it reports (spec 004 §3.3 shell
+ * snapshot), read at a settled point so a subscription from its sequence
+ * misses nothing. `omitIdleSubagents` leaves out subagent threads with no run in flight.
+ */
+export function getShellSnapshot(
+  ctx: AppContext,
+  _caller: Caller,
+  options: { readonly includeArchived?: boolean; readonly omitIdleSubagents?: boolean },
+): Promise<ShellSnapshot> {
+  return ctx.orchestrator.readCommitted((state) => shellSnapshot(state, options));
 }
 
-/** One thread as of the log position it reports, or thread_not_found. */
+/** orchestration.getArchivedShellSnapshot: only the archived threads. */
+export function getArchivedShellSnapshot(ctx: AppContext, _caller: Caller): Promise<ShellSnapshot> {
+  return ctx.orchestrator.readCommitted((state) => shellSnapshot(state, { archivedOnly: true }));
+}
+
+/** One thread record as of the log position it reports, or thread_not_found. */
 export function getThreadSnapshot(ctx: AppContext, _caller: Caller, threadId: string): ThreadSnapshot {
   return threadSnapshot(ctx.orchestrator.state, threadId) ?? fail("thread_not_found", `thread ${threadId} does not exist`);
 }

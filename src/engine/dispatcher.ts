@@ -52,6 +52,9 @@ export class Dispatcher {
   private readonly queue: Pending[] = [];
   private draining = false;
   private readonly maxBatch: number;
+  /** True while the state holds decided events whose commit has not returned yet. */
+  private stateAhead = false;
+  private readonly settledWaiters: (() => void)[] = [];
 
   constructor(private readonly options: DispatcherOptions) {
     this.maxBatch = options.maxBatch ?? 512;
@@ -65,6 +68,29 @@ export class Dispatcher {
         void this.drain();
       }
     });
+  }
+
+  /**
+   * Run `callback` when the state holds exactly the committed log up to
+   * `state.lastSequence`: at once when no commit is in flight, else right
+   * after the running commit returned (or its failure was rolled back),
+   * before any later command is decided. A snapshot read inside it and a
+   * follow from its `lastSequence` neither miss nor repeat an event.
+   */
+  atSettledState(callback: () => void): void {
+    if (this.stateAhead) this.settledWaiters.push(callback);
+    else callback();
+  }
+
+  private settle(): void {
+    this.stateAhead = false;
+    for (const callback of this.settledWaiters.splice(0)) {
+      try {
+        callback();
+      } catch (error) {
+        console.error("loom: a settled-state reader failed", error);
+      }
+    }
   }
 
   private async drain(): Promise<void> {
@@ -116,6 +142,7 @@ export class Dispatcher {
             outbox: [],
           });
         } else {
+          if (decision.events.length > 0) this.stateAhead = true;
           for (const event of decision.events) evolve(state, toDomainEvent(event));
           evolved ||= decision.events.length > 0;
           entries.push({
@@ -133,12 +160,14 @@ export class Dispatcher {
         replies.push({ pending: owners[index]!, outcome: { receipt: result.receipt, events: result.events, duplicate: result.duplicate } });
       });
       if (committed.length > 0) state.lastSequence = committed[committed.length - 1]!.sequence;
+      this.settle();
       // A command may write only outbox effects (provider-session.detach): listeners still hear of it, so the outbox worker wakes.
       const wroteEffects = entries.some((entry) => entry.receipt.status === "accepted" && entry.outbox.length > 0);
       if (committed.length > 0 || wroteEffects) this.options.onCommitted?.(committed);
     } catch (error) {
       // The state may hold events that never reached the log: start again from the log.
       if (evolved) await this.options.rebuild().catch(() => undefined);
+      this.settle();
       for (const p of owners) p.reject(error);
       for (const r of replies) r.pending.resolve(r.outcome);
       return;
