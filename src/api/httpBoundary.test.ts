@@ -51,7 +51,7 @@ describe("oversized bodies", () => {
     const big = await send("POST", "/api/orchestration/dispatch", FIVE_MB);
     expect(big.status).toBe(413);
     expect(big.headers.connection).toBe("close");
-    expect(JSON.parse(big.body)).toMatchObject({ error: { code: "body_too_large" } });
+    expect(JSON.parse(big.body)).toMatchObject({ error: { code: "invalid_request", details: { reason: "body_too_large" } } });
     const next = await send("GET", "/api/orchestration/shell-snapshot");
     expect(next.status).toBe(200);
     const again = await send("POST", "/api/orchestration/dispatch", FIVE_MB, { "content-length": String(FIVE_MB.length) });
@@ -98,6 +98,6 @@ describe("malformed requests", () => {
       JSON.stringify({ type: "thread.create", commandId: "cmd:claim", data: { projectId: "default" }, clientRequest: { key: "k", tool: "create_threads", fingerprint: "a".repeat(64) } }),
     );
     expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: "invalid_command" } });
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: "invalid_request", details: { reason: "invalid_command" } } });
   });
 });

@@ -7,7 +7,7 @@ import { AppError } from "../app/errors.js";
 import { listSecretRequests, supplySecret } from "../app/secrets/secretRequests.js";
 import { MAX_SECRET_LENGTH, SupplySecretInput } from "../contracts/tools/secretTools.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
-import { HttpError, type RouteHandler, bearerToken, sendError, sendJson } from "../http/http.js";
+import { HttpError, type RouteHandler, bearerToken, decodePathSegment, sendError, sendJson } from "../http/http.js";
 import { sha256 } from "./routes.js";
 
 const SECRET_REQUESTS = /^\/api\/orchestration\/threads\/([^/]+)\/secret-requests$/;
@@ -48,13 +48,13 @@ export function secretRoutes(options: SecretRouteOptions): RouteHandler {
     try {
       if (list !== null) {
         if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-        sendJson(res, 200, { threadId: decodeURIComponent(list[1]!), requests: listSecretRequests(app, owner, decodeURIComponent(list[1]!)) });
+        sendJson(res, 200, { threadId: decodePathSegment(list[1]!), requests: listSecretRequests(app, owner, decodePathSegment(list[1]!)) });
         return true;
       }
       if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
       const body = SecretAnswerBody.safeParse(await readSecretBody(req));
       if (!body.success) throw new HttpError(400, "invalid_request", `invalid body: ${formatZodIssues(body.error)}; expected { "value": "..." } or { "decline": true }`);
-      const input = SupplySecretInput.safeParse({ threadId: decodeURIComponent(one![1]!), requestId: decodeURIComponent(one![2]!), ...body.data });
+      const input = SupplySecretInput.safeParse({ threadId: decodePathSegment(one![1]!), requestId: decodePathSegment(one![2]!), ...body.data });
       if (!input.success) throw new HttpError(400, "invalid_request", `invalid answer: ${formatZodIssues(input.error)}`);
       sendJson(res, 200, await supplySecret(app, owner, input.data));
       return true;

@@ -2,12 +2,15 @@ import { type CommandParseFailure, parseCommand } from "../contracts/commands.js
 import type { CommandReceipt } from "../contracts/envelopes.js";
 import type { Caller } from "./caller.js";
 import type { AppContext } from "./context.js";
-import { fail } from "./errors.js";
+import { AppError, fail } from "./errors.js";
 
-/** A raw command from outside that did not parse; nothing was written. */
-export class CommandInputError extends Error {
+/**
+ * A raw command from outside that did not parse; nothing was written. On the
+ * wire it is invalid_request, with the parse failure's code in `details.reason`.
+ */
+export class CommandInputError extends AppError {
   constructor(readonly failure: CommandParseFailure) {
-    super(failure.message);
+    super("invalid_request", failure.message, { details: { reason: failure.code } });
     this.name = "CommandInputError";
   }
 }

@@ -1,8 +1,8 @@
 /**
  * What every adapter emits, whatever its native protocol: the protocol-mapping
  * half of an adapter (STYLE rule 4) turns native messages into these. The
- * engine turns them into commands; only `item.delta` skips the log (DESIGN
- * invariant 14).
+ * engine turns them into commands; only `item.delta` and `item.output` skip
+ * the log (DESIGN invariant 14): they go to live subscribers.
  *
  * Only `turn.completed` ends a turn. A failed command, an error item or a
  * closed stream does not: an adapter that loses its process while a turn runs
@@ -13,6 +13,7 @@ export const ProviderEventType = {
   turnStarted: "turn.started",
   itemCompleted: "item.completed",
   itemDelta: "item.delta",
+  itemOutput: "item.output",
   usage: "usage",
   turnCompleted: "turn.completed",
 } as const;
@@ -191,6 +192,18 @@ export interface ItemDeltaEvent {
 }
 
 /**
+ * A chunk of a running command's output (stdout and stderr as they arrive),
+ * under the command item's provider id: the command_execution item with the
+ * same itemId completes it. Never stored (DESIGN invariant 14).
+ */
+export interface ItemOutputEvent {
+  readonly type: "item.output";
+  readonly runId: string;
+  readonly itemId: string;
+  readonly text: string;
+}
+
+/**
  * Use so far in the turn: every field is cumulative for the turn, not an
  * increment, so the last usage event of a turn is its total. The optional
  * fields are there when the provider reports them.
@@ -218,6 +231,7 @@ export type NormalizedProviderEvent =
   | TurnStartedEvent
   | ItemCompletedEvent
   | ItemDeltaEvent
+  | ItemOutputEvent
   | UsageEvent
   | TurnCompletedEvent;
 
@@ -230,6 +244,7 @@ export function isDurableProviderEvent(event: NormalizedProviderEvent): boolean 
     case "turn.completed":
       return true;
     case "item.delta":
+    case "item.output":
       return false;
     default: {
       const unexpected: never = event;

@@ -168,6 +168,16 @@ export const derive = {
     return providerItemId(EntityPrefix.turnItem, input);
   },
 
+  /**
+   * output-stream:turn-item:<turnItemId> — a command_execution item's live
+   * output (docs/wire.md, subscribeCommandOutput). Derived from the item, so
+   * the session streaming the output and the decider recording the item name
+   * the same stream without sharing state.
+   */
+  outputStreamOfItem(input: { turnItemId: string }): string {
+    return joinId("output-stream", "turn-item", input.turnItemId);
+  },
+
   /** message:provider:<driver>[:provider-turn:<id>]:native-item:<id>[:segment:<segment>] */
   messageFromProviderItem(input: ProviderItemInput): string {
     return providerItemId(EntityPrefix.message, input);

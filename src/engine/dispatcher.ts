@@ -54,6 +54,9 @@ export class Dispatcher {
   private readonly queue: Pending[] = [];
   private draining = false;
   private readonly maxBatch: number;
+  /** True while the state holds decided events whose commit has not returned yet. */
+  private stateAhead = false;
+  private readonly settledWaiters: (() => void)[] = [];
 
   constructor(private readonly options: DispatcherOptions) {
     this.maxBatch = options.maxBatch ?? 512;
@@ -67,6 +70,29 @@ export class Dispatcher {
         void this.drain();
       }
     });
+  }
+
+  /**
+   * Run `callback` when the state holds exactly the committed log up to
+   * `state.lastSequence`: at once when no commit is in flight, else right
+   * after the running commit returned (or its failure was rolled back),
+   * before any later command is decided. A snapshot read inside it and a
+   * follow from its `lastSequence` neither miss nor repeat an event.
+   */
+  atSettledState(callback: () => void): void {
+    if (this.stateAhead) this.settledWaiters.push(callback);
+    else callback();
+  }
+
+  private settle(): void {
+    this.stateAhead = false;
+    for (const callback of this.settledWaiters.splice(0)) {
+      try {
+        callback();
+      } catch (error) {
+        console.error("loom: a settled-state reader failed", error);
+      }
+    }
   }
 
   private async drain(): Promise<void> {
@@ -120,11 +146,13 @@ export class Dispatcher {
         committed.push(...result.events);
         replies.push({ pending: owners[index]!, outcome: { receipt: result.receipt, events: result.events, duplicate: result.duplicate } });
       });
+      this.settle();
       // A command may write only outbox effects (provider-session.detach): listeners still hear of it, so the outbox worker wakes.
       if (committed.length > 0 || wroteEffects) this.options.onCommitted?.(committed);
     } catch (error) {
       // The state may hold events that never reached the log: start again from the log.
       if (decided) await this.options.rebuild().catch(() => undefined);
+      this.settle();
       for (const p of owners) p.reject(error);
       for (const r of replies) r.pending.resolve(r.outcome);
       return;
@@ -169,6 +197,7 @@ export class Dispatcher {
           outbox: [],
         });
       } else {
+        if (decision.events.length > 0) this.stateAhead = true;
         for (const event of decision.events) {
           const domain = toDomainEvent(event);
           evolve(state, domain);

@@ -7,6 +7,7 @@ import { evolve, initialState, type OrchestrationState } from "../core/state.js"
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
 import { SubscriptionHub } from "../store/subscriptions.js";
 import { type Dispatched, Dispatcher } from "./dispatcher.js";
+import { LiveChannel } from "./liveChannel.js";
 import { type Timeline, stateTimeline } from "./timeline.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
 import { ThreadIndex } from "./threadIndex.js";
@@ -39,6 +40,8 @@ export class Orchestrator {
   private readonly followers: SubscriptionHub;
   /** The store subscription every committed event arrives through, this process's and other writers'. */
   private readonly tail: Subscription;
+  /** Streaming that is not history: assistant deltas and command output (DESIGN invariant 14). */
+  readonly liveChannel = new LiveChannel();
 
   private constructor(
     private readonly store: EventStore,
@@ -105,6 +108,24 @@ export class Orchestrator {
       this.live.lastSequence = event.sequence;
     }
     this.followers.publish([event]);
+  }
+
+  /**
+   * Read the state at a point where it holds exactly the committed log up to
+   * `state.lastSequence` (never events of a commit still in flight), so a
+   * snapshot taken here and `follow(state.lastSequence)` together see every
+   * event once: the wire's snapshot-then-stream subscriptions start here.
+   */
+  readCommitted<T>(read: (state: Readonly<OrchestrationState>) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.dispatcher.atSettledState(() => {
+        try {
+          resolve(read(this.live));
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+    });
   }
 
   /** Threads' timelines (turn items): read them here, not from the state's maps. */

@@ -1,33 +1,20 @@
+import { type RunStatus, isTerminalRunStatus } from "../contracts/entities/runs.js";
 import type { AppThread } from "../contracts/thread.js";
+import type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 import type { OrchestrationState } from "../core/state.js";
 import { ALL_PROJECTS, type ThreadIndex, ThreadListKind } from "./threadIndex.js";
+import { latestRunOf } from "./queries.js";
 
-/** One row of the thread list (spec 004 §3.3 shell snapshot). */
-export interface ThreadShell {
-  readonly id: string;
-  readonly projectId: string;
-  readonly title: string;
-  readonly providerInstanceId: string | null;
-  readonly model: string | null;
-  readonly runtimeMode: AppThread["runtimeMode"];
-  readonly interactionMode: AppThread["interactionMode"];
-  readonly relation: AppThread["lineage"]["relation"];
-  readonly parentThreadId: string | null;
-  readonly archived: boolean;
-  readonly settled: boolean;
-  readonly snoozedUntil: string | null;
-  readonly pinnedRank: number | null;
-  readonly activeRank: number | null;
-  readonly unread: boolean;
-  readonly pullRequests: AppThread["pullRequests"];
-  readonly createdAt: string;
-  readonly updatedAt: string;
-}
+export type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 
-export interface ShellSnapshot {
-  /** The log position the snapshot reflects. */
-  readonly snapshotSequence: number;
-  readonly threads: readonly ThreadShell[];
+/** Which threads a shell lists. */
+export interface ShellOptions {
+  /** Archived threads too (the default shell lists only unarchived ones). */
+  readonly includeArchived?: boolean;
+  /** Only archived threads (the archived shell). */
+  readonly archivedOnly?: boolean;
+  /** Leave out subagent threads with no run in flight (spec 004 §3.3 `omitIdleSubagents`). */
+  readonly omitIdleSubagents?: boolean;
 }
 
 /** One page of the shell snapshot: pinned threads first by rank, then the rest newest first. */
@@ -41,8 +28,7 @@ export interface ShellSnapshotPage extends ShellSnapshot {
 export const SHELL_PAGE_DEFAULT_LIMIT = 100;
 export const SHELL_PAGE_MAX_LIMIT = 1_000;
 
-export interface ShellPageOptions {
-  readonly includeArchived?: boolean;
+export interface ShellPageOptions extends Omit<ShellOptions, "archivedOnly"> {
   readonly cursor?: string;
   readonly limit?: number;
 }
@@ -102,7 +88,8 @@ export function shellSnapshotPage(state: OrchestrationState, index: ThreadIndex,
         next = { phase: "pinned", rank: page[page.length - 1]!.pinnedRank!, id: page[page.length - 1]!.id };
         break;
       }
-      page.push(toShell(thread));
+      const row = shellRowOf(state, thread, options);
+      if (row !== null) page.push(row);
     }
   }
   if (next === null) {
@@ -115,19 +102,15 @@ export function shellSnapshotPage(state: OrchestrationState, index: ThreadIndex,
         next = { phase: "rest", key: lastRestKey };
         break;
       }
-      page.push(toShell(state.threads.get(id)!));
+      const row = shellRowOf(state, state.threads.get(id)!, options);
+      if (row !== null) page.push(row);
       lastRestKey = key;
     }
   }
   return { snapshotSequence: state.lastSequence, threads: page, nextCursor: next === null ? null : encodeCursor(next), total: list.size };
 }
 
-export interface ThreadSnapshot {
-  readonly snapshotSequence: number;
-  readonly thread: AppThread;
-}
-
-export function toShell(thread: AppThread): ThreadShell {
+export function toShell(thread: AppThread, runStatus: RunStatus | null = null): ThreadShell {
   return {
     id: thread.id,
     projectId: thread.projectId,
@@ -145,6 +128,7 @@ export function toShell(thread: AppThread): ThreadShell {
     activeRank: thread.activeRank,
     unread: isUnread(thread),
     pullRequests: thread.pullRequests,
+    runStatus,
     createdAt: thread.createdAt,
     updatedAt: thread.updatedAt,
   };
@@ -165,12 +149,21 @@ export function compareShells(a: ThreadShell, b: ThreadShell): number {
   return a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1;
 }
 
-export function shellSnapshot(state: OrchestrationState, options: { includeArchived?: boolean }): ShellSnapshot {
+/** The thread's row as the shell with these options shows it, or null when the shell leaves it out. */
+export function shellRowOf(state: OrchestrationState, thread: AppThread, options: ShellOptions): ThreadShell | null {
+  if (thread.deletedAt !== null) return null;
+  const archived = thread.archivedAt !== null;
+  if (options.archivedOnly === true ? !archived : archived && options.includeArchived !== true) return null;
+  const runStatus = latestRunOf(state, thread.id)?.status ?? null;
+  if (options.omitIdleSubagents === true && thread.lineage.relation === "subagent" && (runStatus === null || isTerminalRunStatus(runStatus))) return null;
+  return toShell(thread, runStatus);
+}
+
+export function shellSnapshot(state: OrchestrationState, options: ShellOptions): ShellSnapshot {
   const threads: ThreadShell[] = [];
   for (const thread of state.threads.values()) {
-    if (thread.deletedAt !== null) continue;
-    if (thread.archivedAt !== null && options.includeArchived !== true) continue;
-    threads.push(toShell(thread));
+    const row = shellRowOf(state, thread, options);
+    if (row !== null) threads.push(row);
   }
   threads.sort(compareShells);
   return { snapshotSequence: state.lastSequence, threads };

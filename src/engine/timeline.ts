@@ -26,6 +26,10 @@ export interface Timeline {
   items(threadId: string, query?: TimelineQuery): TurnItem[];
   /** Whether any item matching `query` exists (cheaper than items().length > 0). */
   has(threadId: string, query: TimelineQuery): boolean;
+  /** The item with this id, if the thread has it. */
+  item(threadId: string, itemId: string): TurnItem | undefined;
+  /** How many positions the thread's timeline has used (its next item's position). */
+  size(threadId: string): number;
   /** The user message with this message id, if the thread has it. */
   userMessage(threadId: string, messageId: string): TurnItemOf<"user_message"> | undefined;
   /** The run's latest assistant text: its result. */
@@ -59,6 +63,15 @@ export function stateTimeline(state: OrchestrationState): Timeline {
     },
     has(threadId, query) {
       return all(threadId).some((item) => matches(item, query));
+    },
+    item(threadId, itemId) {
+      if (state.itemThreads.get(itemId) !== threadId) return undefined;
+      const items = all(threadId);
+      for (let i = items.length - 1; i >= 0; i--) if (items[i]?.id === itemId) return items[i];
+      return undefined;
+    },
+    size(threadId) {
+      return all(threadId).length;
     },
     userMessage(threadId, messageId) {
       for (const item of all(threadId)) if (item?.type === "user_message" && item.messageId === messageId) return item;

@@ -26,6 +26,7 @@ export {
   type TurnStartedEvent,
   type ItemCompletedEvent,
   type ItemDeltaEvent,
+  type ItemOutputEvent,
   type UsageEvent,
   type TurnCompletedEvent,
   type NormalizedProviderEvent,

@@ -213,6 +213,7 @@ export class ProviderSessionManager {
           commandId,
           data: { threadId, runId: event.runId, driver: session.driver, nativeItemId: event.itemId, item: event.item },
         });
+        if (event.item.kind === "command_execution") this.options.orchestrator.liveChannel.endOutput(liveIds(session.driver, event).outputStreamId);
         return;
       case "turn.completed": {
         const usage = session.usage.get(event.runId)?.latest;
@@ -228,7 +229,12 @@ export class ProviderSessionManager {
         this.onUsage(threadId, session, commandId, event);
         return;
       case "item.delta":
-        return; // streaming only (DESIGN.md invariant 14)
+        // Streaming only (DESIGN.md invariant 14): live subscribers hear it, the log never does.
+        this.options.orchestrator.liveChannel.publishDelta({ threadId, runId: event.runId, itemId: liveIds(session.driver, event).itemId, text: event.text });
+        return;
+      case "item.output":
+        this.options.orchestrator.liveChannel.appendOutput({ threadId, runId: event.runId, ...liveIds(session.driver, event), text: event.text });
+        return;
       default: {
         const exhaustive: never = event;
         return exhaustive;
@@ -316,6 +322,12 @@ export class ProviderSessionManager {
       this.options.log?.(`loom: dispatching ${command.type} failed: ${messageOf(error)}`);
     });
   }
+}
+
+/** The turn item and output stream ids the decider will give the provider's item (derived, so they agree). */
+function liveIds(driver: string, event: { readonly runId: string; readonly itemId: string }): { itemId: string; outputStreamId: string } {
+  const itemId = derive.turnItemFromProviderItem({ driver, providerTurnId: event.runId, nativeItemId: event.itemId });
+  return { itemId, outputStreamId: derive.outputStreamOfItem({ turnItemId: itemId }) };
 }
 
 function messageOf(error: unknown): string {

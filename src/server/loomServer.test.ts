@@ -112,7 +112,7 @@ describe("loom server", () => {
     for (const [body, code] of cases) {
       const res = await call(s, "POST", "/api/orchestration/dispatch", body);
       expect(res.status, body).toBe(400);
-      expect((res.body.error as { code: string }).code, body).toBe(code);
+      expect(res.body.error, body).toMatchObject({ code: "invalid_request", retryable: false, details: { reason: code } });
     }
     expect(s.orchestrator.state.lastSequence).toBe(before);
     expect(s.orchestrator.state.threads.size).toBe(0);

@@ -3,6 +3,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
 import { orchestrationRoutes, sha256 } from "../api/routes.js";
+import { WsTicketBook } from "../api/ownerAuth.js";
+import { createWsEndpoint } from "../api/wsEndpoint.js";
 import type { AppContext } from "../app/context.js";
 import { followIdleSessions } from "../app/idleSessions.js";
 import { DelegationReactor } from "../engine/delegationReactor.js";
@@ -45,6 +47,8 @@ export interface LoomServerOptions {
   readonly diagnosticsTools?: boolean;
   /** How often a wait reports progress; tests shorten it. */
   readonly progressIntervalMs?: number;
+  /** WebSocket heartbeat (ping) interval; a peer silent for one interval is dropped. Tests shorten it. */
+  readonly wsHeartbeatMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -151,20 +155,25 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const idleSessions = followIdleSessions(orchestrator, (providerSessionId) => {
     mcp.closeForProviderSession(providerSessionId).catch((error: unknown) => log(`loom: closing MCP sessions of ${providerSessionId} failed: ${String(error)}`));
   });
+  const tickets = new WsTicketBook();
+  let origins: readonly string[] = [];
   const routes: RouteHandler[] = [
     // Before orchestrationRoutes, which answers every other /api/ path with 404.
     secretRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
-    orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION }),
+    orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION, tickets }),
     mcp.route,
   ];
+  const ws = createWsEndpoint({ app, ownerTokenHash: sha256(ownerToken), tickets, allowedOrigins: () => origins, heartbeatMs: options.wsHeartbeatMs, log });
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://loom.invalid");
     void handle(routes, req, res, url, log);
   });
+  server.on("upgrade", (req, socket, head) => ws.handleUpgrade(req, socket, head));
   const host = options.host ?? "127.0.0.1";
   await listen(server, host, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  origins = ownOrigins(host, port, url);
   mcpUrl = `${url}/mcp`;
   worker.start();
   await reactor.start();
@@ -193,6 +202,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
       closing ??= (async () => {
         idleSessions.close();
         await mcp.close();
+        await ws.close();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         reactor.stop();
@@ -229,6 +239,12 @@ async function handle(routes: readonly RouteHandler[], req: Parameters<RouteHand
     log(`loom: internal error on ${req.method ?? "?"} ${url.pathname}: ${(error as Error).stack ?? String(error)}`);
     sendError(res, new HttpError(500, "internal_error", "internal server error"));
   }
+}
+
+/** The origins a browser may open the WebSocket from: the server's own URL, and its localhost spelling on loopback. */
+function ownOrigins(host: string, port: number, url: string): string[] {
+  const loopback = host === "127.0.0.1" || host === "::1" || host === "localhost";
+  return loopback ? [url, `http://localhost:${port}`, `http://127.0.0.1:${port}`, `http://[::1]:${port}`].filter((o, i, all) => all.indexOf(o) === i) : [url];
 }
 
 function listen(server: Server, host: string, port: number): Promise<void> {

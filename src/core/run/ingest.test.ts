@@ -104,17 +104,17 @@ describe("provider-runtime.item-completed", () => {
     [
       "command_execution that succeeded",
       { kind: "command_execution", command: "npm test", cwd: "/repo", exitCode: 0, outputPreview: "ok", outputTruncated: false, durationMs: 1234.6 },
-      { type: "command_execution", command: "npm test", cwd: "/repo", status: "completed", exitCode: 0, durationMs: 1235, outputPreview: "ok", outputTruncated: false, outputStreamId: null },
+      { type: "command_execution", command: "npm test", cwd: "/repo", status: "completed", exitCode: 0, durationMs: 1235, outputPreview: "ok", outputTruncated: false, outputStreamId: derive.outputStreamOfItem({ turnItemId: itemIdOf("native-1") }) },
     ],
     [
       "command_execution with a non-zero exit",
       { kind: "command_execution", command: "false", cwd: "/repo", exitCode: 1, outputPreview: "", outputTruncated: true, durationMs: null },
-      { type: "command_execution", command: "false", cwd: "/repo", status: "failed", exitCode: 1, durationMs: null, outputPreview: "", outputTruncated: true, outputStreamId: null },
+      { type: "command_execution", command: "false", cwd: "/repo", status: "failed", exitCode: 1, durationMs: null, outputPreview: "", outputTruncated: true, outputStreamId: derive.outputStreamOfItem({ turnItemId: itemIdOf("native-1") }) },
     ],
     [
       "command_execution that was killed",
       { kind: "command_execution", command: "sleep 99", cwd: "/repo", exitCode: null, outputPreview: "", outputTruncated: false, durationMs: -3 },
-      { type: "command_execution", command: "sleep 99", cwd: "/repo", status: "failed", exitCode: null, durationMs: 0, outputPreview: "", outputTruncated: false, outputStreamId: null },
+      { type: "command_execution", command: "sleep 99", cwd: "/repo", status: "failed", exitCode: null, durationMs: 0, outputPreview: "", outputTruncated: false, outputStreamId: derive.outputStreamOfItem({ turnItemId: itemIdOf("native-1") }) },
     ],
     [
       "file_change",

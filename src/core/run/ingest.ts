@@ -159,7 +159,8 @@ export function decideItemCompleted(state: OrchestrationState, command: ItemComp
   }
   // The message id is derived too, so an item reported again keeps it (spec 004 §2.2).
   const messageId = () => derive.messageFromProviderItem({ driver, providerTurnId: run.id, nativeItemId });
-  changes.addItem(run.threadId, run.id, turnItemBody(item, messageId, requestId), itemId);
+  const outputStreamId = () => derive.outputStreamOfItem({ turnItemId: itemId });
+  changes.addItem(run.threadId, run.id, turnItemBody(item, messageId, requestId, outputStreamId), itemId);
   return changes.done();
 }
 

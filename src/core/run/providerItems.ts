@@ -9,7 +9,7 @@ const FILE_CHANGE_KIND = { add: "added", update: "modified", delete: "deleted" }
  * questions) get Loom's runtime request id, not the provider's; `messageId`
  * names an assistant message (derived from the provider item, so stable).
  */
-export function turnItemBody(item: ProviderItem, messageId: () => string, requestId: string | null): TurnItemBody {
+export function turnItemBody(item: ProviderItem, messageId: () => string, requestId: string | null, outputStreamId: () => string = () => ""): TurnItemBody {
   switch (item.kind) {
     case "assistant_message":
       return { type: "assistant_message", messageId: messageId(), text: item.text, streaming: false, createdBy: "agent", creationSource: "provider" };
@@ -25,7 +25,7 @@ export function turnItemBody(item: ProviderItem, messageId: () => string, reques
         durationMs: item.durationMs === null ? null : Math.max(0, Math.round(item.durationMs)),
         outputPreview: item.outputPreview,
         outputTruncated: item.outputTruncated,
-        outputStreamId: null,
+        outputStreamId: outputStreamId() || null,
       };
     case "file_change":
       return {

@@ -184,7 +184,9 @@ export class ScriptedSession implements ProviderSessionRuntime {
         turnDelayMs: this.options.turnDelayMs,
         requests: this.requests,
         tools: this.mcp,
-        emitItem: (item) => this.emitItem(turn, item),
+        emitItem: (item, itemId) => this.emitItem(turn, item, itemId),
+        nextItemId: () => this.nextItemId(),
+        emitOutput: (itemId, text) => this.emit(turn, { type: "item.output", runId: turn.runId, itemId, text }),
       });
     } catch (error) {
       end = { status: "failed", error: `scripted turn failed: ${error instanceof Error ? error.message : String(error)}` };
@@ -224,11 +226,15 @@ export class ScriptedSession implements ProviderSessionRuntime {
     return turn;
   }
 
-  private emitItem(turn: ActiveTurn, item: ProviderItem): void {
+  private emitItem(turn: ActiveTurn, item: ProviderItem, itemId?: string): void {
     if (turn.ended) return;
     if (item.kind === "assistant_message") turn.outputChars += item.text.length;
+    this.emit(turn, { type: "item.completed", runId: turn.runId, itemId: itemId ?? this.nextItemId(), item });
+  }
+
+  private nextItemId(): string {
     this.itemCounter += 1;
-    this.emit(turn, { type: "item.completed", runId: turn.runId, itemId: `item-${this.itemCounter}`, item });
+    return `item-${this.itemCounter}`;
   }
 
   private emit(turn: ActiveTurn, event: NormalizedProviderEvent): void {

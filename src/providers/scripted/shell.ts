@@ -2,8 +2,9 @@ import { spawn } from "node:child_process";
 
 /**
  * The process concern of the scripted agent: run one shell command the way
- * an agent's shell tool does (`/bin/sh -c` in the session cwd), keep only the
- * head of the output, and kill the whole process group on timeout or abort.
+ * an agent's shell tool does (`/bin/sh -c` in the session cwd), stream the
+ * output as it arrives, keep only its head as the preview, and kill the whole
+ * process group on timeout or abort.
  */
 
 export const OUTPUT_PREVIEW_CHARS = 2_000;
@@ -27,6 +28,8 @@ export interface ShellCommandOptions {
   readonly timeoutMs: number;
   /** Kills the command; the promise still resolves (exitCode null). */
   readonly signal: AbortSignal;
+  /** Every chunk of stdout and stderr as it arrives, whole (the preview is only the head). */
+  readonly onOutput?: (text: string) => void;
 }
 
 /** Never rejects: a command that cannot start reports its error as output. */
@@ -38,6 +41,7 @@ export function runShellCommand(command: string, options: ShellCommandOptions): 
     let timedOut = false;
     let settled = false;
     const append = (chunk: string): void => {
+      options.onOutput?.(chunk);
       const room = OUTPUT_PREVIEW_CHARS - preview.length;
       if (chunk.length > room) truncated = true;
       if (room > 0) preview += chunk.slice(0, room);

@@ -34,7 +34,12 @@ export interface StepContext {
   readonly requests: PendingRequests;
   /** Null: the session has no Loom MCP endpoint. */
   readonly tools: ToolCaller | null;
-  emitItem(item: ProviderItem): void;
+  /** Emit a finished item; `itemId` is one `nextItemId` reserved for it (a fresh one otherwise). */
+  emitItem(item: ProviderItem, itemId?: string): void;
+  /** Reserve the id of an item that streams before it completes (a command's output). */
+  nextItemId(): string;
+  /** Stream a chunk of the running command `itemId`'s output to live subscribers (never stored). */
+  emitOutput(itemId: string, text: string): void;
 }
 
 /** `fail`: the step ends the turn as failed with this message. */
@@ -67,11 +72,13 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
       return CONTINUE;
     }
     case "run": {
+      const itemId = ctx.nextItemId();
       const result = await runShellCommand(step.command, {
         cwd: ctx.cwd,
         env: ctx.env,
         timeoutMs: ctx.commandTimeoutMs,
         signal: ctx.signal,
+        onOutput: (text) => ctx.emitOutput(itemId, text),
       });
       ctx.signal.throwIfAborted();
       ctx.emitItem({
@@ -82,7 +89,7 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
         outputPreview: result.outputPreview,
         outputTruncated: result.outputTruncated,
         durationMs: result.durationMs,
-      });
+      }, itemId);
       return CONTINUE;
     }
     case "fail":

@@ -1,0 +1,50 @@
+import type { z } from "zod";
+import type { Caller } from "../app/caller.js";
+import { dispatchCommand } from "../app/commands.js";
+import type { AppContext } from "../app/context.js";
+import { type StreamHandle, type StreamSink, subscribeCommandOutput, subscribeShell, subscribeThread } from "../app/orchestration/subscriptions.js";
+import { getThreadFamily, getThreadProjection, getTurnItem } from "../app/orchestration/threadViews.js";
+import { notYetSupported } from "../app/orchestration/unsupported.js";
+import { getArchivedShellSnapshot } from "../app/snapshots.js";
+import { launchThread } from "../app/threads/creation.js";
+import type { WS_METHOD_PARAMS, WsRequestMethod, WsResults, WsSubscriptionMethod, WsUpdates } from "../contracts/wire/methods.js";
+
+type Params<M extends keyof typeof WS_METHOD_PARAMS> = z.output<(typeof WS_METHOD_PARAMS)[M]>;
+
+export type RequestHandler<M extends WsRequestMethod> = (params: Params<M>, caller: Caller) => Promise<WsResults[M]> | WsResults[M];
+export type SubscriptionHandler<M extends WsSubscriptionMethod> = (
+  params: Params<M>,
+  caller: Caller,
+  sink: StreamSink<WsUpdates[M]>,
+) => Promise<StreamHandle> | StreamHandle;
+
+export type WsMethodTable = { readonly [M in WsRequestMethod]: RequestHandler<M> } & { readonly [M in WsSubscriptionMethod]: SubscriptionHandler<M> };
+
+/**
+ * Every WebSocket method (spec 004 §3.3) bound to its app function: one line
+ * each, total over the method names. The methods another branch of work will
+ * supply answer `unsupported` until their app function lands; wiring one is
+ * replacing its line.
+ */
+export function wsMethodTable(app: AppContext): WsMethodTable {
+  return {
+    "orchestration.dispatchCommand": (params, caller) => dispatchCommand(app, caller, params.command),
+    "orchestration.getTurnDiff": () => notYetSupported("orchestration.getTurnDiff", "workspaces"),
+    "orchestration.getFullThreadDiff": () => notYetSupported("orchestration.getFullThreadDiff", "workspaces"),
+    "orchestration.searchThreads": () => notYetSupported("orchestration.searchThreads", "search"),
+    "orchestration.searchThread": () => notYetSupported("orchestration.searchThread", "search"),
+    "orchestration.searchThreadStream": () => notYetSupported("orchestration.searchThreadStream", "search"),
+    "orchestration.getArchivedShellSnapshot": (_params, caller) => getArchivedShellSnapshot(app, caller),
+    "orchestration.getThreadFamily": (params, caller) => getThreadFamily(app, caller, params.threadId),
+    "orchestration.getWorktreeThreadIds": () => notYetSupported("orchestration.getWorktreeThreadIds", "workspaces"),
+    "orchestration.getThreadProjection": (params, caller) => getThreadProjection(app, caller, params.threadId),
+    "orchestration.getWorkflowScript": () => notYetSupported("orchestration.getWorkflowScript", "workflows"),
+    "orchestration.stopWorkflow": () => notYetSupported("orchestration.stopWorkflow", "workflows"),
+    "orchestration.getTurnItem": (params, caller) => getTurnItem(app, caller, params),
+    "orchestration.launchThread": (params, caller) => launchThread(app, caller, params),
+    "orchestration.subscribeArchivedShell": (params, caller, sink) => subscribeShell(app, caller, { ...params, archivedOnly: true }, sink),
+    "orchestration.subscribeShell": (params, caller, sink) => subscribeShell(app, caller, params, sink),
+    "orchestration.subscribeThread": (params, caller, sink) => subscribeThread(app, caller, params, sink),
+    "orchestration.subscribeCommandOutput": (params, caller, sink) => subscribeCommandOutput(app, caller, params, sink),
+  };
+}
