@@ -5,7 +5,7 @@ import type { DelegationLimits, ProviderFacts } from "../core/decision.js";
 import type { UuidSource } from "../core/ids.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
-import { type Dispatched, Dispatcher } from "./dispatcher.js";
+import { type Decide, type Dispatched, Dispatcher } from "./dispatcher.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
 
 export interface OrchestratorOptions {
@@ -16,6 +16,8 @@ export interface OrchestratorOptions {
   /** Provider facts for send-mode selection; without it no thread can run work. */
   readonly providers?: (providerInstanceId: string) => ProviderFacts | null;
   readonly limits?: DelegationLimits;
+  /** The decider; core's `decide` unless a test substitutes a mutant. */
+  readonly decide?: Decide;
 }
 
 export type CommittedListener = (events: readonly StoredEvent[]) => void;
@@ -43,6 +45,7 @@ export class Orchestrator {
       state,
       clock: options.clock ?? Date.now,
       uuid: options.uuid ?? (() => crypto.randomUUID()),
+      decide: options.decide,
       maxBatch: options.maxBatch,
       providers: options.providers ?? (() => null),
       limits: options.limits,

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { Command } from "../contracts/commands.js";
 import { EffectKind, type EffectPayload, type SessionReleaseReason } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
@@ -6,6 +5,7 @@ import type { ReportedUsage } from "../contracts/commands/runtimeCommands.js";
 import type { NormalizedProviderEvent, UsageEvent } from "../contracts/providerEvents.js";
 import type { AppThread } from "../contracts/thread.js";
 import { derive } from "../core/ids.js";
+import { type Random, type TimerHandle, type Timers, systemRandom, systemTimers } from "../engine/clock.js";
 import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
@@ -29,6 +29,10 @@ export interface ProviderSessionManagerOptions {
   /** A session with no provider activity for this long is released. */
   readonly idleMs: number;
   readonly clock?: () => number;
+  /** The idle reaper's timer; the system's by default. */
+  readonly timers?: Timers;
+  /** Native session ids for new sessions; random by default. */
+  readonly random?: Random;
   readonly log?: (line: string) => void;
 }
 
@@ -55,10 +59,14 @@ const USAGE_CHECKPOINT_MS = 10_000;
 export class ProviderSessionManager {
   private readonly sessions = new Map<string, LiveSession>();
   private readonly clock: () => number;
-  private reaper: NodeJS.Timeout | null = null;
+  private readonly timers: Timers;
+  private readonly random: Random;
+  private reaper: TimerHandle | null = null;
 
   constructor(private readonly options: ProviderSessionManagerOptions) {
     this.clock = options.clock ?? Date.now;
+    this.timers = options.timers ?? systemTimers;
+    this.random = options.random ?? systemRandom;
   }
 
   /** Effect handlers for the outbox worker, one per effect kind. */
@@ -87,8 +95,7 @@ export class ProviderSessionManager {
   }
 
   startReaper(intervalMs = Math.max(250, Math.min(60_000, this.options.idleMs / 4))): void {
-    this.reaper = setInterval(() => this.reapIdle(), intervalMs);
-    this.reaper.unref();
+    this.reaper = this.timers.interval(intervalMs, () => this.reapIdle(), { unref: true });
   }
 
   /** Release every session whose provider has been quiet for idleMs. */
@@ -107,7 +114,7 @@ export class ProviderSessionManager {
 
   /** Release every session (server shutdown). */
   async shutdown(): Promise<void> {
-    if (this.reaper !== null) clearInterval(this.reaper);
+    this.reaper?.cancel();
     await Promise.all([...this.sessions.keys()].map((threadId) => this.release(threadId, "shutdown", "Loom shut down; the provider session ended with it.")));
   }
 
@@ -153,7 +160,7 @@ export class ProviderSessionManager {
     const instance = registry.instance(providerInstanceId);
     const driver = registry.driverFor(providerInstanceId);
     if (instance === null || driver === null) throw new Error(`provider instance ${providerInstanceId} has no adapter`);
-    const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: randomUUID() });
+    const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: this.random.uuid() });
     const credential = credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId });
     let live: LiveSession | null = null;
     try {

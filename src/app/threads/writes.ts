@@ -22,7 +22,7 @@ import { titleFromText } from "./views.js";
 /** t3_thread_send: the send modes of spec 000; the result says which path the message took. */
 export async function sendToThread(ctx: AppContext, caller: Caller, input: ThreadSendInput): Promise<ThreadSendOutput> {
   const { acting, target } = authorizeChange(ctx, caller, input.threadId);
-  const ids = requestIds(acting, "t3_thread_send", input.clientRequestId);
+  const ids = requestIds(acting, "t3_thread_send", input.clientRequestId, ctx.random);
   const messageId = ids.message();
   const executed = await execute(ctx, {
     type: "message.dispatch",
@@ -54,7 +54,7 @@ export async function interruptThread(ctx: AppContext, caller: Caller, input: Th
   if (run === null || run === undefined) return { threadId: target.id, runId: null, outcome: "no_active_run", status: null };
   if (isTerminalRunStatus(run.status)) return { threadId: target.id, runId: run.id, outcome: "already_terminal", status: run.status };
   if (run.interruptRequestedAt !== null) return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: run.status };
-  const ids = requestIds(acting, "t3_thread_interrupt", undefined);
+  const ids = requestIds(acting, "t3_thread_interrupt", undefined, ctx.random);
   const executed = await execute(ctx, { type: "run.interrupt", commandId: ids.command(), data: { threadId: target.id, runId: run.id, requestedBy: actorOf(acting.kind).createdBy } });
   const after = touched(executed.events).runs.get(run.id) ?? ctx.orchestrator.state.runs.get(run.id)!;
   return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: after.status };
@@ -89,14 +89,14 @@ export async function updateThread(ctx: AppContext, caller: Caller, input: Threa
     if (input.title !== undefined) fail("invalid_request", "regenerate_title takes no title");
     title = titleFromMessages(ctx.orchestrator.state.turnItems.get(target.id) ?? []) ?? fail("invalid_request", `thread ${target.id} has no message to make a title from`);
   }
-  const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId);
+  const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId, ctx.random);
   const executed = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command(), data: { threadId: target.id, title } });
   return metadataResult(ctx, target.id, executed);
 }
 
 export async function linkPullRequest(ctx: AppContext, caller: Caller, input: LinkPullRequestInput) {
   const { acting, target } = authorizeChange(ctx, caller, input.threadId);
-  const ids = requestIds(acting, `link_pull_request:${target.id}`, input.clientRequestId);
+  const ids = requestIds(acting, `link_pull_request:${target.id}`, input.clientRequestId, ctx.random);
   const executed = await execute(ctx, {
     type: "thread.pull-request.link",
     commandId: ids.command(),
@@ -108,7 +108,7 @@ export async function linkPullRequest(ctx: AppContext, caller: Caller, input: Li
 export async function unlinkPullRequest(ctx: AppContext, caller: Caller, input: UnlinkPullRequestInput) {
   const { acting, target } = authorizeChange(ctx, caller, input.threadId);
   const url = input.url ?? target.pullRequests.find((pr) => pr.unlinkedAt === null)?.url ?? fail("invalid_request", `thread ${target.id} has no linked pull request`);
-  const ids = requestIds(acting, `unlink_pull_request:${target.id}`, input.clientRequestId);
+  const ids = requestIds(acting, `unlink_pull_request:${target.id}`, input.clientRequestId, ctx.random);
   const executed = await execute(ctx, { type: "thread.pull-request.unlink", commandId: ids.command(), data: { threadId: target.id, url } });
   return metadataResult(ctx, target.id, executed);
 }
