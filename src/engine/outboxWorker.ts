@@ -42,10 +42,13 @@ export interface OutboxWorkerOptions {
  * provider start never holds up another thread. Each kind's payload is decoded
  * with its schema and retried by its policy (src/contracts/effects.ts). While
  * a handler runs, its lease is renewed, so a long steer or start is never
- * claimed a second time by another worker.
+ * claimed a second time by another worker; and should its lease lapse anyway,
+ * this worker never runs a row it is still running again.
  */
 export class OutboxWorker {
   private readonly chains = new Map<string, Promise<void>>();
+  /** Ids of the rows enqueued or running here. */
+  private readonly inFlight = new Set<string>();
   private readonly clock: () => number;
   private readonly leaseMs: number;
   private readonly timers: Timers;
@@ -103,8 +106,15 @@ export class OutboxWorker {
   }
 
   private enqueue(row: OutboxRow): void {
+    // A row whose lease lapsed while its handler still runs here (lost renewals, a
+    // stalled event loop) comes back from a claim: it must not run a second time.
+    if (this.inFlight.has(row.id)) {
+      this.options.log?.(`loom: effect ${row.kind} was claimed again while it still runs here; not running it twice`);
+      return;
+    }
+    this.inFlight.add(row.id);
     const previous = this.chains.get(row.streamId) ?? Promise.resolve();
-    const next = previous.then(() => this.run(row));
+    const next = previous.then(() => this.run(row)).finally(() => this.inFlight.delete(row.id));
     this.chains.set(row.streamId, next);
     void next.finally(() => {
       if (this.chains.get(row.streamId) === next) this.chains.delete(row.streamId);

@@ -251,18 +251,24 @@ export class ProviderSessionManager {
 
   private async steerTurn({ threadId, runId, messageId, text }: EffectPayload<typeof EffectKind.steerTurn>, effect: EffectContext): Promise<void> {
     const session = this.sessions.get(threadId);
-    if (session === undefined) {
-      // The turn's session went away before the steer reached it: nothing would
-      // read the message, so it is sent again as a follow-up run of its own.
-      await this.options.orchestrator.dispatch({
-        type: "message.dispatch",
-        commandId: `cmd:resteer:${effect.effectId}`,
-        data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
-      });
-      return;
+    if (session !== undefined) {
+      session.lastActivity = this.clock();
+      try {
+        await session.runtime.steerTurn({ runId, input: text });
+        return;
+      } catch (error) {
+        // The provider refused the steer, most often because the turn ended before the
+        // steer reached it (its turn.completed not yet recorded): the message goes on below.
+        this.options.log?.(`loom: steering run ${runId} failed, re-sending the message as a follow-up: ${messageOf(error)}`);
+      }
     }
-    session.lastActivity = this.clock();
-    await session.runtime.steerTurn({ runId, input: text });
+    // No turn will read the message (its session went away, or the provider refused
+    // it), so it is sent again as a follow-up run of its own.
+    await this.options.orchestrator.dispatch({
+      type: "message.dispatch",
+      commandId: `cmd:resteer:${effect.effectId}`,
+      data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
+    });
   }
 
   private async interruptTurn({ threadId, runId }: EffectPayload<typeof EffectKind.interruptTurn>, effect: EffectContext): Promise<void> {
