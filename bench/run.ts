@@ -5,6 +5,7 @@
 import { runCoreBench } from "./coreBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runMcpBench } from "./mcpBench.js";
+import { runSimBench } from "./simBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
 
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
   await runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 });
   await runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 });
   await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 });
+  await runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 });
 }
 
 main().catch((error: unknown) => {
