@@ -5,9 +5,11 @@ import { fmt, now, printTable, seconds } from "./stats.js";
 
 /**
  * The deterministic simulation (docs/simulation.md): how many seeds a second
- * it runs, with every fault on and on each store, against a baseline of the
- * same seeds on the memory store with no faults; and how many seeds it takes
- * to find each planted bug, from several starting seeds.
+ * it runs and the CPU time a seed costs, with every fault on and on each
+ * store, against a baseline of the same seeds on the memory store with no
+ * faults (the CPU ratio is baseline CPU per seed over this CPU per seed);
+ * and how many seeds it takes to find each planted bug, from several
+ * starting seeds.
  */
 export interface SimBenchOptions {
   /** Seeds per throughput measurement. */
@@ -17,24 +19,35 @@ export interface SimBenchOptions {
   readonly budget: number;
 }
 
-async function seedsPerSecond(count: number, options: Omit<SimOptions, "seed">): Promise<{ rate: number; failed: number }> {
+interface Throughput {
+  /** Seeds per wall-clock second. */
+  readonly rate: number;
+  /** CPU milliseconds (user + system) per seed: what a loaded, shared machine does not distort. */
+  readonly cpuMs: number;
+  readonly events: number;
+  readonly failed: number;
+}
+
+async function seedsPerSecond(count: number, options: Omit<SimOptions, "seed">): Promise<Throughput> {
   const start = now();
+  const cpu = process.cpuUsage();
   let failed = 0;
+  let events = 0;
   for (let seed = 1; seed <= count; seed++) {
     const result = await runSeed({ ...options, seed });
     if (result.violations.length > 0) failed += 1;
+    events += result.stats.events;
   }
-  return { rate: count / seconds(start), failed };
+  const used = process.cpuUsage(cpu);
+  return { rate: count / seconds(start), cpuMs: (used.user + used.system) / 1000 / count, events: events / count, failed };
 }
 
 export async function runSimBench(options: SimBenchOptions): Promise<void> {
   const baseline = await seedsPerSecond(options.seeds, { store: "memory", faults: [] });
-  const rows: string[][] = [["configuration", "seeds/s", "ratio", "failed seeds"]];
-  rows.push([`memory, no faults (baseline), ${options.seeds} seeds`, fmt(baseline.rate), "1.00", String(baseline.failed)]);
-  for (const store of ["memory", "sqlite"] as const) {
-    const measured = await seedsPerSecond(options.seeds, { store, faults: ALL_FAULTS });
-    rows.push([`${store}, every fault, ${options.seeds} seeds`, fmt(measured.rate), (measured.rate / baseline.rate).toFixed(2), String(measured.failed)]);
-  }
+  const rows: string[][] = [["configuration", "seeds/s", "CPU ms per seed", "CPU ratio", "events per seed", "failed seeds"]];
+  const row = (name: string, t: Throughput) => [name, fmt(t.rate), fmt(t.cpuMs), (baseline.cpuMs / t.cpuMs).toFixed(2), fmt(t.events), String(t.failed)];
+  rows.push(row(`memory, no faults (baseline), ${options.seeds} seeds`, baseline));
+  for (const store of ["memory", "sqlite"] as const) rows.push(row(`${store}, every fault, ${options.seeds} seeds`, await seedsPerSecond(options.seeds, { store, faults: ALL_FAULTS })));
   printTable("Simulation throughput (seeds per second, one process)", rows);
 
   const found: string[][] = [["planted bug", ...options.starts.map((start) => `from seed ${start}`), "median seeds to find"]];

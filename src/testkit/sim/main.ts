@@ -62,7 +62,10 @@ async function main(): Promise<number> {
     if (result.violations.length > 0) {
       failed += 1;
       console.log(formatFailure(result));
-    } else if (count === 1) {
+    }
+    const done = seed - first + 1;
+    if (count >= 500 && done % 250 === 0 && done < count) console.log(`… ${done}/${count} seeds run, ${failed} failed, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    if (result.violations.length === 0 && count === 1) {
       const s = result.stats;
       console.log(`seed ${seed} ok (${result.store}): ${s.events} events, ${s.threads} threads, ${s.tasks} tasks, ${s.operations} calls, ${s.crashes} crashes, ${(s.simulatedMs / 1000).toFixed(0)} s simulated`);
     }

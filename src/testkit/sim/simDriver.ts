@@ -232,6 +232,12 @@ export class SimSession implements ProviderSessionRuntime {
     const delay = this.host.callDelay("stop");
     if (delay > 0) await this.host.scheduler.sleep(this.owner, delay);
     const fault = this.closed ? null : this.host.callFault("stop");
+    // The adapter contract: a running turn ends "interrupted", as the last event, before stop resolves.
+    const turn = this.turn;
+    if (this.isLive() && turn !== null && !turn.ended) {
+      turn.ended = true;
+      this.onEvent({ type: "turn.completed", runId: turn.runId, status: "interrupted", error: null });
+    }
     this.close();
     // A failing stop still leaves the process gone: the manager logs it and moves on.
     if (fault !== null) throw fault;
