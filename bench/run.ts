@@ -11,6 +11,7 @@ import { runPostgresBench } from "./postgresBench.js";
 import { runSearchBench } from "./searchBench.js";
 import { runWorkspacesBench } from "./workspacesBench.js";
 import { runScaleBench } from "./scaleBench.js";
+import { runSimBench } from "./simBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
 
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   await runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 });
   await runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 });
   await runAgentStartupBench();
+  await runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 });
 }
 
 main().catch((error: unknown) => {

@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { Command } from "../contracts/commands.js";
 import type { AcceptedReceipt } from "../contracts/envelopes.js";
 import type { ProjectConfig } from "../config/config.js";
 import { derive, joinId } from "../core/ids.js";
+import { type Random, type Timers, systemRandom } from "../engine/clock.js";
 import type { TaskWaiters } from "../engine/taskWaiters.js";
 import type { Dispatched } from "../engine/dispatcher.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
@@ -26,6 +26,10 @@ export interface AppContext {
   /** How often a wait sends a progress notification. */
   readonly progressIntervalMs: number;
   readonly clock: () => number;
+  /** Timers of waits; the system's when absent. */
+  readonly timers?: Timers;
+  /** Fresh ids of calls without a clientRequestId; random when absent. */
+  readonly random?: Random;
   /** delegate_task waits in progress, so a result a wait takes is not also delivered as a notice. */
   readonly waiters: TaskWaiters;
   /** The search index projection (t3_thread_search). */
@@ -48,19 +52,24 @@ export async function execute(ctx: AppContext, command: Command): Promise<Execut
   return { ...outcome, receipt: outcome.receipt };
 }
 
+/** A fresh random uuid from the context's id source. */
+export function freshUuid(ctx: AppContext): string {
+  return (ctx.random ?? systemRandom).uuid();
+}
+
 /**
  * Ids for one call. With a clientRequestId they are derived, so a retry lands
  * on the same command, thread and message; without one they are fresh.
  */
-export function requestIds(caller: ActingCaller, tool: string, clientRequestId: string | undefined) {
+export function requestIds(caller: ActingCaller, tool: string, clientRequestId: string | undefined, random: Random = systemRandom) {
   const scope = caller.requestScope;
   const fresh = clientRequestId === undefined;
   return {
     command: (suffix = ""): string =>
-      fresh ? `cmd:${randomUUID()}` : `${derive.commandFromClientRequest({ scope, tool, clientRequestId })}${suffix === "" ? "" : `:${suffix}`}`,
-    thread: (index: number): string => (fresh ? `thread:${randomUUID()}` : derive.threadFromClientRequest({ scope, clientRequestId, index })),
+      fresh ? `cmd:${random.uuid()}` : `${derive.commandFromClientRequest({ scope, tool, clientRequestId })}${suffix === "" ? "" : `:${suffix}`}`,
+    thread: (index: number): string => (fresh ? `thread:${random.uuid()}` : derive.threadFromClientRequest({ scope, clientRequestId, index })),
     message: (index = 0): string =>
-      fresh ? `message:${randomUUID()}` : `${derive.messageFromClientRequest({ scope, clientRequestId })}${index === 0 ? "" : `:index:${index}`}`,
+      fresh ? `message:${random.uuid()}` : `${derive.messageFromClientRequest({ scope, clientRequestId })}${index === 0 ? "" : `:index:${index}`}`,
     run: (index = 0): string | undefined => (fresh ? undefined : joinId("run", "client-request", scope, "request", clientRequestId, "index", String(index))),
   };
 }

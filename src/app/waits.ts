@@ -1,3 +1,4 @@
+import { systemTimers } from "../engine/clock.js";
 import type { AppContext } from "./context.js";
 
 /** One progress report of a long call (a wait): `progress` increases from one report to the next. */
@@ -35,8 +36,8 @@ export function waitUntil(ctx: AppContext, wait: WaitContext, timeoutMs: number,
       if (finished) return;
       finished = true;
       subscription.close();
-      clearTimeout(timer);
-      clearInterval(progress);
+      timer.cancel();
+      progress.cancel();
       wait.signal.removeEventListener("abort", onAbort);
       resolve(result);
     };
@@ -50,12 +51,13 @@ export function waitUntil(ctx: AppContext, wait: WaitContext, timeoutMs: number,
         if (!finished && done()) finish(true);
       });
     });
-    const timer = setTimeout(() => finish(done()), timeoutMs);
-    const progress = setInterval(() => {
+    const timers = ctx.timers ?? systemTimers;
+    const timer = timers.timeout(timeoutMs, () => finish(done()));
+    const progress = timers.interval(ctx.progressIntervalMs, () => {
       ticks += 1;
       const elapsed = ctx.clock() - started;
       void wait.progress({ progress: ticks, message: `${describe()} (${Math.round(elapsed / 1000)} s)` });
-    }, ctx.progressIntervalMs);
+    });
     const onAbort = () => finish(false);
     wait.signal.addEventListener("abort", onAbort);
   });

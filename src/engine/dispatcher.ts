@@ -13,6 +13,8 @@ export interface DispatcherOptions {
   /** Epoch milliseconds. */
   readonly clock: () => number;
   readonly uuid: UuidSource;
+  /** The decider; core's `decide` unless a test substitutes a mutant (the simulator's planted bugs). */
+  readonly decide?: Decide;
   /** Provider facts for send-mode selection; configuration, read at decision time. */
   readonly providers: (providerInstanceId: string) => ProviderFacts | null;
   readonly limits?: DelegationLimits;
@@ -25,6 +27,9 @@ export interface DispatcherOptions {
   /** Rebuilds the state from the log after a failed commit left it ahead of the store. */
   readonly rebuild: () => Promise<void>;
 }
+
+/** The signature of core's `decide`. */
+export type Decide = (state: OrchestrationState, command: Command, ctx: DecideContext) => Decision;
 
 /**
  * What one dispatch did: its receipt and the events it wrote, so a caller
@@ -189,7 +194,7 @@ export class Dispatcher {
         continue;
       }
       seenInBatch.add(command.commandId);
-      const decision = decideSafely(command, () => decide(state, command, ctx));
+      const decision = decideSafely(command, () => (this.options.decide ?? decide)(state, command, ctx));
       if (decision.kind === "rejected") {
         entries.push({
           receipt: { status: "rejected", commandId: command.commandId, commandType: command.type, rejection: decision.rejection, rejectedAt: ctx.now },

@@ -6,7 +6,7 @@ import type { UuidSource } from "../core/ids.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
 import { SubscriptionHub } from "../store/subscriptions.js";
-import { type Dispatched, Dispatcher } from "./dispatcher.js";
+import { type Decide, type Dispatched, Dispatcher } from "./dispatcher.js";
 import { LiveChannel } from "./liveChannel.js";
 import { type Timeline, stateTimeline } from "./timeline.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
@@ -20,6 +20,8 @@ export interface OrchestratorOptions {
   /** Provider facts for send-mode selection; without it no thread can run work. */
   readonly providers?: (providerInstanceId: string) => ProviderFacts | null;
   readonly limits?: DelegationLimits;
+  /** The decider; core's `decide` unless a test substitutes a mutant. */
+  readonly decide?: Decide;
 }
 
 export type CommittedListener = (events: readonly StoredEvent[]) => void;
@@ -58,6 +60,7 @@ export class Orchestrator {
       state,
       clock: options.clock ?? Date.now,
       uuid: options.uuid ?? (() => crypto.randomUUID()),
+      decide: options.decide,
       maxBatch: options.maxBatch,
       providers: options.providers ?? (() => null),
       limits: options.limits,

@@ -140,4 +140,43 @@ describe("OutboxWorker", () => {
     await worker.idle();
     expect(await store.listOutbox("done")).toMatchObject([{ leaseOwner: "slow" }]);
   });
+
+  it("never runs an effect twice when its lease lapses and it claims the row again while the handler still runs", async () => {
+    let now = 1_000;
+    const store = new MemoryEventStore({ clock: () => now });
+    await commitEffect(store, interrupt());
+    // Renewals are lost: the worker believes it renewed, the store never heard.
+    store.renewOutbox = () => Promise.resolve(true);
+    let finish = () => undefined as void;
+    const running = new Promise<void>((resolve) => (finish = resolve));
+    const ran: string[] = [];
+    const lines: string[] = [];
+    const leaseMs = 60_000;
+    const worker = new OutboxWorker({
+      store,
+      owner: "only",
+      clock: () => now,
+      leaseMs,
+      log: (line) => lines.push(line),
+      handlers: recordingHandlers(ran, { "provider.turn.interrupt": () => running }),
+    });
+    worker.kick();
+    for (;;) {
+      const [leased] = await store.listOutbox("leased");
+      if (leased !== undefined && ran.length === 1) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    now += leaseMs + 1;
+    worker.kick();
+    for (;;) {
+      const [leased] = await store.listOutbox("leased");
+      if (leased!.attempts === 2) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    finish();
+    await worker.idle();
+    expect(ran).toHaveLength(1);
+    expect(lines).toEqual(["loom: effect provider.turn.interrupt was claimed again while it still runs here; not running it twice"]);
+    expect(await store.listOutbox("done")).toMatchObject([{ attempts: 2, leaseOwner: "only" }]);
+  });
 });

@@ -2,6 +2,7 @@ import { EFFECTS, EFFECT_KINDS, type EffectKind, type EffectPayload, isEffectKin
 import type { OutboxRow } from "../contracts/envelopes.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import type { EventStore } from "../store/eventStore.js";
+import { type TimerHandle, type Timers, systemTimers } from "./clock.js";
 
 /** What a handler learns about the effect it runs besides its payload. */
 export interface EffectContext {
@@ -25,6 +26,8 @@ export interface OutboxWorkerOptions {
   /** Lease owner name, unique per process. */
   readonly owner: string;
   readonly clock?: () => number;
+  /** Poll and lease-renewal timers; the system's by default. */
+  readonly timers?: Timers;
   readonly leaseMs?: number;
   /** How often to look for retries and expired leases when nothing wakes the worker. */
   readonly pollMs?: number;
@@ -39,13 +42,17 @@ export interface OutboxWorkerOptions {
  * provider start never holds up another thread. Each kind's payload is decoded
  * with its schema and retried by its policy (src/contracts/effects.ts). While
  * a handler runs, its lease is renewed, so a long steer or start is never
- * claimed a second time by another worker.
+ * claimed a second time by another worker; and should its lease lapse anyway,
+ * this worker never runs a row it is still running again.
  */
 export class OutboxWorker {
   private readonly chains = new Map<string, Promise<void>>();
+  /** Ids of the rows enqueued or running here. */
+  private readonly inFlight = new Set<string>();
   private readonly clock: () => number;
   private readonly leaseMs: number;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly timers: Timers;
+  private timer: TimerHandle | null = null;
   private polling: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -53,12 +60,12 @@ export class OutboxWorker {
   constructor(private readonly options: OutboxWorkerOptions) {
     this.clock = options.clock ?? Date.now;
     this.leaseMs = options.leaseMs ?? 5 * 60_000;
+    this.timers = options.timers ?? systemTimers;
   }
 
   start(): void {
     this.stopped = false;
-    this.timer = setInterval(() => this.kick(), this.options.pollMs ?? 1_000);
-    this.timer.unref();
+    this.timer = this.timers.interval(this.options.pollMs ?? 1_000, () => this.kick(), { unref: true });
     this.kick();
   }
 
@@ -99,8 +106,15 @@ export class OutboxWorker {
   }
 
   private enqueue(row: OutboxRow): void {
+    // A row whose lease lapsed while its handler still runs here (lost renewals, a
+    // stalled event loop) comes back from a claim: it must not run a second time.
+    if (this.inFlight.has(row.id)) {
+      this.options.log?.(`loom: effect ${row.kind} was claimed again while it still runs here; not running it twice`);
+      return;
+    }
+    this.inFlight.add(row.id);
     const previous = this.chains.get(row.streamId) ?? Promise.resolve();
-    const next = previous.then(() => this.run(row));
+    const next = previous.then(() => this.run(row)).finally(() => this.inFlight.delete(row.id));
     this.chains.set(row.streamId, next);
     void next.finally(() => {
       if (this.chains.get(row.streamId) === next) this.chains.delete(row.streamId);
@@ -108,12 +122,15 @@ export class OutboxWorker {
   }
 
   private async run(row: OutboxRow): Promise<void> {
-    const heartbeat = setInterval(() => {
-      this.options.store.renewOutbox(row.id, this.options.owner, this.clock(), this.leaseMs).catch((error: unknown) => {
-        this.options.log?.(`loom: renewing the lease of effect ${row.kind} failed: ${errorText(error)}`);
-      });
-    }, Math.max(1, Math.floor(this.leaseMs / 3)));
-    heartbeat.unref();
+    const heartbeat = this.timers.interval(
+      Math.max(1, Math.floor(this.leaseMs / 3)),
+      () => {
+        this.options.store.renewOutbox(row.id, this.options.owner, this.clock(), this.leaseMs).catch((error: unknown) => {
+          this.options.log?.(`loom: renewing the lease of effect ${row.kind} failed: ${errorText(error)}`);
+        });
+      },
+      { unref: true },
+    );
     try {
       await this.handle(row);
       await this.options.store.completeOutbox(row.id, this.options.owner);
@@ -124,7 +141,7 @@ export class OutboxWorker {
       if (retryAt === null) this.options.onFailed?.(row, error);
       else this.options.log?.(`loom: effect ${row.kind} failed (attempt ${row.attempts}), retrying: ${errorText(error)}`);
     } finally {
-      clearInterval(heartbeat);
+      heartbeat.cancel();
     }
   }
 
@@ -143,7 +160,7 @@ export class OutboxWorker {
   /** Stop claiming; effects already running finish. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer !== null) clearInterval(this.timer);
+    this.timer?.cancel();
     // A claim in flight enqueues what it leased: wait for it, then for those effects too.
     await this.polling;
     await Promise.allSettled([...this.chains.values()]);

@@ -1,3 +1,6 @@
+import { EFFECTS, EffectKind } from "../contracts/effects.js";
+import { isTerminalRunStatus } from "../contracts/entities/runs.js";
+import type { OutboxRow } from "../contracts/envelopes.js";
 import type { EventStore } from "../store/eventStore.js";
 import { isActiveRunStatus } from "../core/run/lifecycle.js";
 import type { Orchestrator } from "./orchestrator.js";
@@ -6,6 +9,8 @@ export const RESTART_NOTICE = "Loom restarted while this run was active; its pro
 
 export interface ReconcileReport {
   readonly lostEffects: number;
+  /** Steers lost after their turn had ended, re-sent as follow-up runs. */
+  readonly resentSteers: number;
   readonly interruptedRuns: number;
   readonly releasedSessions: number;
 }
@@ -14,7 +19,10 @@ export interface ReconcileReport {
  * Boot reconciliation (DESIGN.md invariant 4). Provider processes do not
  * survive a restart, so:
  * 1. process-bound effects left pending or leased by the previous process
- *    fail for good (replay-safe ones stay and are retried);
+ *    fail for good (replay-safe ones stay and are retried); a lost steer
+ *    whose run had already ended never reached any turn, so its message is
+ *    re-sent as a follow-up run (as the session manager does when a steer
+ *    finds its turn gone);
  * 2. every run that was starting, running or waiting ends `interrupted` with
  *    a system notice saying why — its queued successors then start;
  * 3. sessions still attached are recorded as released.
@@ -22,12 +30,29 @@ export interface ReconcileReport {
  */
 export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventStore, bootId: string): Promise<ReconcileReport> {
   let lostEffects = 0;
+  const lostSteers: OutboxRow[] = [];
   for (const status of ["pending", "leased"] as const) {
     for (const row of await store.listOutbox(status)) {
-      if (!row.replaySafe && (await store.abandonOutbox(row.id, "lost with the previous server process"))) lostEffects += 1;
+      if (row.replaySafe || !(await store.abandonOutbox(row.id, "lost with the previous server process"))) continue;
+      lostEffects += 1;
+      if (row.kind === EffectKind.steerTurn) lostSteers.push(row);
     }
   }
   const state = orchestrator.state;
+  let resentSteers = 0;
+  for (const row of lostSteers) {
+    const steer = EFFECTS[EffectKind.steerTurn].payload.safeParse(row.payload);
+    const run = steer.success ? state.runs.get(steer.data.runId) : undefined;
+    // A steer of a run still active is part of the run this boot interrupts, with its notice.
+    if (!steer.success || run === undefined || !isTerminalRunStatus(run.status)) continue;
+    const { threadId, messageId, text } = steer.data;
+    const resent = await orchestrator.dispatch({
+      type: "message.dispatch",
+      commandId: `cmd:resteer:${row.id}`,
+      data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
+    });
+    if (resent.status === "accepted") resentSteers += 1;
+  }
   const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status));
   for (const run of active) {
     await orchestrator.dispatch({
@@ -44,5 +69,5 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
       data: { threadId: session.threadId, providerSessionId: session.id, reason: "server_restarted", message: "Loom restarted; the provider session ended with it." },
     });
   }
-  return { lostEffects, interruptedRuns: active.length, releasedSessions: sessions.length };
+  return { lostEffects, resentSteers, interruptedRuns: active.length, releasedSessions: sessions.length };
 }

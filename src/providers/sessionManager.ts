@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { Command } from "../contracts/commands.js";
 import { EffectKind, type EffectPayload, type SessionReleaseReason } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
@@ -6,6 +5,7 @@ import type { ReportedUsage } from "../contracts/commands/runtimeCommands.js";
 import type { NormalizedProviderEvent, UsageEvent } from "../contracts/providerEvents.js";
 import type { AppThread } from "../contracts/thread.js";
 import { derive } from "../core/ids.js";
+import { type Random, type TimerHandle, type Timers, systemRandom, systemTimers } from "../engine/clock.js";
 import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import { runInput } from "../engine/runInput.js";
@@ -31,6 +31,10 @@ export interface ProviderSessionManagerOptions {
   /** A session with no provider activity for this long is released. */
   readonly idleMs: number;
   readonly clock?: () => number;
+  /** The idle reaper's timer; the system's by default. */
+  readonly timers?: Timers;
+  /** Native session ids for new sessions; random by default. */
+  readonly random?: Random;
   readonly log?: (line: string) => void;
   /** Owner-supplied secrets: the session that asked gets them in its turns' environment. */
   readonly secrets?: SecretVault;
@@ -59,10 +63,14 @@ const USAGE_CHECKPOINT_MS = 10_000;
 export class ProviderSessionManager {
   private readonly sessions = new Map<string, LiveSession>();
   private readonly clock: () => number;
-  private reaper: NodeJS.Timeout | null = null;
+  private readonly timers: Timers;
+  private readonly random: Random;
+  private reaper: TimerHandle | null = null;
 
   constructor(private readonly options: ProviderSessionManagerOptions) {
     this.clock = options.clock ?? Date.now;
+    this.timers = options.timers ?? systemTimers;
+    this.random = options.random ?? systemRandom;
   }
 
   /** Effect handlers for the outbox worker, one per effect kind. */
@@ -91,8 +99,7 @@ export class ProviderSessionManager {
   }
 
   startReaper(intervalMs = Math.max(250, Math.min(60_000, this.options.idleMs / 4))): void {
-    this.reaper = setInterval(() => this.reapIdle(), intervalMs);
-    this.reaper.unref();
+    this.reaper = this.timers.interval(intervalMs, () => this.reapIdle(), { unref: true });
   }
 
   /** Release every session whose provider has been quiet for idleMs. */
@@ -117,7 +124,7 @@ export class ProviderSessionManager {
 
   /** Release every session (server shutdown). */
   async shutdown(): Promise<void> {
-    if (this.reaper !== null) clearInterval(this.reaper);
+    this.reaper?.cancel();
     await Promise.all([...this.sessions.keys()].map((threadId) => this.release(threadId, "shutdown", "Loom shut down; the provider session ended with it.")));
   }
 
@@ -165,7 +172,7 @@ export class ProviderSessionManager {
     const instance = registry.instance(providerInstanceId);
     const driver = registry.driverFor(providerInstanceId);
     if (instance === null || driver === null) throw new Error(`provider instance ${providerInstanceId} has no adapter`);
-    const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: randomUUID() });
+    const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: this.random.uuid() });
     const credential = credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId });
     let live: LiveSession | null = null;
     try {
@@ -262,18 +269,24 @@ export class ProviderSessionManager {
 
   private async steerTurn({ threadId, runId, messageId, text }: EffectPayload<typeof EffectKind.steerTurn>, effect: EffectContext): Promise<void> {
     const session = this.sessions.get(threadId);
-    if (session === undefined) {
-      // The turn's session went away before the steer reached it: nothing would
-      // read the message, so it is sent again as a follow-up run of its own.
-      await this.options.orchestrator.dispatch({
-        type: "message.dispatch",
-        commandId: `cmd:resteer:${effect.effectId}`,
-        data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
-      });
-      return;
+    if (session !== undefined) {
+      session.lastActivity = this.clock();
+      try {
+        await session.runtime.steerTurn({ runId, input: text });
+        return;
+      } catch (error) {
+        // The provider refused the steer, most often because the turn ended before the
+        // steer reached it (its turn.completed not yet recorded): the message goes on below.
+        this.options.log?.(`loom: steering run ${runId} failed, re-sending the message as a follow-up: ${messageOf(error)}`);
+      }
     }
-    session.lastActivity = this.clock();
-    await session.runtime.steerTurn({ runId, input: text });
+    // No turn will read the message (its session went away, or the provider refused
+    // it), so it is sent again as a follow-up run of its own.
+    await this.options.orchestrator.dispatch({
+      type: "message.dispatch",
+      commandId: `cmd:resteer:${effect.effectId}`,
+      data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
+    });
   }
 
   private async interruptTurn({ threadId, runId }: EffectPayload<typeof EffectKind.interruptTurn>, effect: EffectContext): Promise<void> {

@@ -1,9 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { DelegateTaskInput } from "../../contracts/tools/delegationTools.js";
 import { joinId } from "../../core/ids.js";
 import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
-import { type AppContext, execute } from "../context.js";
+import { type AppContext, execute, freshUuid } from "../context.js";
 import { AppError, fail } from "../errors.js";
 import { type RequestClaim, claimField, claimRequest } from "../idempotency.js";
 import { resolveModes, resolveTarget } from "../policy.js";
@@ -65,7 +64,7 @@ export async function delegateTask(ctx: AppContext, caller: Caller, input: Deleg
 async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<DelegatedTask> {
   const target = await resolveTarget(ctx.registry, parent.acting, input.target);
   const modes = resolveModes(parent.acting, target.availability, input);
-  const key = input.clientRequestId ?? randomUUID();
+  const key = input.clientRequestId ?? freshUuid(ctx);
   const id = (prefix: string) => joinId(prefix, "client-request", parent.threadId, "request", key);
   const taskId = taskIdFor(parent.threadId, key);
   const prompt = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
@@ -76,7 +75,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
       // a derived one would repeat a retryable refusal (active_children_exceeded,
       // provider_unavailable) forever. The task, thread and run ids stay derived,
       // so a duplicate is refused (task_already_exists) and answered below.
-      commandId: joinId("command:delegate_task", "client-request", parent.threadId, "request", key, "attempt", randomUUID()),
+      commandId: joinId("command:delegate_task", "client-request", parent.threadId, "request", key, "attempt", freshUuid(ctx)),
       ...claimField(claim),
       data: {
         taskId,

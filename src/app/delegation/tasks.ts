@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { TaskCancelInput, TaskStatusInput } from "../../contracts/tools/delegationTools.js";
 import { type Caller, resolveCaller } from "../caller.js";
-import { type AppContext, execute } from "../context.js";
+import { type AppContext, execute, freshUuid } from "../context.js";
 import { fail } from "../errors.js";
 import { touched } from "../touched.js";
 import { delegateTaskResult } from "./taskView.js";
@@ -39,7 +38,7 @@ export async function taskCancel(ctx: AppContext, caller: Caller, input: TaskCan
   const task = ownTask(ctx, caller, input.taskId, "task_cancel");
   const executed = await execute(ctx, {
     type: "subagent.stop",
-    commandId: `cmd:task_cancel:${randomUUID()}`,
+    commandId: `cmd:task_cancel:${freshUuid(ctx)}`,
     data: { taskId: task.taskId, ...(input.reason === undefined ? {} : { reason: input.reason }) },
   });
   const after = touched(executed.events).tasks.get(task.taskId) ?? ctx.orchestrator.state.tasks.get(task.taskId)!;

@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import type { PendingRequestListInput, PendingRequestReadInput, PendingRequestRespondInput } from "../../contracts/tools/delegationTools.js";
 import type { Caller } from "../caller.js";
-import { type AppContext, execute } from "../context.js";
+import { type AppContext, execute, freshUuid } from "../context.js";
 import { fail } from "../errors.js";
 import { authorizeChange, liveThreadOrFail } from "../threads/authorize.js";
 
@@ -45,7 +44,7 @@ export async function respondToPendingRequest(ctx: AppContext, caller: Caller, i
   if (request === undefined || request.threadId !== thread.id) fail("invalid_request", `request ${input.requestId} does not exist in thread ${thread.id}`);
   if (request.kind !== "user_input") fail("invalid_request", `request ${request.id} is an approval; only the user can answer approvals`);
   if (request.status !== "pending") fail("invalid_request", `request ${request.id} is already ${request.status}`);
-  const commandId = `cmd:pending_request_respond:${randomUUID()}`;
+  const commandId = `cmd:pending_request_respond:${freshUuid(ctx)}`;
   if (input.dismiss === true) {
     await execute(ctx, { type: "thread.user-input.dismiss", commandId, data: { threadId: thread.id, requestId: request.id } });
   } else {

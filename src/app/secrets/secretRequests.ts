@@ -1,10 +1,9 @@
-import { randomUUID } from "node:crypto";
 import type { TurnItemOf } from "../../contracts/turnItems.js";
 import type { RequestSecretInput, SecretRequestOutput, SupplySecretInput } from "../../contracts/tools/secretTools.js";
 import { joinId } from "../../core/ids.js";
 import type { SecretVault } from "../../providers/secretVault.js";
 import { type Caller, resolveCaller } from "../caller.js";
-import { type AppContext, execute } from "../context.js";
+import { type AppContext, execute, freshUuid } from "../context.js";
 import { AppError, fail } from "../errors.js";
 import { liveThreadOrFail } from "../threads/authorize.js";
 
@@ -70,7 +69,7 @@ export async function requestSecret(ctx: AppContext, caller: Caller, input: Requ
   if (provider?.capabilities?.turnEnvironment !== true) {
     fail("invalid_request", `provider instance ${acting.activeRun.providerInstanceId ?? "?"} cannot pass secrets to the commands its agent runs`);
   }
-  const requestId = joinId("secret-request", randomUUID());
+  const requestId = joinId("secret-request", freshUuid(ctx));
   const executed = await execute(ctx, {
     type: "secret_request.record",
     commandId: joinId("cmd", "request_secret", requestId),

@@ -144,7 +144,7 @@ async function createPlanned(
 export async function createThreads(ctx: AppContext, caller: Caller, input: CreateThreadsInput): Promise<CreateThreadsOutput> {
   const acting = resolveCaller(ctx.orchestrator.state, caller, "create_threads");
   const claim = claimRequest(ctx, acting.requestScope, "create_threads", input);
-  const ids = requestIds(acting, "create_threads", input.clientRequestId);
+  const ids = requestIds(acting, "create_threads", input.clientRequestId, ctx.random);
   const planned: PlannedThread[] = [];
   for (const [index, entry] of input.threads.entries()) {
     try {
@@ -174,7 +174,7 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_thread_launch");
   const strategy = input.scratch === true ? "scratch" : (input.workspaceStrategy ?? "root");
   if (strategy === "worktree") fail("invalid_request", "workspaceStrategy worktree is not supported by this server yet; use existing_worktree with a worktreePath, root or scratch");
-  const ids = requestIds(acting, "t3_thread_launch", undefined);
+  const ids = requestIds(acting, "t3_thread_launch", undefined, ctx.random);
   const threadId = ids.thread(0);
   const request = { prompt: input.message, title: input.title, target: input.target, runtimeMode: input.runtimeMode, interactionMode: input.interactionMode };
   const planned = await plan(ctx, acting, request, threadId);

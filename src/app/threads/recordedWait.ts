@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import { activeRunOf } from "../../engine/queries.js";
 import type { Caller } from "../caller.js";
-import type { AppContext } from "../context.js";
+import { type AppContext, freshUuid } from "../context.js";
 
 /**
  * Run `wait` as a recorded wait of the calling agent: while it blocks, an open
@@ -14,7 +13,7 @@ export async function withRecordedWait<T>(ctx: AppContext, caller: Caller, label
   if (caller.kind !== "agent") return wait();
   const run = activeRunOf(ctx.orchestrator.state, caller.threadId);
   if (run === null) return wait();
-  const nodeId = `node:${randomUUID()}`;
+  const nodeId = `node:${freshUuid(ctx)}`;
   const threadId = caller.threadId;
   const started = await ctx.orchestrator
     .dispatch({ type: "thread-wait.started", commandId: `cmd:wait-started:${nodeId}`, data: { threadId, runId: run.id, nodeId, label, waitingOn } })

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import type { AppThread } from "../../contracts/thread.js";
 import type { TitlesConfig } from "../../config/config.js";
@@ -6,7 +5,7 @@ import { joinId } from "../../core/ids.js";
 import type { NormalizedProviderEvent, ProviderSessionRuntime } from "../../providers/adapter.js";
 import type { ProviderAvailability } from "../../providers/registry.js";
 import type { ActingCaller } from "../caller.js";
-import { type AppContext, type Executed, execute, requestIds } from "../context.js";
+import { type AppContext, type Executed, execute, freshUuid, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { titleFromText } from "./views.js";
 
@@ -138,7 +137,7 @@ async function titlingTurn(ctx: AppContext, provider: ProviderAvailability, thre
   const model = ctx.titles.settings.model ?? (onThreadsProvider ? (thread.modelSelection?.model ?? null) : null) ?? provider.models[0] ?? null;
   const cwd = thread.worktreePath ?? ctx.projects.find((project) => project.id === thread.projectId)?.root ?? ctx.scratchRoot;
   mkdirSync(cwd, { recursive: true });
-  const runId = joinId("run", "title", thread.id, randomUUID());
+  const runId = joinId("run", "title", thread.id, freshUuid(ctx));
   const replies: string[] = [];
   let ended: (event: Extract<NormalizedProviderEvent, { type: "turn.completed" }>) => void = () => undefined;
   const turnEnded = new Promise<Extract<NormalizedProviderEvent, { type: "turn.completed" }>>((resolve) => {
@@ -150,7 +149,7 @@ async function titlingTurn(ctx: AppContext, provider: ProviderAvailability, thre
     session = await driver.openSession({
       instance: provider.instance,
       threadId: thread.id,
-      providerSessionId: joinId("provider-session", "title", thread.id, randomUUID()),
+      providerSessionId: joinId("provider-session", "title", thread.id, freshUuid(ctx)),
       cwd,
       runtimeMode: provider.capabilities?.runtimeModes[0] ?? "approval-required",
       interactionMode: "default",

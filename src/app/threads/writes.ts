@@ -23,7 +23,7 @@ import { regenerateTitle } from "./titleRegeneration.js";
 export async function sendToThread(ctx: AppContext, caller: Caller, input: ThreadSendInput): Promise<ThreadSendOutput> {
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_send");
   const claim = claimRequest(ctx, acting.requestScope, "t3_thread_send", input);
-  const ids = requestIds(acting, "t3_thread_send", input.clientRequestId);
+  const ids = requestIds(acting, "t3_thread_send", input.clientRequestId, ctx.random);
   const messageId = ids.message();
   const executed = await execute(ctx, {
     type: "message.dispatch",
@@ -57,7 +57,7 @@ export async function interruptThread(ctx: AppContext, caller: Caller, input: Th
   if (run === null || run === undefined) return { threadId: target.id, runId: null, outcome: "no_active_run", status: null };
   if (isTerminalRunStatus(run.status)) return { threadId: target.id, runId: run.id, outcome: "already_terminal", status: run.status };
   if (run.interruptRequestedAt !== null) return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: run.status };
-  const ids = requestIds(acting, "t3_thread_interrupt", undefined);
+  const ids = requestIds(acting, "t3_thread_interrupt", undefined, ctx.random);
   const executed = await execute(ctx, { type: "run.interrupt", commandId: ids.command(), data: { threadId: target.id, runId: run.id, requestedBy: actorOf(acting.kind).createdBy } });
   const after = touched(executed.events).runs.get(run.id) ?? ctx.orchestrator.state.runs.get(run.id)!;
   return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: after.status };
@@ -89,7 +89,7 @@ export async function updateThread(ctx: AppContext, caller: Caller, input: Threa
     return metadataResult(ctx, target.id, await regenerateTitle(ctx, acting, target, input.clientRequestId));
   }
   const title = input.title ?? fail("invalid_request", "rename requires a title");
-  const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId);
+  const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId, ctx.random);
   const executed = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, title } });
   checkClaim(ctx, claim);
   return metadataResult(ctx, target.id, executed);
@@ -98,7 +98,7 @@ export async function updateThread(ctx: AppContext, caller: Caller, input: Threa
 export async function linkPullRequest(ctx: AppContext, caller: Caller, input: LinkPullRequestInput) {
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "link_pull_request");
   const claim = claimRequest(ctx, acting.requestScope, "link_pull_request", input);
-  const ids = requestIds(acting, `link_pull_request:${target.id}`, input.clientRequestId);
+  const ids = requestIds(acting, `link_pull_request:${target.id}`, input.clientRequestId, ctx.random);
   const executed = await execute(ctx, {
     type: "thread.pull-request.link",
     commandId: ids.command(),
@@ -113,7 +113,7 @@ export async function unlinkPullRequest(ctx: AppContext, caller: Caller, input: 
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "unlink_pull_request");
   const claim = claimRequest(ctx, acting.requestScope, "unlink_pull_request", input);
   const url = input.url ?? target.pullRequests.find((pr) => pr.unlinkedAt === null)?.url ?? fail("invalid_request", `thread ${target.id} has no linked pull request`);
-  const ids = requestIds(acting, `unlink_pull_request:${target.id}`, input.clientRequestId);
+  const ids = requestIds(acting, `unlink_pull_request:${target.id}`, input.clientRequestId, ctx.random);
   const executed = await execute(ctx, { type: "thread.pull-request.unlink", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, url } });
   checkClaim(ctx, claim);
   return metadataResult(ctx, target.id, executed);

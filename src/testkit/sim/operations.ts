@@ -1,0 +1,44 @@
+import type { AppContext } from "../../app/context.js";
+import type { WaitContext } from "../../app/waits.js";
+import type { OrchestrationState } from "../../core/state.js";
+import type { SimRandom } from "./random.js";
+
+/** What an operation gets from the world it runs in. */
+export interface OperationWorld {
+  readonly rng: SimRandom;
+  /** The live state of the node that is up, or null while none is. */
+  state(): OrchestrationState | null;
+  /** "active" while users and agents issue work; "quiet" while the system drains. */
+  readonly phase: "active" | "quiet";
+  /** Provider instances the simulation configures. */
+  readonly instances: readonly string[];
+  /** A number that never repeats in this run, for unique texts and client request ids. */
+  next(): number;
+  /**
+   * Call the app layer on the node that is up. A typed failure (AppError) is
+   * an answer; anything else is a violation. Resolves never when the node
+   * dies during the call, as a client of a killed server would see.
+   */
+  invoke<T>(operation: string, call: (app: AppContext) => Promise<T>): Promise<Outcome<T>>;
+  /** Client request ids an agent of this thread already used, for retries. */
+  clientRequestIds(threadId: string): string[];
+  /** Record what delegate_task returned, for the idempotency invariant. */
+  recordDelegation(parentThreadId: string, clientRequestId: string | undefined, taskId: string): void;
+}
+
+export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly code: string };
+
+export function describeOutcome(outcome: Outcome<unknown>): string {
+  return outcome.ok ? "ok" : `failed ${outcome.code}`;
+}
+
+/** Run the same call 1..n times at once (a client's retry storm); the outcomes in order. */
+export function storm<T>(world: OperationWorld, maxCopies: number, call: () => Promise<Outcome<T>>): Promise<Outcome<T>[]> {
+  const copies = world.rng.chance(0.25) ? world.rng.int(2, maxCopies) : 1;
+  return Promise.all(Array.from({ length: copies }, () => call()));
+}
+
+/** A wait context of its own per call: nobody cancels it and nobody watches its progress. */
+export function unobservedWait(): WaitContext {
+  return { signal: new AbortController().signal, progress: () => Promise.resolve() };
+}

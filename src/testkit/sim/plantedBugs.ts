@@ -1,0 +1,89 @@
+import type { Command } from "../../contracts/commands.js";
+import { decide } from "../../core/decider.js";
+import type { Decide } from "../../engine/dispatcher.js";
+import type { Orchestrator } from "../../engine/orchestrator.js";
+import { TaskWaiters } from "../../engine/taskWaiters.js";
+
+/**
+ * Known bugs the simulator must be able to find: each is planted through a
+ * seam of the composition (a mutant decider, a different TaskWaiters, a
+ * filter between the reactor and the engine), never in shipped code. The
+ * planted-bug test and bench/simBench.ts check that some seed finds each.
+ */
+export const PlantedBug = {
+  /** delegate_task waits are not registered, so the reactor also delivers a notice for a result a wait handed over: the result reaches the parent twice. */
+  waitAndNotice: "wait-and-notice",
+  /** After a restart, neither boot reconciliation's run-lost nor the reactor's catch-up finalizes a lost child's task. */
+  skipFinalizeAfterRestart: "skip-finalize-after-restart",
+  /** A retried delegate_task that races the first one creates a second child instead of answering with the first. */
+  retrySecondChild: "retry-second-child",
+} as const;
+export type PlantedBug = (typeof PlantedBug)[keyof typeof PlantedBug];
+
+export const PLANTED_BUGS: readonly PlantedBug[] = Object.values(PlantedBug);
+
+export function isPlantedBug(name: string): name is PlantedBug {
+  return (PLANTED_BUGS as readonly string[]).includes(name);
+}
+
+/** How a node is wired differently when bugs are planted. */
+export interface BugWiring {
+  readonly decide: Decide;
+  readonly waiters: () => TaskWaiters;
+  /** The orchestrator the delegation reactor talks to. */
+  readonly reactorEngine: (orchestrator: Orchestrator) => Orchestrator;
+}
+
+/** Waits that never hold their task: the reactor cannot tell that a wait is receiving a result. */
+class UnheldTaskWaiters extends TaskWaiters {
+  override has(): boolean {
+    return false;
+  }
+}
+
+function withoutFinalize(orchestrator: Orchestrator): Orchestrator {
+  return new Proxy(orchestrator, {
+    get(target, property, receiver) {
+      if (property === "dispatch") {
+        return (command: Command) =>
+          command.type === "delegated-task.finalize"
+            ? Promise.resolve({ status: "accepted", commandId: command.commandId, commandType: command.type, sequence: 0, eventCount: 0, acceptedAt: "" })
+            : target.dispatch(command);
+      }
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
+}
+
+/** core's decide with the mutations of the planted bugs. */
+function mutantDecide(bugs: ReadonlySet<PlantedBug>): Decide {
+  return (state, command, ctx) => {
+    if (bugs.has(PlantedBug.skipFinalizeAfterRestart) && command.type === "provider-runtime.run-lost" && command.data.reason === "server_restarted") {
+      // Hide the child's task while deciding, so the lost run settles nothing.
+      const taskId = state.taskByChildThread.get(command.data.threadId);
+      if (taskId !== undefined) {
+        state.taskByChildThread.delete(command.data.threadId);
+        try {
+          return decide(state, command, ctx);
+        } finally {
+          state.taskByChildThread.set(command.data.threadId, taskId);
+        }
+      }
+    }
+    if (bugs.has(PlantedBug.retrySecondChild) && command.type === "delegated_task.request" && state.tasks.has(command.data.taskId)) {
+      const again = (id: string) => `${id}:again`;
+      const data = command.data;
+      return decide(state, { ...command, data: { ...data, taskId: again(data.taskId), childThreadId: again(data.childThreadId), childRunId: again(data.childRunId), childMessageId: again(data.childMessageId) } }, ctx);
+    }
+    return decide(state, command, ctx);
+  };
+}
+
+export function bugWiring(bugs: readonly PlantedBug[]): BugWiring {
+  const planted = new Set(bugs);
+  return {
+    decide: planted.size === 0 ? decide : mutantDecide(planted),
+    waiters: () => (planted.has(PlantedBug.waitAndNotice) ? new UnheldTaskWaiters() : new TaskWaiters()),
+    reactorEngine: (orchestrator) => (planted.has(PlantedBug.skipFinalizeAfterRestart) ? withoutFinalize(orchestrator) : orchestrator),
+  };
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { FaultKind } from "./faults.js";
+import { type SimOptions, type SimResult, runSeed } from "./runner.js";
+import { failureReport } from "./testSuiteSeeds.js";
+
+/**
+ * Seeds that once found a real bug in Loom, kept as regression tests. Each
+ * replays its seed with the options that found it, checks that the run still
+ * reaches the situation (`reached`, so a seed that drifted away from it fails
+ * loudly instead of passing vacuously) and that every invariant holds.
+ * Adding one: the seed and options from the failure's reproduce line, what
+ * it found, and a fact of the run that shows the situation was reached.
+ */
+interface Regression {
+  readonly options: SimOptions;
+  readonly found: string;
+  readonly reached: (result: SimResult) => boolean;
+}
+
+const REGRESSIONS: readonly Regression[] = [
+  {
+    // Found by seed 1; seed 2 reaches the same situation since the thread toolkit changed the schedule of operations.
+    // npm run sim -- --seed 2 --faults none --store memory
+    options: { seed: 2, faults: [], store: "memory", trace: true },
+    found:
+      "a message steered into a turn that had just ended (its turn.completed not yet recorded) was refused by the provider and silently lost: " +
+      "the run completed without it (input-reaches-agent). Now the session manager re-sends a refused steer as a follow-up run.",
+    reached: (result) => result.trace.some((line) => line.includes("re-sending the message as a follow-up")),
+  },
+  {
+    // Found by seed 103; seed 5 reaches the same situation since the thread toolkit changed the schedule of operations.
+    // npm run sim -- --seed 5 --faults crash,lease-expiry --store memory
+    options: { seed: 5, faults: [FaultKind.crash, FaultKind.leaseExpiry], store: "memory" },
+    found:
+      "a steer still in the outbox when the node was killed, for a run that had already completed, was abandoned on boot and its message lost " +
+      "(input-reaches-agent). Now boot reconciliation re-sends such a steer as a follow-up run.",
+    reached: (result) => result.stats.resentSteersOnBoot > 0,
+  },
+  {
+    // npm run sim -- --seed 7 --faults lease-expiry --store memory
+    options: { seed: 7, faults: [FaultKind.leaseExpiry], store: "memory", trace: true },
+    found:
+      "a provider.turn.start whose lease lapsed while its provider call stalled was claimed again by the same worker and run a second time " +
+      "after the first: the completion notice it carried reached the parent agent twice (result-delivered-at-most-once). Now the outbox " +
+      "worker never runs a row it is still running again.",
+    reached: (result) => result.trace.some((line) => line.includes("claimed again while it still runs here")),
+  },
+];
+
+describe("regression seeds", () => {
+  for (const regression of REGRESSIONS) {
+    it(`seed ${regression.options.seed}: ${regression.found.slice(0, 80)}…`, async () => {
+      const result = await runSeed(regression.options);
+      expect(regression.reached(result), `seed ${regression.options.seed} no longer reaches the situation it was kept for; find a new seed (${result.reproduce})`).toBe(true);
+      expect(result.violations, failureReport(result)).toEqual([]);
+    });
+  }
+});

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { INVARIANTS } from "./invariants.js";
+import { PLANTED_BUGS, type PlantedBug } from "./plantedBugs.js";
+import { runSeed } from "./runner.js";
+import { failureReport } from "./testSuiteSeeds.js";
+
+/**
+ * The simulator checked against itself: a seed replays exactly, each planted
+ * bug is found by some seed, and the budget extension point is live.
+ */
+
+/** The invariant each planted bug must trip, and the seed budget to find it in. */
+const EXPECTED: { readonly [B in PlantedBug]: { readonly invariant: string; readonly budget: number } } = {
+  "wait-and-notice": { invariant: "result-delivered-at-most-once", budget: 300 },
+  "skip-finalize-after-restart": { invariant: "tasks-reach-terminal", budget: 300 },
+  "retry-second-child": { invariant: "one-child-per-client-request", budget: 300 },
+};
+
+describe("determinism", () => {
+  for (const store of ["memory", "sqlite"] as const) {
+    it(`replays one seed to the same event log and the same trace (${store})`, async () => {
+      const first = await runSeed({ seed: 7, store, trace: true });
+      const second = await runSeed({ seed: 7, store, trace: true });
+      expect(first.violations, failureReport(first)).toEqual([]);
+      expect(first.log.length).toBeGreaterThan(100);
+      expect(second.log).toEqual(first.log);
+      expect(second.trace).toEqual(first.trace);
+      expect(second.stats).toEqual(first.stats);
+    });
+  }
+
+  it("gives different seeds different histories", async () => {
+    const [a, b] = await Promise.all([runSeed({ seed: 11 }), runSeed({ seed: 12 })]);
+    expect(a.log.map((event) => event.eventId)).not.toEqual(b.log.map((event) => event.eventId));
+  });
+});
+
+describe("planted bugs", () => {
+  it("lists an expectation for every planted bug", () => {
+    expect(Object.keys(EXPECTED).sort()).toEqual([...PLANTED_BUGS].sort());
+  });
+
+  for (const bug of PLANTED_BUGS) {
+    it(`finds ${bug} within ${EXPECTED[bug].budget} seeds, and the failing seed replays`, async () => {
+      let found: Awaited<ReturnType<typeof runSeed>> | null = null;
+      for (let seed = 1; seed <= EXPECTED[bug].budget && found === null; seed++) {
+        const result = await runSeed({ seed, bugs: [bug] });
+        if (result.violations.length > 0) found = result;
+      }
+      expect(found, `no seed found ${bug}`).not.toBeNull();
+      expect(found!.violations.map((violation) => violation.invariant)).toContain(EXPECTED[bug].invariant);
+      expect(found!.reproduce).toContain(`--bugs ${bug}`);
+      const again = await runSeed({ seed: found!.seed, bugs: [bug] });
+      expect(again.violations).toEqual(found!.violations);
+      const fixed = await runSeed({ seed: found!.seed });
+      expect(fixed.violations, failureReport(fixed)).toEqual([]);
+    });
+  }
+});
+
+describe("invariant table", () => {
+  it("reports the budget invariant as an extension point until a check is plugged in", async () => {
+    expect(INVARIANTS["budgets-never-exceeded"].check).toBeNull();
+    const pending = await runSeed({ seed: 3, steps: 20 });
+    expect(pending.pendingInvariants).toEqual(["budgets-never-exceeded"]);
+    expect(pending.violations).toEqual([]);
+
+    // A budget check plugged in runs on every step: here a budget of zero tokens, which any recorded usage exceeds.
+    const checked = await runSeed({
+      seed: 3,
+      steps: 20,
+      invariantChecks: {
+        "budgets-never-exceeded": ({ state }) =>
+          [...state.attempts.values()].filter((attempt) => (attempt.usage?.inputTokens ?? 0) > 0).map((attempt) => `attempt ${attempt.id} used ${attempt.usage!.inputTokens} tokens`),
+      },
+    });
+    expect(checked.pendingInvariants).toEqual([]);
+    expect(checked.violations.map((violation) => violation.invariant)).toContain("budgets-never-exceeded");
+  });
+});
