@@ -45,6 +45,9 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "node.updated":
       case "context-transfer.created":
       case "context-transfer.updated":
+      case "checkpoint-scope.created":
+      case "checkpoint.captured":
+      case "checkpoint.rollback-requested":
       case "unknown":
         break;
       default:

@@ -4,14 +4,15 @@ import { DELEGATION_COMMAND_SCHEMAS, type DelegationCommand } from "./commands/d
 import { RUN_COMMAND_SCHEMAS, type RunCommand } from "./commands/runCommands.js";
 import type { RuntimeIngestCommand } from "./commands/runtimeCommands.js";
 import { THREAD_COMMAND_SCHEMAS, type ThreadCommand } from "./commands/threadCommands.js";
+import { WORKSPACE_COMMAND_SCHEMAS, type WorkspaceCommand } from "./commands/workspaceCommands.js";
 import { formatZodIssues } from "./zodIssues.js";
 
 /** Commands that outside clients may send (after validation). */
-export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand;
+export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand | WorkspaceCommand;
 /** Every command this build can decide, including the engine's runtime ingestion. */
 export type Command = ClientCommand | RuntimeIngestCommand;
 
-const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS] as const;
+const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS, ...WORKSPACE_COMMAND_SCHEMAS] as const;
 const CommandSchema = z.discriminatedUnion("type", SCHEMAS);
 const implemented: ReadonlySet<string> = new Set(SCHEMAS.map((s) => s.shape.type.value));
 

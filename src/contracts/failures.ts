@@ -25,6 +25,10 @@ export const FailureCode = {
   delegation_depth_exceeded: "delegation_depth_exceeded",
   active_children_exceeded: "active_children_exceeded",
   spawn_budget_exceeded: "spawn_budget_exceeded",
+  // Loom's workspace failures (docs/workspaces.md).
+  workspace_unavailable: "workspace_unavailable",
+  workspace_conflict: "workspace_conflict",
+  workspace_busy: "workspace_busy",
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 
@@ -57,6 +61,9 @@ export const FAILURES: { readonly [C in FailureCode]: FailureInfo } = {
   delegation_depth_exceeded: { retryable: false, meaning: "the task would nest deeper than limits.maxDelegationDepth" },
   active_children_exceeded: { retryable: true, meaning: "the parent already has limits.maxActiveChildrenPerThread unfinished tasks; retry after one finishes" },
   spawn_budget_exceeded: { retryable: false, meaning: "the root thread's tree has spawned limits.maxSpawnsPerRootThread tasks" },
+  workspace_unavailable: { retryable: false, meaning: "the workspace is not a git repository, has no usable checkpoint, or its worktree is gone" },
+  workspace_conflict: { retryable: false, meaning: "files are in the way (merge conflicts, local changes); details.files lists them; nothing was changed" },
+  workspace_busy: { retryable: true, meaning: "a run or a rollback is in progress in the workspace; retry once it ends" },
 };
 
 export const FAILURE_CODES: readonly FailureCode[] = Object.values(FailureCode);

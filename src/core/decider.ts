@@ -23,6 +23,9 @@ import {
 } from "./run/queue.js";
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
 import { decideMessageDispatch } from "./run/send.js";
+import { decideCheckpointCaptured } from "./workspace/checkpoints.js";
+import { decidePreparedRunFail, decidePreparedRunProgress, decidePreparedRunRelease, decidePreparedRunRetry, decideRollbackFail } from "./workspace/prepared.js";
+import { decideCheckpointRollback } from "./workspace/rollback.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -159,6 +162,21 @@ export function decide(state: OrchestrationState, command: Command, ctx: DecideC
       return decideDeliverTaskNotice(state, command, ctx);
     case "delegated-task.finalize":
       return decideFinalizeTask(state, command, ctx);
+    // Prepared runs and checkpoints (workspace/)
+    case "prepared-run.progress":
+      return decidePreparedRunProgress(state, command, ctx);
+    case "prepared-run.release":
+      return decidePreparedRunRelease(state, command, ctx);
+    case "prepared-run.fail":
+      return decidePreparedRunFail(state, command, ctx);
+    case "prepared-run.retry":
+      return decidePreparedRunRetry(state, command, ctx);
+    case "checkpoint.rollback":
+      return decideCheckpointRollback(state, command, ctx);
+    case "checkpoint.rollback.fail":
+      return decideRollbackFail(state, command, ctx);
+    case "workspace-runtime.checkpoint-captured":
+      return decideCheckpointCaptured(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

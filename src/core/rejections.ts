@@ -65,6 +65,14 @@ export const RejectionCode = {
   deliveryNotPending: "delivery_not_pending",
   wakePolicyUnchanged: "wake_policy_unchanged",
   taskStillWorking: "task_still_working",
+  // Workspaces, prepared runs and checkpoints (docs/workspaces.md)
+  invalidWorkspace: "invalid_workspace",
+  checkpointNotFound: "checkpoint_not_found",
+  checkpointNotReady: "checkpoint_not_ready",
+  checkpointAlreadyRecorded: "checkpoint_already_recorded",
+  rollbackInProgress: "rollback_in_progress",
+  preparationNotActive: "preparation_not_active",
+  runNotRetryable: "run_not_retryable",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

@@ -1,3 +1,4 @@
+import type { Checkpoint, CheckpointScope } from "../contracts/entities/checkpoints.js";
 import type { ContextTransfer } from "../contracts/entities/contextTransfers.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import type { ProviderSession } from "../contracts/entities/projects.js";
@@ -40,6 +41,10 @@ export interface OrchestrationState {
   readonly taskByChildThread: Map<string, string>;
   readonly nodes: Map<string, ExecutionNode>;
   readonly transfers: Map<string, ContextTransfer>;
+  readonly checkpointScopes: Map<string, CheckpointScope>;
+  readonly checkpoints: Map<string, Checkpoint>;
+  /** Checkpoint ids per scope, in the order they were recorded. */
+  readonly scopeCheckpoints: Map<string, string[]>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -62,6 +67,9 @@ export function initialState(): OrchestrationState {
     taskByChildThread: new Map(),
     nodes: new Map(),
     transfers: new Map(),
+    checkpointScopes: new Map(),
+    checkpoints: new Map(),
+    scopeCheckpoints: new Map(),
     lastSequence: 0,
   };
 }
@@ -129,6 +137,15 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "context-transfer.updated":
       state.transfers.set(event.data.transfer.id, event.data.transfer);
       return state;
+    case "checkpoint-scope.created":
+      state.checkpointScopes.set(event.data.scope.id, event.data.scope);
+      return state;
+    case "checkpoint.captured":
+      applyCheckpoint(state, event.data.checkpoint);
+      return state;
+    case "checkpoint.rollback-requested":
+      // The request is history; the rollback_recovery run it created carries its progress.
+      return state;
     case "unknown":
       return state;
     default: {
@@ -151,6 +168,15 @@ function applyRun(state: OrchestrationState, run: Run): void {
     const thread = state.threads.get(run.threadId);
     if (thread !== undefined) state.threads.set(thread.id, { ...thread, queuedRuns: queuedRunsOf(state, thread.id) });
   }
+}
+
+function applyCheckpoint(state: OrchestrationState, checkpoint: Checkpoint): void {
+  if (!state.checkpoints.has(checkpoint.id)) {
+    const ids = state.scopeCheckpoints.get(checkpoint.scopeId);
+    if (ids === undefined) state.scopeCheckpoints.set(checkpoint.scopeId, [checkpoint.id]);
+    else ids.push(checkpoint.id);
+  }
+  state.checkpoints.set(checkpoint.id, checkpoint);
 }
 
 function applyAttempt(state: OrchestrationState, attempt: RunAttempt): void {

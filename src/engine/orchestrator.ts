@@ -17,6 +17,8 @@ export interface OrchestratorOptions {
   /** Provider facts for send-mode selection; without it no thread can run work. */
   readonly providers?: (providerInstanceId: string) => ProviderFacts | null;
   readonly limits?: DelegationLimits;
+  /** Capture a checkpoint before and after every turn that may write; off unless set. */
+  readonly turnCheckpoints?: boolean;
 }
 
 export type CommittedListener = (events: readonly StoredEvent[]) => void;
@@ -47,6 +49,7 @@ export class Orchestrator {
       maxBatch: options.maxBatch,
       providers: options.providers ?? (() => null),
       limits: options.limits,
+      turnCheckpoints: options.turnCheckpoints,
       onCommitted: (events) => this.notify(events),
       rebuild: async () => {
         const fresh = await replay(store);

@@ -5,7 +5,18 @@ import type { ProviderThread, ProviderTurn } from "../../contracts/entities/prov
 import type { Run, RunAttempt } from "../../contracts/entities/runs.js";
 import type { Subagent } from "../../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
-import { providerThreadEvent, providerTurnEvent, runAttemptEvent, runEvent, runtimeRequestEvent, subagentEvent, turnItemEvent } from "../../contracts/events.js";
+import {
+  type ThreadEventType,
+  providerThreadEvent,
+  providerTurnEvent,
+  runAttemptEvent,
+  runEvent,
+  runtimeRequestEvent,
+  subagentEvent,
+  threadEvent,
+  turnItemEvent,
+} from "../../contracts/events.js";
+import type { AppThread } from "../../contracts/thread.js";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { type Accepted, type DecideContext, accept } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
@@ -29,11 +40,24 @@ export class Changes {
   private readonly attempts = new Map<string, RunAttempt>();
   private readonly providerThreads = new Map<string, ProviderThread>();
   private readonly providerTurns = new Map<string, ProviderTurn>();
+  private readonly threads = new Map<string, AppThread>();
 
   constructor(
     readonly state: OrchestrationState,
     readonly ctx: DecideContext,
   ) {}
+
+  /** A thread as this decision leaves it (one created or changed earlier in it included). */
+  thread(threadId: string): AppThread | undefined {
+    return this.threads.get(threadId) ?? this.state.threads.get(threadId);
+  }
+
+  /** Record a thread event carrying the whole thread; later steps of the decision see the change. */
+  putThread(type: ThreadEventType, thread: AppThread): AppThread {
+    this.threads.set(thread.id, thread);
+    this.events.push(threadEvent(type, thread));
+    return thread;
+  }
 
   run(runId: string): Run | undefined {
     return this.runs.get(runId) ?? this.state.runs.get(runId);

@@ -1,8 +1,9 @@
 import { EffectKind } from "../../contracts/effects.js";
 import type { Failure } from "../../contracts/entities/fields.js";
-import { type Run, type RunKind, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import { type Run, type RunKind, type RunPreparation, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { AppThread, CreatedBy } from "../../contracts/thread.js";
 import type { DecideContext, ProviderFacts } from "../decision.js";
+import { beginRun, captureAfterTurn } from "../workspace/turns.js";
 import { closeAttempt, openAttempt } from "./attempts.js";
 import type { Changes } from "./changes.js";
 
@@ -46,6 +47,8 @@ export interface NewRunInput {
   readonly runId: string;
   readonly kind: RunKind;
   readonly messageId: string | null;
+  /** Work to do before the provider starts (a rollback's restore); a worktree thread's is added when the run starts. */
+  readonly preparation?: RunPreparation;
 }
 
 /** A new run in `queued` status, not yet placed in the queue. */
@@ -74,14 +77,18 @@ export function newRun(changes: Changes, thread: AppThread, facts: ProviderFacts
     updatedAt: now,
     startedAt: null,
     endedAt: null,
+    ...(input.preparation === undefined ? {} : { preparation: input.preparation }),
   });
 }
 
-/** Hand the run to its provider: `starting` until the provider reports the turn. */
+/**
+ * Hand the run to its provider: `starting` until the provider reports the
+ * turn. A run with a preparation (worktree, setup, restore) prepares first;
+ * the provider start follows its release (src/core/workspace/turns.ts).
+ */
 export function startRun(changes: Changes, run: Run): Run {
   const started = changes.updateRun(run, { status: "starting", queueRank: null, held: false });
-  changes.effect(EffectKind.startTurn, run.threadId, { threadId: run.threadId, runId: run.id });
-  return started;
+  return beginRun(changes, started);
 }
 
 /** Place a queued run at the back (or the front) of its thread's queue. */
@@ -129,8 +136,11 @@ export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
     failure: end.failure ?? run.failure,
     queueRank: null,
     endedAt: changes.ctx.now,
+    // A run that ends while it is still being prepared never reaches its provider.
+    ...(run.preparation?.status === "preparing" ? { preparation: { ...run.preparation, status: "failed" as const, endedAt: changes.ctx.now } } : {}),
   });
   expirePendingRequests(changes, ended);
+  captureAfterTurn(changes, run);
   startNext(changes, run.threadId);
   return ended;
 }

@@ -4,6 +4,7 @@ import type {
   ThreadDeleteCommand,
   ThreadUnarchiveCommand,
 } from "../../contracts/commands/threadCommands.js";
+import { EFFECTS, EffectKind } from "../../contracts/effects.js";
 import { threadEvent } from "../../contracts/events.js";
 import { INTERACTION_MODES, RUNTIME_MODES } from "../../contracts/modes.js";
 import type { AppThread } from "../../contracts/thread.js";
@@ -37,6 +38,9 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
     invalidModeRejection("runtime", runtimeMode, RUNTIME_MODES) ??
     invalidModeRejection("interaction", interactionMode, INTERACTION_MODES);
   if (badMode !== null) return badMode;
+  if (data.workspace !== undefined && data.worktreePath !== undefined) {
+    return reject(RejectionCode.invalidWorkspace, "a thread gets a worktree of its own (workspace) or an existing worktreePath, not both");
+  }
   const thread: AppThread = {
     id,
     projectId: data.projectId,
@@ -66,6 +70,18 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
     lastVisitedAt: null,
     markedUnreadAt: null,
     pendingBackgroundTasks: [],
+    ...(data.workspace === undefined
+      ? {}
+      : {
+          workspace: {
+            strategy: data.workspace.strategy,
+            status: "pending" as const,
+            repoPath: data.workspace.repoPath,
+            baseRef: data.workspace.baseRef ?? null,
+            startFromOrigin: data.workspace.startFromOrigin ?? false,
+            baseCheckpointId: null,
+          },
+        }),
   };
   return accept([threadEvent("thread.created", thread)]);
 }
@@ -95,11 +111,16 @@ export function decideThreadUnarchive(state: OrchestrationState, command: Thread
 /**
  * A soft delete: the record stays (deletedAt set, ranks cleared) so the log
  * and lineage stay whole, but every later command on it is rejected with
- * thread_deleted and lists never show it.
+ * thread_deleted and lists never show it. A worktree the thread owns is
+ * cleaned up (workspace.cleanup: a last checkpoint, then removal).
  */
 export function decideThreadDelete(state: OrchestrationState, command: ThreadDeleteCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
   const thread = found.thread;
-  return accept([threadEvent("thread.deleted", changed(thread, ctx, { deletedAt: ctx.now, pinnedRank: null, activeRank: null }))]);
+  const effects =
+    thread.workspace?.strategy === "worktree"
+      ? [{ kind: EffectKind.cleanupWorkspace, streamId: thread.id, payload: { threadId: thread.id }, replaySafe: EFFECTS[EffectKind.cleanupWorkspace].replaySafe }]
+      : [];
+  return accept([threadEvent("thread.deleted", changed(thread, ctx, { deletedAt: ctx.now, pinnedRank: null, activeRank: null }))], effects);
 }
