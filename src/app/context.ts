@@ -9,6 +9,7 @@ import type { Orchestrator } from "../engine/orchestrator.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 import type { ActingCaller } from "./caller.js";
 import { errorOfRejection } from "./errors.js";
+import type { WorkspaceSettings } from "./workspaces/paths.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
@@ -25,6 +26,8 @@ export interface AppContext {
   readonly clock: () => number;
   /** delegate_task waits in progress, so a result a wait takes is not also delivered as a notice. */
   readonly waiters: TaskWaiters;
+  /** Where Loom-managed worktrees go and how they are named (docs/workspaces.md). */
+  readonly workspaces: WorkspaceSettings;
 }
 
 /** An accepted command with the events it wrote (none when its commandId was already known). */

@@ -9,6 +9,9 @@ import { TaskWaiters } from "../engine/taskWaiters.js";
 import { Orchestrator } from "../engine/orchestrator.js";
 import { OutboxWorker } from "../engine/outboxWorker.js";
 import { reconcileOnBoot } from "../engine/reconcile.js";
+import { reconcileWorkspacesOnBoot } from "../app/workspaces/boot.js";
+import { WorkspaceEffects } from "../app/workspaces/effects.js";
+import type { WorkspaceSettings } from "../app/workspaces/paths.js";
 import { McpCredentialRegistry } from "../mcp/credentialRegistry.js";
 import { createMcpRoute } from "../mcp/httpEndpoint.js";
 import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
@@ -69,8 +72,20 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   credentials.registerOwnerToken(ownerToken);
 
   const store = SqliteEventStore.open(dir.databasePath);
-  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits });
+  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits, turnCheckpoints: config.workspaces.checkpoints });
   const bootId = crypto.randomUUID();
+  const workspaces: WorkspaceSettings = {
+    worktreesRoot: config.workspaces.worktreesDir ?? join(dir.root, "worktrees"),
+    branchPrefix: config.workspaces.branchPrefix,
+    fallbackRoot: cwd,
+    setupRunDir: join(dir.root, "run", "setup"),
+  };
+  const workspaceLayout = { orchestrator, workspaces, projects: config.projects };
+  // Before runs are reconciled: worktrees a cut-short preparation made are recorded on their thread first.
+  const workspaceReport = await reconcileWorkspacesOnBoot(workspaceLayout, bootId, log);
+  if (workspaceReport.adopted + workspaceReport.removedHalfMade + workspaceReport.stoppedSetups > 0) {
+    log(`loom: workspaces after restart: ${workspaceReport.adopted} worktree(s) recorded, ${workspaceReport.removedHalfMade} half-made removed, ${workspaceReport.stoppedSetups} setup(s) stopped`);
+  }
   const report = await reconcileOnBoot(orchestrator, store, bootId);
   if (report.interruptedRuns > 0 || report.lostEffects > 0) {
     log(`loom: reconciled after restart: ${report.interruptedRuns} run(s) interrupted, ${report.lostEffects} effect(s) lost`);
@@ -88,11 +103,13 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     idleMs: config.sessions.idleMs,
     log,
   });
+  const workspaceEffects = new WorkspaceEffects({ ...workspaceLayout, log });
+  const workspaceHandlers = workspaceEffects.handlers();
   const worker = new OutboxWorker({
     store,
-    handlers: sessions.handlers(),
+    handlers: { ...sessions.handlers(), ...workspaceHandlers },
     owner: `loom:${process.pid}:${bootId}`,
-    onFailed: (row, error) => sessions.onEffectFailed(row, error),
+    onFailed: (row, error) => (Object.hasOwn(workspaceHandlers, row.kind) ? workspaceEffects.onEffectFailed(row, error) : sessions.onEffectFailed(row, error)),
     log,
   });
   const stopKicking = orchestrator.onCommitted(() => worker.kick());
@@ -109,6 +126,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     progressIntervalMs: options.progressIntervalMs ?? 5_000,
     clock: Date.now,
     waiters,
+    workspaces,
   };
   const toolkits = [threadToolkit(app), delegationToolkit(app), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });

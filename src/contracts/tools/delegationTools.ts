@@ -14,6 +14,10 @@ export const DelegateTaskInput = z
     clientRequestId: z.string().min(1).max(200).optional().describe("Stable per delegation round: a retry returns the same task instead of a second child"),
     runtimeMode: z.enum(["inherit", "approval-required", "auto-accept-edits", "full-access"]).optional(),
     interactionMode: z.enum(["inherit", "plan", "default"]).optional(),
+    isolation: z
+      .enum(["shared", "worktree"])
+      .optional()
+      .describe("shared (default): the child works in your checkout; worktree: a git worktree of its own, branched from your workspace as it is now (uncommitted changes included), so parallel children never touch each other's files"),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;
