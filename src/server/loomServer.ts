@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
 import { orchestrationRoutes, sha256 } from "../api/routes.js";
+import { workspaceRoutes } from "../api/workspaceRoutes.js";
 import type { AppContext } from "../app/context.js";
 import { DelegationReactor } from "../engine/delegationReactor.js";
 import { TaskWaiters } from "../engine/taskWaiters.js";
@@ -131,6 +132,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const toolkits = [threadToolkit(app), delegationToolkit(app), ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : [])];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
   const routes: RouteHandler[] = [
+    workspaceRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION }),
     mcp.route,
   ];
