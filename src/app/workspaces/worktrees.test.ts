@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { WorktreeListOutput, WorktreePruneOutput, WorktreeThreadIdsOutput } from "../../contracts/workspaceQueries.js";
@@ -168,5 +168,51 @@ describe("worktree lifecycle", () => {
     expect(missing.body.worktrees.map((w) => w.state)).toEqual(["missing"]);
     const forgot = await ownerApi<WorktreePruneOutput>(h, "/api/workspaces/worktrees/prune", { method: "POST" });
     expect(forgot.body.forgotten).toEqual([{ path: vanishing.worktreePath, threadId: vanishing.threadId }]);
+  });
+});
+
+describe("merging a worktree child into its parent (owner-only HTTP)", () => {
+  async function isolatedChild(h: RepoHarness["h"], task: string, key: string): Promise<string> {
+    const parent = await h.launch({
+      projectId: "repo",
+      message: script({ call: "delegate_task", args: { task, isolation: "worktree", mode: "wait", clientRequestId: key }, as: "child" }, { say: "{{child.childThreadId}}" }),
+    });
+    await h.waitForEnd(parent.runId!);
+    // mode wait: the parent's run took the child's result, so no follow-up run wakes the parent.
+    const childId = h.assistantTexts(parent.threadId).at(-1)!;
+    expect(h.runs(childId)[0]!.status).toBe("completed");
+    return childId;
+  }
+
+  it("commits the child's work on its branch and fast-forwards the parent's checkout; a conflict is reported with its files and changes nothing", async () => {
+    env = await startRepoHarness();
+    const { h, repo } = env;
+    const childId = await isolatedChild(h, script({ write: { path: "child.txt", content: "from the child\n" } }), "m1");
+    const path = `/api/orchestration/threads/${encodeURIComponent(childId)}/merge-into-parent`;
+
+    const stranger = await fetch(`${h.server.url}${path}`, { method: "POST", headers: { authorization: "Bearer not-the-owner" } });
+    expect(stranger.status).toBe(401);
+
+    const before = gitSync(repo, "rev-parse", "HEAD");
+    const merged = await ownerApi<{ outcome: string; commit: string; previousHead: string; childChangesCommit: string | null; files: { path: string }[] }>(h, path, { method: "POST", body: {} });
+    expect(merged.status).toBe(200);
+    expect(merged.body).toMatchObject({ outcome: "fast_forward", previousHead: before });
+    expect(merged.body.childChangesCommit).not.toBeNull();
+    expect(merged.body.files.map((f) => f.path)).toEqual(["child.txt"]);
+    expect(gitSync(repo, "rev-parse", "HEAD")).toBe(merged.body.commit);
+    expect(readFileSync(join(repo, "child.txt"), "utf8")).toBe("from the child\n");
+    expect(gitSync(repo, "status", "--porcelain")).toBe("");
+
+    const second = await isolatedChild(h, script({ write: { path: "clash.txt", content: "child version\n" } }), "m2");
+    writeFileSync(join(repo, "clash.txt"), "parent version, uncommitted\n");
+    const head = gitSync(repo, "rev-parse", "HEAD");
+    const clash = await ownerApi<{ error: { code: string; details: { files: string[]; workspaceCode: string } } }>(h, `/api/orchestration/threads/${encodeURIComponent(second)}/merge-into-parent`, { method: "POST", body: {} });
+    expect(clash.status).toBe(409);
+    expect(clash.body.error).toMatchObject({ code: "workspace_conflict", details: { workspaceCode: "workspace_local_changes_in_the_way", files: ["clash.txt"] } });
+    expect(gitSync(repo, "rev-parse", "HEAD")).toBe(head);
+    expect(readFileSync(join(repo, "clash.txt"), "utf8")).toBe("parent version, uncommitted\n");
+
+    const notAChild = await ownerApi<{ error: { code: string } }>(h, `/api/orchestration/threads/${encodeURIComponent(h.state.threads.get(second)!.lineage.parentThreadId!)}/merge-into-parent`, { method: "POST", body: {} });
+    expect(notAChild).toMatchObject({ status: 409, body: { error: { code: "workspace_unavailable" } } });
   });
 });
