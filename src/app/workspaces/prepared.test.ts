@@ -102,4 +102,30 @@ describe("prepared runs: the project's setup command", () => {
     const again = await h.dispatch("prepared-run.retry", { threadId: launched.threadId, runId: "run:retry-1" });
     expect(again.body).toMatchObject({ rejection: { code: "run_not_retryable" } });
   });
+
+  it("stops the setup when the preparing run is interrupted; the run ends before its agent ever started", async () => {
+    env = await startRepoHarness({ setup: "echo $$ > setup.pid; while [ ! -f go ]; do sleep 0.05; done" });
+    const { h } = env;
+    const launched = await h.owner.ok<Launched>("t3_thread_launch", { projectId: "repo", workspaceStrategy: "worktree", message: "never runs" });
+    const pidFile = join(launched.worktreePath!, "setup.pid");
+    const pid = await h.until(() => (existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "" ? Number(readFileSync(pidFile, "utf8")) : undefined), "the setup to start");
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    const interrupted = await h.owner.ok<{ outcome: string }>("t3_thread_interrupt", { threadId: launched.threadId });
+    expect(interrupted.outcome).toBe("interrupt_requested");
+    const ended = await h.waitForEnd(launched.runId);
+    expect(ended.status).toBe("interrupted");
+    expect(ended.preparation).toMatchObject({ status: "failed", step: "setup" });
+    expect(setupItem(h, launched.threadId, launched.runId)).toMatchObject({ status: "failed" });
+    await h.until(() => !alive(), "the setup's process group to be stopped");
+    expect(attemptsOf(h, launched.runId)).toBe(0);
+    expect(h.assistantTexts(launched.threadId)).toEqual([]);
+  });
 });

@@ -41,6 +41,8 @@ export class Changes {
   private readonly providerThreads = new Map<string, ProviderThread>();
   private readonly providerTurns = new Map<string, ProviderTurn>();
   private readonly threads = new Map<string, AppThread>();
+  /** Items added or updated by this decision, so later steps see them. */
+  private readonly items = new Map<string, TurnItem>();
 
   constructor(
     readonly state: OrchestrationState,
@@ -99,6 +101,7 @@ export class Changes {
       updatedAt: this.ctx.now,
     };
     this.events.push(turnItemEvent(item));
+    this.items.set(id, item);
     return item;
   }
 
@@ -106,6 +109,7 @@ export class Changes {
   updateItem<T extends TurnItem>(item: T, patch: Partial<T>): T {
     const next = { ...item, ...patch, updatedAt: this.ctx.now };
     this.events.push(turnItemEvent(next));
+    this.items.set(next.id, next);
     return next;
   }
 
@@ -198,7 +202,10 @@ export class Changes {
     return accept(this.events, this.effects);
   }
 
+  /** An item as this decision leaves it (one added or updated earlier in it included). */
   existingItem(id: string): TurnItem | undefined {
+    const changed = this.items.get(id);
+    if (changed !== undefined) return changed;
     const threadId = this.state.itemThreads.get(id);
     if (threadId === undefined) return undefined;
     return this.state.turnItems.get(threadId)?.find((item) => item?.id === id);

@@ -3,7 +3,7 @@ import type { Failure } from "../../contracts/entities/fields.js";
 import { type Run, type RunKind, type RunPreparation, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { AppThread, CreatedBy } from "../../contracts/thread.js";
 import type { DecideContext, ProviderFacts } from "../decision.js";
-import { beginRun, captureAfterTurn } from "../workspace/turns.js";
+import { beginRun, captureAfterTurn, closeSetupItem } from "../workspace/turns.js";
 import { closeAttempt, openAttempt } from "./attempts.js";
 import type { Changes } from "./changes.js";
 
@@ -125,6 +125,7 @@ export interface RunEnd {
  * or a cancel (DESIGN.md invariant 6).
  */
 export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
+  closeSetupItem(changes, run);
   const attempt = openAttempt(changes, run.id);
   if (attempt !== undefined) {
     const attemptStatus = end.attemptStatus ?? (end.status === "cancelled" ? "interrupted" : end.status);

@@ -118,6 +118,21 @@ describe("prepared-run.fail and prepared-run.retry", () => {
     expect(again).toMatchObject({ kind: "user_turn", messageId: "message:1", status: "starting", preparation: { kind: "workspace", status: "preparing" } });
   });
 
+  it("closes a running setup's command item as failed, with its last output, when the run ends in its preparation", () => {
+    const thread = aProviderThread(A, "steerable", { workspace: aWorkspace(), worktreePath: "/wt/a" });
+    const run = aPreparingRun(thread, preparing("setup"));
+    const ctx = testContext();
+    const history = given(existing(thread), runCreated(run))
+      .when(cmd("prepared-run.progress", { threadId: A, runId: R, step: "setup", setup: setup("installing\n") }), ctx)
+      .thenHistory();
+    const lost = given(...history)
+      .when(cmd("provider-runtime.run-lost", { threadId: A, runId: R, status: "interrupted", reason: "server_restarted", message: "Loom restarted" }), ctx)
+      .thenHistory();
+    const state = fold(...lost);
+    expect(state.runs.get(R)).toMatchObject({ status: "interrupted", preparation: { status: "failed", step: "setup" } });
+    expect(state.turnItems.get(A)!.find((item) => item?.type === "command_execution")).toMatchObject({ status: "failed", outputPreview: "installing\n" });
+  });
+
   it("refuses to retry a run that did not end in its preparation", () => {
     const thread = aProviderThread(A);
     given(existing(thread), runCreated(aRun(thread, { id: R, status: "completed", endReason: "completed" })))

@@ -73,6 +73,18 @@ export function captureAfterTurn(changes: Changes, run: Run): void {
   requestCapture(changes, run.threadId, run.id, CheckpointTrigger.turnEnd);
 }
 
+/**
+ * A run that ends while its setup command runs (an interrupt, a restart): the
+ * setup's command item is closed as failed, with the output last reported.
+ * A report earlier in the same decision (prepared-run.fail) already closed it.
+ */
+export function closeSetupItem(changes: Changes, run: Run): void {
+  const id = run.preparation?.status === "preparing" ? run.preparation.setupItemId : null;
+  if (id === null || id === undefined) return;
+  const item = changes.existingItem(id);
+  if (item?.type === "command_execution" && item.status === "in_progress") changes.updateItem(item, { status: "failed" });
+}
+
 function capturesTurns(changes: Changes, run: Run): boolean {
   return changes.ctx.turnCheckpoints === true && RUNTIME_MODE_WRITES[run.runtimeMode];
 }
