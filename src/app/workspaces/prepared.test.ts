@@ -128,4 +128,19 @@ describe("prepared runs: the project's setup command", () => {
     expect(attemptsOf(h, launched.runId)).toBe(0);
     expect(h.assistantTexts(launched.threadId)).toEqual([]);
   });
+
+  it("deleting the thread during its setup stops the setup and removes the worktree", async () => {
+    env = await startRepoHarness({ setup: "echo $$ > setup.pid; while [ ! -f go ]; do sleep 0.05; done" });
+    const { h, repo } = env;
+    const launched = await h.owner.ok<Launched>("t3_thread_launch", { projectId: "repo", workspaceStrategy: "worktree", message: "never runs" });
+    const worktree = launched.worktreePath!;
+    const pidFile = join(worktree, "setup.pid");
+    const pid = await h.until(() => (existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "" ? Number(readFileSync(pidFile, "utf8")) : undefined), "the setup to start");
+    expect((await h.dispatch("thread.delete", { threadId: launched.threadId })).status).toBe(200);
+    expect(h.run(launched.runId)).toMatchObject({ status: "interrupted", endReason: "thread_deleted" });
+    await h.until(() => !existsSync(worktree), "the deleted thread's worktree to be removed");
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(gitSync(repo, "worktree", "list", "--porcelain")).not.toContain(worktree);
+    expect(attemptsOf(h, launched.runId)).toBe(0);
+  });
 });

@@ -106,7 +106,8 @@ export function enqueue(changes: Changes, run: Run, position: "front" | "back"):
 
 /** Start the first unheld queued run when nothing is active. */
 export function startNext(changes: Changes, threadId: string): Run | null {
-  if (activeRun(changes, threadId) !== null) return null;
+  // A deleted thread starts no more work.
+  if (activeRun(changes, threadId) !== null || changes.thread(threadId)?.deletedAt != null) return null;
   const next = queuedRuns(changes, threadId).find((run) => !run.held);
   return next === undefined ? null : startRun(changes, next);
 }

@@ -133,6 +133,19 @@ describe("prepared-run.fail and prepared-run.retry", () => {
     expect(state.turnItems.get(A)!.find((item) => item?.type === "command_execution")).toMatchObject({ status: "failed", outputPreview: "installing\n" });
   });
 
+  it("ends a preparing run when its thread is deleted, and cleans the worktree up after it", () => {
+    const thread = aProviderThread(A, "steerable", { workspace: aWorkspace(), worktreePath: "/wt/a" });
+    const run = aPreparingRun(thread, preparing("setup"));
+    const queued = aRun(thread, { id: "run:queued", status: "queued", queueRank: 0 });
+    const deleted = given(existing(thread), runCreated(run), runCreated(queued)).when(cmd("thread.delete", { threadId: A }), testContext());
+    expect(deleted.decision.kind === "accepted" && deleted.decision.effects).toEqual([workspaceEffects.cleanup(A)]);
+    const state = fold(...deleted.thenHistory());
+    expect(state.threads.get(A)?.deletedAt).toBe(NOW);
+    expect(state.runs.get(R)).toMatchObject({ status: "interrupted", endReason: "thread_deleted", preparation: { status: "failed" } });
+    // A deleted thread starts no more work.
+    expect(state.runs.get("run:queued")?.status).toBe("queued");
+  });
+
   it("refuses to retry a run that did not end in its preparation", () => {
     const thread = aProviderThread(A);
     given(existing(thread), runCreated(aRun(thread, { id: R, status: "completed", endReason: "completed" })))
