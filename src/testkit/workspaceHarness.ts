@@ -1,6 +1,8 @@
+import { execFile } from "node:child_process";
 import type { Checkpoint, CheckpointTrigger } from "../contracts/entities/checkpoints.js";
 import { type FileContents, initRepo, tempDir, writeFiles } from "./gitRepo.js";
 import { LoomHarness } from "./loomHarness.js";
+import { CLI_PATH } from "./loomProcess.js";
 
 /**
  * The real server on a real git repository (or a plain folder), with per-turn
@@ -73,4 +75,13 @@ export async function ownerApi<T = Record<string, unknown>>(h: LoomHarness, path
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
   });
   return { status: res.status, body: (await res.json()) as T };
+}
+
+/** Run the built `loom` CLI (it finds the harness's server through <state-dir>/server.json). */
+export function loomCli(args: readonly string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI_PATH, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
+    });
+  });
 }

@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,8 +5,7 @@ import type { ThreadDiffOutput } from "../../contracts/workspaceQueries.js";
 import { DIFF_TRUNCATION_MARKER } from "../../workspaces/diffs.js";
 import { gitSync } from "../../testkit/gitRepo.js";
 import { script } from "../../testkit/loomHarness.js";
-import { CLI_PATH } from "../../testkit/loomProcess.js";
-import { type RepoHarness, checkpointsOf, ownerApi, startRepoHarness, waitForCheckpoint } from "../../testkit/workspaceHarness.js";
+import { type RepoHarness, checkpointsOf, loomCli, ownerApi, startRepoHarness, waitForCheckpoint } from "../../testkit/workspaceHarness.js";
 
 /**
  * Per-turn checkpoints and diffs on a real git repository through the real
@@ -21,14 +19,6 @@ afterEach(async () => {
   await env?.close();
   env = null;
 });
-
-function loomCli(args: readonly string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
-    });
-  });
-}
 
 describe("checkpoints per turn", () => {
   it("captures before and after every turn with the turn's file stats, never touching the user's index or HEAD", async () => {

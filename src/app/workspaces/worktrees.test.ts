@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { WorktreeListOutput, WorktreePruneOutput, WorktreeThreadIdsOutput } from "../../contracts/workspaceQueries.js";
 import { commitFiles, gitSync } from "../../testkit/gitRepo.js";
 import { script } from "../../testkit/loomHarness.js";
-import { type RepoHarness, checkpointsOf, ownerApi, startRepoHarness } from "../../testkit/workspaceHarness.js";
+import { type RepoHarness, checkpointsOf, loomCli, ownerApi, startRepoHarness } from "../../testkit/workspaceHarness.js";
 
 /**
  * Threads with worktrees of their own, on a real git repository through the
@@ -166,8 +166,16 @@ describe("worktree lifecycle", () => {
     rmSync(vanishing.worktreePath!, { recursive: true, force: true });
     const missing = await ownerApi<WorktreeListOutput>(h, "/api/workspaces/worktrees");
     expect(missing.body.worktrees.map((w) => w.state)).toEqual(["missing"]);
-    const forgot = await ownerApi<WorktreePruneOutput>(h, "/api/workspaces/worktrees/prune", { method: "POST" });
-    expect(forgot.body.forgotten).toEqual([{ path: vanishing.worktreePath, threadId: vanishing.threadId }]);
+    // The CLI over the same routes.
+    const stateDir = join(h.dir, ".loom");
+    const listed2 = await loomCli(["worktrees", "list", "--state-dir", stateDir]);
+    expect(listed2).toMatchObject({ status: 0, stderr: "" });
+    expect(listed2.stdout).toMatch(new RegExp(`^missing +repo +loom/thread-\\S+ +${vanishing.threadId} +${vanishing.worktreePath}$`, "m"));
+    const forgot = await loomCli(["worktrees", "prune", "--json", "--state-dir", stateDir]);
+    expect(forgot.status).toBe(0);
+    expect((JSON.parse(forgot.stdout) as WorktreePruneOutput).forgotten).toEqual([{ path: vanishing.worktreePath, threadId: vanishing.threadId }]);
+    expect((await loomCli(["worktrees", "prune", "--state-dir", stateDir])).stdout).toBe("nothing to prune\n");
+    expect((await loomCli(["worktrees", "nope", "--state-dir", stateDir])).status).toBe(2);
   });
 });
 
