@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every figure is printed next to a baseline measured in the
- * same run, as a ratio. LOOM_BENCH_QUICK=1 runs smaller sizes.
+ * same run, as a ratio. LOOM_BENCH_QUICK=1 runs smaller sizes;
+ * LOOM_BENCH_ONLY=core,mcp runs only the named benchmarks.
  */
 import { runAgentStartupBench } from "./agentStartupBench.js";
 import { runCoreBench } from "./coreBench.js";
@@ -8,25 +9,40 @@ import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
 import { runMcpBench } from "./mcpBench.js";
 import { runPostgresBench } from "./postgresBench.js";
-import { runSearchBench } from "./searchBench.js";
-import { runWorkspacesBench } from "./workspacesBench.js";
 import { runScaleBench } from "./scaleBench.js";
+import { runSearchBench } from "./searchBench.js";
 import { runSimBench } from "./simBench.js";
+import { runWorkspacesBench } from "./workspacesBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
 
+/** Every benchmark by the name LOOM_BENCH_ONLY takes, in the order `npm run bench` runs them. */
+const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
+  core: () => runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 }),
+  mcp: () => runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 }),
+  fanout: () => runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 }),
+  postgres: () => runPostgresBench({ threads: quick ? 2_000 : 10_000, rawInserts: quick ? 2_000 : 10_000 }),
+  handoff: () => runHandoffBench({ runs: 1_000, repeat: quick ? 50 : 300 }),
+  search: () => runSearchBench({ items: quick ? 20_000 : 100_000, calls: quick ? 200 : 1_000 }),
+  workspaces: () => runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 }),
+  scale: () => runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 }),
+  agentStartup: () => runAgentStartupBench(),
+  sim: () => runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 }),
+};
+
+function selected(): string[] {
+  const only = process.env.LOOM_BENCH_ONLY;
+  if (only === undefined || only.trim() === "") return Object.keys(BENCHMARKS);
+  const names = only.split(",").map((name) => name.trim());
+  const unknown = names.filter((name) => !Object.hasOwn(BENCHMARKS, name));
+  if (unknown.length > 0) throw new Error(`LOOM_BENCH_ONLY names unknown benchmarks: ${unknown.join(", ")}; known: ${Object.keys(BENCHMARKS).join(", ")}`);
+  return names;
+}
+
 async function main(): Promise<void> {
-  console.log(`loom benchmarks (node ${process.version}${quick ? ", quick sizes" : ""})`);
-  await runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 });
-  await runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 });
-  await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 });
-  await runPostgresBench({ threads: quick ? 2_000 : 10_000, rawInserts: quick ? 2_000 : 10_000 });
-  await runHandoffBench({ runs: 1_000, repeat: quick ? 50 : 300 });
-  await runSearchBench({ items: quick ? 20_000 : 100_000, calls: quick ? 200 : 1_000 });
-  await runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 });
-  await runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 });
-  await runAgentStartupBench();
-  await runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 });
+  const names = selected();
+  console.log(`loom benchmarks (node ${process.version}${quick ? ", quick sizes" : ""}): ${names.join(", ")}`);
+  for (const name of names) await BENCHMARKS[name]!();
 }
 
 main().catch((error: unknown) => {

@@ -127,6 +127,7 @@ export async function runSearchBench(options: { items: number; calls: number }):
       search: projection,
       secrets: { vault: new SecretVault(), isSessionLive: () => false },
       titles: new TitleRegenerations(DEFAULT_TITLES),
+      workspaces: { worktreesRoot: join(dir, "worktrees"), branchPrefix: "loom/", fallbackRoot: dir, setupRunDir: join(dir, "run") },
     };
     const owner = ownerCaller("env:bench");
     const raw = new Database(join(dir, "search.db"), { readonly: true });

@@ -110,6 +110,13 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   title_regeneration_not_running: "invalid_request",
   secret_request_not_found: "invalid_request",
   secret_request_not_pending: "invalid_request",
+  invalid_workspace: "invalid_request",
+  checkpoint_not_found: "invalid_request",
+  checkpoint_not_ready: "workspace_unavailable",
+  checkpoint_already_recorded: "invalid_request",
+  rollback_in_progress: "workspace_busy",
+  preparation_not_active: "invalid_request",
+  run_not_retryable: "invalid_request",
   orchestration_error: "orchestration_error",
 };
 

@@ -58,6 +58,10 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "context-handoff.updated":
         handoffs.set(event.data.handoff.id, event.data.handoff);
         break;
+      case "checkpoint-scope.created":
+      case "checkpoint.captured":
+      case "checkpoint.rollback-requested":
+        break;
       default:
         threads.set(event.data.thread.id, event.data.thread);
     }

@@ -26,7 +26,15 @@ export class LoomToolCaller {
   }
 }
 
-export async function connectToLoom(stateDirFlag: string | undefined): Promise<LoomToolCaller> {
+/** The running server of a state dir and the owner token: what every outside client needs. */
+export interface RunningServer {
+  readonly info: ServerInfo;
+  readonly token: string;
+  readonly ownerTokenPath: string;
+  readonly stateDir: string;
+}
+
+export function findRunningServer(stateDirFlag: string | undefined): RunningServer {
   const dir = stateDirPaths(resolveStateDir(stateDirFlag));
   let info: ServerInfo | null;
   try {
@@ -37,7 +45,12 @@ export async function connectToLoom(stateDirFlag: string | undefined): Promise<L
   if (info === null) throw new ServerNotRunningError(dir.root);
   if (!processExists(info.pid)) throw new ServerNotRunningError(dir.root, `server.json names process ${info.pid}, which has exited`);
   if (!existsSync(dir.ownerTokenPath)) throw new Error(`the server is running but ${dir.ownerTokenPath} is missing`);
-  const token = readFileSync(dir.ownerTokenPath, "utf8").trim();
+  return { info, token: readFileSync(dir.ownerTokenPath, "utf8").trim(), ownerTokenPath: dir.ownerTokenPath, stateDir: dir.root };
+}
+
+export async function connectToLoom(stateDirFlag: string | undefined): Promise<LoomToolCaller> {
+  const { info, token, ownerTokenPath, stateDir } = findRunningServer(stateDirFlag);
+  const dir = { root: stateDir, ownerTokenPath };
   try {
     return new LoomToolCaller(await LoomMcpClient.connect(info.mcpUrl, token, "loom-cli"), info);
   } catch (error) {
@@ -60,7 +73,7 @@ function processExists(pid: number): boolean {
 }
 
 /** fetch rejects with a TypeError whose cause is the socket error. */
-function isConnectionFailure(error: unknown): boolean {
+export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof TypeError)) return false;
   const code = (error.cause as { code?: unknown } | undefined)?.code;
   return error.message === "fetch failed" || code === "ECONNREFUSED" || code === "ECONNRESET" || code === "UND_ERR_SOCKET";

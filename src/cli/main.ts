@@ -6,6 +6,7 @@ import { MODEL_SERVER_USAGE, runModelServer } from "./modelServerCommand.js";
 import { PROVIDERS_USAGE, runProviders } from "./providersCommand.js";
 import { runServe } from "./serve.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
+import { WORKTREES_USAGE, runWorktrees } from "./worktreesCommand.js";
 
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 
@@ -14,6 +15,7 @@ Usage:
 ${THREADS_USAGE}
 ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
+${WORKTREES_USAGE}
   loom --help
   loom --version
 
@@ -31,6 +33,8 @@ Commands:
             of real agent CLIs without a model account (docs/model-server.md).
   providers Search the ACP registry, prepare a registry agent as a provider
             instance, list instances and prepared agents (loom providers --help).
+  worktrees List the Loom-managed git worktrees of the running server, or
+            prune those of deleted threads (loom worktrees --help).
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
@@ -52,6 +56,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "threads") return runThreads(rest);
   if (command === "model-server") return runModelServer(rest);
   if (command === "providers") return runProviders(rest);
+  if (command === "worktrees") return runWorktrees(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],

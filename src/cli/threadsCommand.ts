@@ -5,12 +5,16 @@ import { UsageError } from "./errors.js";
 import { formatJson, formatLaunch, formatSend, formatThreadList, formatTranscript, formatWait, mergeReadPages } from "./output.js";
 import type { ThreadLaunchResult, ThreadListResult, ThreadReadResult, ThreadSendResult } from "./results.js";
 import { waitForRun } from "./threadWaits.js";
+import { MAX_DIFF_BYTES, type ThreadDiffOutput } from "../contracts/workspaceQueries.js";
+import { OwnerApi } from "./ownerApi.js";
+import { formatDiff } from "./workspaceOutput.js";
 
 export const THREADS_USAGE = `  loom threads list [--project ID] [--status S] [--limit N] [--offset N] [--json]
   loom threads launch --message TEXT [--provider ID] [--model M] [--title T] [--project ID] [--wait] [--json]
   loom threads read ID [--view messages|activity] [--json]
   loom threads send ID TEXT [--mode auto|queue|steer|restart] [--json]
-  loom threads wait ID [--run RUNID] [--timeout MS] [--json]`;
+  loom threads wait ID [--run RUNID] [--timeout MS] [--json]
+  loom threads diff ID [--run RUNID | --full] [--max-bytes N] [--json]`;
 
 export const THREADS_HELP = `Usage:
 ${THREADS_USAGE}
@@ -33,6 +37,11 @@ every one takes --state-dir DIR (default $LOOM_STATE_DIR, else ~/.loom).
   wait     t3_thread_wait: wait for a run (default: the latest) to end,
            repeating the call past the server's wait cap. With --timeout MS
            it stops after MS and reports waitTimedOut: true.
+  diff     a turn's changes (default: the latest turn with a checkpoint;
+           --run RUNID for another), or with --full everything the thread
+           changed since its first checkpoint, uncaptured changes included:
+           per-file stats, then the unified diff. --max-bytes caps the patch
+           (default 1 MiB); a cut patch ends with a "# loom: diff truncated" line.
 
 --json prints the tool's structuredContent as JSON on stdout. Waits show
 progress on stderr: a spinner on a terminal, else a line every few seconds.
@@ -79,7 +88,7 @@ async function withServer(stateDir: string | undefined, run: (caller: LoomToolCa
 export async function runThreads(argv: readonly string[], out: Output = (t) => process.stdout.write(t)): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
-    if (sub === undefined) throw new UsageError(`loom threads needs a command: list, launch, read, send or wait (see loom threads --help)`);
+    if (sub === undefined) throw new UsageError(`loom threads needs a command: list, launch, read, send, wait or diff (see loom threads --help)`);
     out(THREADS_HELP);
     return 0;
   }
@@ -167,6 +176,22 @@ export async function runThreads(argv: readonly string[], out: Output = (t) => p
         const waited = await waitForRun(caller, { threadId: threadId!, runId: values.run, timeoutMs }, stderr);
         out(values.json === true ? formatJson(waited) : formatWait(waited));
       });
+    }
+    case "diff": {
+      const { values, positionals: args } = parseArgs({
+        args: [...rest],
+        options: { ...COMMON, run: { type: "string" }, full: { type: "boolean" }, "max-bytes": { type: "string" } },
+        allowPositionals: true,
+      });
+      if (values.help === true) return help(out);
+      const [threadId] = positionals(sub, args, ["ID"]);
+      if (values.full === true && values.run !== undefined) throw new UsageError("--run and --full do not go together: --full diffs the whole thread");
+      const maxBytes = positiveInt("max-bytes", values["max-bytes"], 1, MAX_DIFF_BYTES);
+      const api = OwnerApi.connect(values["state-dir"]);
+      const path = `/api/orchestration/threads/${encodeURIComponent(threadId!)}/${values.full === true ? "full-diff" : "turn-diff"}`;
+      const diff = await api.get<ThreadDiffOutput>(path, { runId: values.run, maxBytes: maxBytes === undefined ? undefined : String(maxBytes) });
+      out(values.json === true ? formatJson(diff) : formatDiff(diff));
+      return 0;
     }
     default:
       throw new UsageError(`unknown threads command "${sub}" (see loom threads --help)`);

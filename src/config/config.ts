@@ -30,6 +30,7 @@ export const CONFIG_MAXIMUMS = {
   maxSpawnsPerRootThread: 100_000,
   maxDelegationDepth: 64,
   titleTimeoutMs: 10 * 60_000,
+  setupTimeoutMs: 24 * 60 * 60_000,
 } as const;
 
 /** A whole positive number of milliseconds, at most `max`. */
@@ -67,6 +68,22 @@ export const ProjectEntrySchema = z.strictObject({
   id: IdSchema,
   root: NonEmptySchema,
   name: NonEmptySchema.optional(),
+  /** Shell command run in every worktree Loom makes for the project before its agent starts (e.g. `npm ci`). */
+  setup: NonEmptySchema.optional(),
+  /** The setup command is stopped (and the run fails) after this long. */
+  setupTimeoutMs: positiveMs(CONFIG_MAXIMUMS.setupTimeoutMs).optional(),
+});
+
+export const WorkspacesSchema = z.strictObject({
+  /** Where Loom-managed worktrees go: <worktreesDir>/<project id>/<thread slug>. Default <state-dir>/worktrees. */
+  worktreesDir: NonEmptySchema.optional(),
+  /** Prefix of the branches of Loom-managed worktrees. */
+  branchPrefix: z
+    .string({ error: "must be a string" })
+    .regex(/^([A-Za-z0-9_-][A-Za-z0-9._-]*\/)*$/, { error: "must be empty or segments of letters, digits, '.', '_' or '-', each ending in '/'" })
+    .optional(),
+  /** Capture a checkpoint before and after every turn that may write. */
+  checkpoints: z.boolean({ error: "must be true or false" }).optional(),
 });
 
 export const LimitsSchema = z.strictObject({
@@ -121,6 +138,7 @@ export const LoomConfigSchema = z
     waits: WaitsSchema.optional(),
     sessions: SessionsSchema.optional(),
     titles: TitlesSchema.optional(),
+    workspaces: WorkspacesSchema.optional(),
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
@@ -150,6 +168,17 @@ export interface ProjectConfig {
   /** Absolute path. */
   readonly root: string;
   readonly name: string;
+  /** Setup command for worktrees Loom makes (a shell command line); none when absent. */
+  readonly setup?: string;
+  /** Default DEFAULT_SETUP_TIMEOUT_MS. */
+  readonly setupTimeoutMs?: number;
+}
+
+export interface WorkspacesConfig {
+  /** Absolute path, or null: <state-dir>/worktrees. */
+  readonly worktreesDir: string | null;
+  readonly branchPrefix: string;
+  readonly checkpoints: boolean;
 }
 
 export interface LimitsConfig {
@@ -189,10 +218,12 @@ export interface LoomConfig {
   readonly waits: WaitsConfig;
   readonly sessions: SessionsConfig;
   readonly titles: TitlesConfig;
+  readonly workspaces: WorkspacesConfig;
 }
 
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
-
+export const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000;
+export const DEFAULT_WORKSPACES: WorkspacesConfig = { worktreesDir: null, branchPrefix: "loom/", checkpoints: true };
 export const DEFAULT_LIMITS: LimitsConfig = { maxActiveChildrenPerThread: 16, maxSpawnsPerRootThread: 64, maxDelegationDepth: 4 };
 export const DEFAULT_CREDENTIALS: CredentialsConfig = { idleTtlMs: 30 * 60_000, maxLifetimeMs: 24 * 60 * 60_000 };
 /** Short enough that an agent CLI's own tool timeout does not fire first. */
@@ -279,7 +310,13 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
   );
   const projects = (file.projects ?? []).map((p): ProjectConfig => {
     const root = resolve(baseDir, p.root);
-    return { id: p.id, root, name: p.name ?? nameOf(root) };
+    return {
+      id: p.id,
+      root,
+      name: p.name ?? nameOf(root),
+      ...(p.setup === undefined ? {} : { setup: p.setup }),
+      ...(p.setupTimeoutMs === undefined ? {} : { setupTimeoutMs: p.setupTimeoutMs }),
+    };
   });
   const defaultRoot = resolve(cwd);
   return {
@@ -294,6 +331,11 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       providerInstanceId: file.titles?.providerInstanceId ?? DEFAULT_TITLES.providerInstanceId,
       model: file.titles?.model ?? DEFAULT_TITLES.model,
       timeoutMs: file.titles?.timeoutMs ?? DEFAULT_TITLES.timeoutMs,
+    },
+    workspaces: {
+      worktreesDir: file.workspaces?.worktreesDir === undefined ? null : resolve(baseDir, file.workspaces.worktreesDir),
+      branchPrefix: file.workspaces?.branchPrefix ?? DEFAULT_WORKSPACES.branchPrefix,
+      checkpoints: file.workspaces?.checkpoints ?? DEFAULT_WORKSPACES.checkpoints,
     },
   };
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CheckpointTriggerSchema } from "./entities/checkpoints.js";
 
 /**
  * Outbox effects (DESIGN.md invariant 4): one table from effect kind to its
@@ -20,6 +21,14 @@ export const EffectKind = {
   respondRequest: "provider.request.respond",
   /** Release the thread's provider session and its process. */
   releaseSession: "provider.session.release",
+  /** Create the thread's worktree (or find it after a restart) and run the project's setup command. */
+  prepareWorkspace: "workspace.prepare",
+  /** Snapshot a thread's workspace as a checkpoint and record it. */
+  captureCheckpoint: "checkpoint.capture",
+  /** Restore a checkpoint for a rollback_recovery run, then release or fail it. */
+  restoreCheckpoint: "checkpoint.restore",
+  /** A deleted thread's worktree: keep a last checkpoint, then remove the worktree. */
+  cleanupWorkspace: "workspace.cleanup",
 } as const;
 export type EffectKind = (typeof EffectKind)[keyof typeof EffectKind];
 
@@ -68,6 +77,26 @@ export const EFFECTS = {
     true,
     BACKOFF,
   ),
+  // Workspace effects (src/app/workspaces/effects.ts). A capture names its
+  // checkpoint id; replayed, it finds the checkpoint recorded or its ref
+  // written (the library answers with the stored one), so it runs again
+  // safely. Preparing and restoring belong to a run that boot reconciliation
+  // ends, so they are lost with the process.
+  "workspace.prepare": spec(z.object(ThreadRun), false, NO_RETRY),
+  "checkpoint.capture": spec(
+    z.object({
+      threadId: z.string().min(1),
+      checkpointId: z.string().min(1),
+      runId: z.string().min(1).nullable(),
+      trigger: CheckpointTriggerSchema,
+      /** child_branch: the worktree child's prepared run waiting for this checkpoint. */
+      forRunId: z.string().min(1).nullable(),
+    }),
+    true,
+    BACKOFF,
+  ),
+  "checkpoint.restore": spec(z.object({ ...ThreadRun, checkpointId: z.string().min(1), force: z.boolean() }), false, NO_RETRY),
+  "workspace.cleanup": spec(z.object({ threadId: z.string().min(1) }), true, BACKOFF),
 } as const satisfies { readonly [K in EffectKind]: EffectSpec };
 
 export type EffectPayload<K extends EffectKind> = z.infer<(typeof EFFECTS)[K]["payload"]>;

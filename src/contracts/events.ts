@@ -3,6 +3,14 @@ import type { StoredEvent } from "./envelopes.js";
 import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
 import { ClientRequestRecordSchema, type ClientRequestRecord } from "./entities/clientRequests.js";
 import { ContextHandoffSchema, ContextTransferSchema, type ContextHandoff, type ContextTransfer } from "./entities/contextTransfers.js";
+import {
+  CheckpointRollbackSchema,
+  CheckpointSchema,
+  CheckpointScopeSchema,
+  type Checkpoint,
+  type CheckpointRollback,
+  type CheckpointScope,
+} from "./entities/checkpoints.js";
 import { DelegatedTaskSchema, type DelegatedTask } from "./entities/delegatedTasks.js";
 import { ProviderThreadSchema, ProviderTurnSchema, type ProviderThread, type ProviderTurn } from "./entities/providerRecords.js";
 import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, type Run, type RunAttempt } from "./entities/runs.js";
@@ -123,7 +131,33 @@ export interface ContextHandoffEvent {
   readonly data: { readonly handoff: ContextHandoff };
 }
 
+/** A thread's new checkpoint scope: the working tree its checkpoints snapshot. */
+export interface CheckpointScopeEvent {
+  readonly type: "checkpoint-scope.created";
+  readonly streamId: string;
+  readonly data: { readonly scope: CheckpointScope };
+}
+
+/**
+ * The whole checkpoint: emitted when it is captured (any status), and again
+ * when a rollback to an earlier checkpoint marks it `stale`.
+ */
+export interface CheckpointEvent {
+  readonly type: "checkpoint.captured";
+  readonly streamId: string;
+  readonly data: { readonly checkpoint: Checkpoint };
+}
+
+export interface CheckpointRollbackEvent {
+  readonly type: "checkpoint.rollback-requested";
+  readonly streamId: string;
+  readonly data: { readonly rollback: CheckpointRollback };
+}
+
 export type KnownDomainEvent =
+  | CheckpointScopeEvent
+  | CheckpointEvent
+  | CheckpointRollbackEvent
   | ThreadEvent
   | RunEvent
   | RunAttemptEvent
@@ -170,6 +204,9 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("context-transfer.updated", z.object({ transfer: ContextTransferSchema })),
   eventSchema("client-request.recorded", z.object({ clientRequest: ClientRequestRecordSchema })),
   eventSchema("context-handoff.updated", z.object({ handoff: ContextHandoffSchema })),
+  eventSchema("checkpoint-scope.created", z.object({ scope: CheckpointScopeSchema })),
+  eventSchema("checkpoint.captured", z.object({ checkpoint: CheckpointSchema })),
+  eventSchema("checkpoint.rollback-requested", z.object({ rollback: CheckpointRollbackSchema })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -248,4 +285,16 @@ export function clientRequestEvent(request: ClientRequestRecord): ClientRequestE
 
 export function contextHandoffEvent(handoff: ContextHandoff): ContextHandoffEvent {
   return { type: "context-handoff.updated", streamId: handoff.threadId, data: { handoff } };
+}
+
+export function checkpointScopeEvent(scope: CheckpointScope): CheckpointScopeEvent {
+  return { type: "checkpoint-scope.created", streamId: scope.threadId, data: { scope } };
+}
+
+export function checkpointEvent(checkpoint: Checkpoint): CheckpointEvent {
+  return { type: "checkpoint.captured", streamId: checkpoint.threadId, data: { checkpoint } };
+}
+
+export function checkpointRollbackEvent(rollback: CheckpointRollback): CheckpointRollbackEvent {
+  return { type: "checkpoint.rollback-requested", streamId: rollback.threadId, data: { rollback } };
 }

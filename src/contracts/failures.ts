@@ -27,6 +27,10 @@ export const FailureCode = {
   spawn_budget_exceeded: "spawn_budget_exceeded",
   // A wire method whose application function has not landed on this server yet (docs/wire.md).
   unsupported: "unsupported",
+  // Loom's workspace failures (docs/workspaces.md).
+  workspace_unavailable: "workspace_unavailable",
+  workspace_conflict: "workspace_conflict",
+  workspace_busy: "workspace_busy",
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 
@@ -60,6 +64,9 @@ export const FAILURES: { readonly [C in FailureCode]: FailureInfo } = {
   active_children_exceeded: { retryable: true, meaning: "the parent already has limits.maxActiveChildrenPerThread unfinished tasks; retry after one finishes" },
   spawn_budget_exceeded: { retryable: false, meaning: "the root thread's tree has spawned limits.maxSpawnsPerRootThread tasks" },
   unsupported: { retryable: false, meaning: "this server does not implement the method yet (docs/wire.md lists which)" },
+  workspace_unavailable: { retryable: false, meaning: "the workspace is not a git repository, has no usable checkpoint, or its worktree is gone" },
+  workspace_conflict: { retryable: false, meaning: "files are in the way (merge conflicts, local changes); details.files lists them; nothing was changed" },
+  workspace_busy: { retryable: true, meaning: "a run or a rollback is in progress in the workspace; retry once it ends" },
 };
 
 export const FAILURE_CODES: readonly FailureCode[] = Object.values(FailureCode);

@@ -40,6 +40,27 @@ export const PendingBackgroundTaskSchema = z.object({
 });
 
 /**
+ * A worktree Loom makes for the thread (t3_thread_launch `worktree`,
+ * delegate_task `isolation: "worktree"`). `pending` until the prepared run
+ * has created it (worktreePath and branch are then set on the thread) and
+ * the project's setup command succeeded; `ready` afterwards. The thread owns
+ * the worktree: it is removed when the thread is deleted.
+ */
+export const ThreadWorkspaceSchema = z.object({
+  strategy: z.literal("worktree"),
+  status: z.enum(["pending", "ready"]),
+  /** A path in the repository the worktree is added to (the project root, or the parent's workspace). */
+  repoPath: z.string().min(1),
+  /** Commit-ish to start from; null: the repository's HEAD. */
+  baseRef: z.string().min(1).nullable(),
+  /** Use origin/<branch> when that ref exists locally; nothing is fetched. */
+  startFromOrigin: z.boolean(),
+  /** A worktree child: the parent's checkpoint (uncommitted work included) its branch starts from. */
+  baseCheckpointId: z.string().min(1).nullable(),
+});
+export type ThreadWorkspace = z.infer<typeof ThreadWorkspaceSchema>;
+
+/**
  * The durable thread record (spec 004 §2, OrchestrationV2AppThread). Every
  * thread event carries the whole record, so applying an event is an upsert.
  */
@@ -72,5 +93,7 @@ export const AppThreadSchema = z.object({
   lastVisitedAt: IsoTimeSchema.nullable(),
   markedUnreadAt: IsoTimeSchema.nullable(),
   pendingBackgroundTasks: z.array(PendingBackgroundTaskSchema),
+  /** The worktree Loom makes and owns for this thread; absent for a thread on a checkout it was given. */
+  workspace: ThreadWorkspaceSchema.nullable().optional(),
 });
 export type AppThread = z.infer<typeof AppThreadSchema>;

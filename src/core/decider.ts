@@ -31,6 +31,9 @@ import { decideWaitEnded, decideWaitStarted } from "./run/waits.js";
 import { decideNotificationDeliveryAccept } from "./run/notificationAccept.js";
 import { decideSecretRequestRecord } from "./secrets/secretRequests.js";
 import { decideThreadCreatedRecord, decideTitleRegenerationComplete } from "./thread/records.js";
+import { decideCheckpointCaptured } from "./workspace/checkpoints.js";
+import { decidePreparedRunFail, decidePreparedRunProgress, decidePreparedRunRelease, decidePreparedRunRetry, decideRollbackFail } from "./workspace/prepared.js";
+import { decideCheckpointRollback } from "./workspace/rollback.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -204,6 +207,21 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
     // Secret requests (secrets/secretRequests.ts)
     case "secret_request.record":
       return decideSecretRequestRecord(state, command, ctx);
+    // Prepared runs and checkpoints (workspace/)
+    case "prepared-run.progress":
+      return decidePreparedRunProgress(state, command, ctx);
+    case "prepared-run.release":
+      return decidePreparedRunRelease(state, command, ctx);
+    case "prepared-run.fail":
+      return decidePreparedRunFail(state, command, ctx);
+    case "prepared-run.retry":
+      return decidePreparedRunRetry(state, command, ctx);
+    case "checkpoint.rollback":
+      return decideCheckpointRollback(state, command, ctx);
+    case "checkpoint.rollback.fail":
+      return decideRollbackFail(state, command, ctx);
+    case "workspace-runtime.checkpoint-captured":
+      return decideCheckpointCaptured(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

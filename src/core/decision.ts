@@ -15,6 +15,12 @@ export interface DecideContext {
   readonly providers: (providerInstanceId: string) => ProviderFacts | null;
   /** Delegation guards (configuration). */
   readonly limits: DelegationLimits;
+  /**
+   * Capture a checkpoint before and after every turn that may write
+   * (configuration, `workspaces.checkpoints`). Absent means off: an engine
+   * that is not told captures nothing.
+   */
+  readonly turnCheckpoints?: boolean;
 }
 
 export interface DelegationLimits {

@@ -85,6 +85,14 @@ export const RejectionCode = {
   // Secret requests
   secretRequestNotFound: "secret_request_not_found",
   secretRequestNotPending: "secret_request_not_pending",
+  // Workspaces, prepared runs and checkpoints (docs/workspaces.md)
+  invalidWorkspace: "invalid_workspace",
+  checkpointNotFound: "checkpoint_not_found",
+  checkpointNotReady: "checkpoint_not_ready",
+  checkpointAlreadyRecorded: "checkpoint_already_recorded",
+  rollbackInProgress: "rollback_in_progress",
+  preparationNotActive: "preparation_not_active",
+  runNotRetryable: "run_not_retryable",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

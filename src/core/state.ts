@@ -1,5 +1,6 @@
 import type { ClientRequestRecord } from "../contracts/entities/clientRequests.js";
 import type { ContextHandoff, ContextTransfer } from "../contracts/entities/contextTransfers.js";
+import type { Checkpoint, CheckpointScope } from "../contracts/entities/checkpoints.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import type { ProviderSession } from "../contracts/entities/projects.js";
 import type { ProviderThread, ProviderTurn } from "../contracts/entities/providerRecords.js";
@@ -51,6 +52,10 @@ export interface OrchestrationState {
   readonly threadHandoffs: Map<string, string[]>;
   /** Per thread, the recorded waits still open: `tool_call` nodes in status `waiting`. */
   readonly openWaits: Map<string, Set<string>>;
+  readonly checkpointScopes: Map<string, CheckpointScope>;
+  readonly checkpoints: Map<string, Checkpoint>;
+  /** Checkpoint ids per scope, in the order they were recorded. */
+  readonly scopeCheckpoints: Map<string, string[]>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -78,6 +83,9 @@ export function initialState(): OrchestrationState {
     handoffs: new Map(),
     threadHandoffs: new Map(),
     openWaits: new Map(),
+    checkpointScopes: new Map(),
+    checkpoints: new Map(),
+    scopeCheckpoints: new Map(),
     lastSequence: 0,
   };
 }
@@ -155,6 +163,15 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       if (!state.handoffs.has(event.data.handoff.id)) appendTo(state.threadHandoffs, event.data.handoff.threadId, event.data.handoff.id);
       state.handoffs.set(event.data.handoff.id, event.data.handoff);
       return state;
+    case "checkpoint-scope.created":
+      state.checkpointScopes.set(event.data.scope.id, event.data.scope);
+      return state;
+    case "checkpoint.captured":
+      applyCheckpoint(state, event.data.checkpoint);
+      return state;
+    case "checkpoint.rollback-requested":
+      // The request is history; the rollback_recovery run it created carries its progress.
+      return state;
     case "unknown":
       return state;
     default: {
@@ -201,6 +218,15 @@ function applyRun(state: OrchestrationState, run: Run): void {
     const thread = state.threads.get(run.threadId);
     if (thread !== undefined) state.threads.set(thread.id, { ...thread, queuedRuns: queuedRunsOf(state, thread.id) });
   }
+}
+
+function applyCheckpoint(state: OrchestrationState, checkpoint: Checkpoint): void {
+  if (!state.checkpoints.has(checkpoint.id)) {
+    const ids = state.scopeCheckpoints.get(checkpoint.scopeId);
+    if (ids === undefined) state.scopeCheckpoints.set(checkpoint.scopeId, [checkpoint.id]);
+    else ids.push(checkpoint.id);
+  }
+  state.checkpoints.set(checkpoint.id, checkpoint);
 }
 
 function applyAttempt(state: OrchestrationState, attempt: RunAttempt): void {

@@ -18,6 +18,8 @@ export interface DispatcherOptions {
   /** Provider facts for send-mode selection; configuration, read at decision time. */
   readonly providers: (providerInstanceId: string) => ProviderFacts | null;
   readonly limits?: DelegationLimits;
+  /** Capture a checkpoint before and after every turn that may write (DecideContext.turnCheckpoints). */
+  readonly turnCheckpoints?: boolean;
   /** Most commands committed in one transaction. */
   readonly maxBatch?: number;
   /** Called with each event right after the state folded it in: read models kept in step with the state. */
@@ -229,7 +231,7 @@ export class Dispatcher {
   }
 
   private context(): DecideContext {
-    return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid), providers: this.options.providers, limits: this.options.limits ?? DEFAULT_DELEGATION_LIMITS };
+    return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid), providers: this.options.providers, limits: this.options.limits ?? DEFAULT_DELEGATION_LIMITS, turnCheckpoints: this.options.turnCheckpoints ?? false };
   }
 }
 

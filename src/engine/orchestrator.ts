@@ -22,6 +22,8 @@ export interface OrchestratorOptions {
   readonly limits?: DelegationLimits;
   /** The decider; core's `decide` unless a test substitutes a mutant. */
   readonly decide?: Decide;
+  /** Capture a checkpoint before and after every turn that may write; off unless set. */
+  readonly turnCheckpoints?: boolean;
 }
 
 export type CommittedListener = (events: readonly StoredEvent[]) => void;
@@ -65,6 +67,7 @@ export class Orchestrator {
       providers: options.providers ?? (() => null),
       limits: options.limits,
       onEvolved: (event) => this.index.apply(event),
+      turnCheckpoints: options.turnCheckpoints,
       onCommitted: (events) => this.notify(events),
       rebuild: async () => {
         const fresh = await replayWithIndex(store);

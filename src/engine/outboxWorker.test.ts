@@ -17,6 +17,10 @@ function recordingHandlers(ran: string[], behaviour: Partial<Record<EffectKind, 
     "provider.turn.interrupt": handle("provider.turn.interrupt"),
     "provider.request.respond": handle("provider.request.respond"),
     "provider.session.release": handle("provider.session.release"),
+    "workspace.prepare": handle("workspace.prepare"),
+    "checkpoint.capture": handle("checkpoint.capture"),
+    "checkpoint.restore": handle("checkpoint.restore"),
+    "workspace.cleanup": handle("workspace.cleanup"),
   };
 }
 

@@ -6,6 +6,9 @@ import { isActiveRunStatus } from "../core/run/lifecycle.js";
 import type { Orchestrator } from "./orchestrator.js";
 
 export const RESTART_NOTICE = "Loom restarted while this run was active; its provider process was lost, so the run was interrupted.";
+/** For a run still in its preparation (worktree, setup, restore): no agent had started. */
+export const RESTART_PREPARATION_NOTICE =
+  "Loom restarted while this run was being prepared (worktree, setup or restore), so the run was interrupted before its agent started; retry it with prepared-run.retry or send the message again.";
 
 export interface ReconcileReport {
   readonly lostEffects: number;
@@ -58,7 +61,13 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
     await orchestrator.dispatch({
       type: "provider-runtime.run-lost",
       commandId: `cmd:boot:${bootId}:run-lost:${run.id}`,
-      data: { threadId: run.threadId, runId: run.id, status: "interrupted", reason: "server_restarted", message: RESTART_NOTICE },
+      data: {
+        threadId: run.threadId,
+        runId: run.id,
+        status: "interrupted",
+        reason: "server_restarted",
+        message: run.preparation?.status === "preparing" ? RESTART_PREPARATION_NOTICE : RESTART_NOTICE,
+      },
     });
   }
   const sessions = [...state.providerSessions.values()].filter((session) => session.releasedAt === null);

@@ -120,6 +120,9 @@ export class SearchProjection {
       case "context-transfer.updated":
       case "client-request.recorded":
       case "context-handoff.updated":
+      case "checkpoint-scope.created":
+      case "checkpoint.captured":
+      case "checkpoint.rollback-requested":
       case "unknown":
         break;
       default: {

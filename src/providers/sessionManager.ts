@@ -51,6 +51,16 @@ interface LiveSession {
   readonly usage: Map<string, { latest: ReportedUsage; recordedAt: number }>;
 }
 
+/** The effect kinds the session manager runs: the provider.* ones. */
+export type ProviderEffectHandlers = Pick<
+  EffectHandlers,
+  | typeof EffectKind.startTurn
+  | typeof EffectKind.steerTurn
+  | typeof EffectKind.interruptTurn
+  | typeof EffectKind.respondRequest
+  | typeof EffectKind.releaseSession
+>;
+
 /** Usage during a long turn is recorded at most this often; the turn's end always records it. */
 const USAGE_CHECKPOINT_MS = 10_000;
 
@@ -73,8 +83,8 @@ export class ProviderSessionManager {
     this.random = options.random ?? systemRandom;
   }
 
-  /** Effect handlers for the outbox worker, one per effect kind. */
-  handlers(): EffectHandlers {
+  /** Effect handlers for the outbox worker's provider.* kinds. */
+  handlers(): ProviderEffectHandlers {
     return {
       [EffectKind.startTurn]: (payload) => this.startTurn(payload),
       [EffectKind.steerTurn]: (payload, effect) => this.steerTurn(payload, effect),
@@ -293,8 +303,9 @@ export class ProviderSessionManager {
     const session = this.sessions.get(threadId);
     const run = this.options.orchestrator.state.runs.get(runId);
     if (run === undefined || run.status === "queued" || run.endedAt !== null) return;
-    if (session === undefined) {
-      // Nothing runs the turn any more: end it here so it never stays active.
+    if (session === undefined || !handedTo(this.options.orchestrator, runId, session.providerSessionId)) {
+      // Nothing runs the turn (any more, or yet: a prepared run still making its
+      // workspace): end it here so it never stays active.
       this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:interrupt-orphan:${effect.effectId}`, data: { threadId, runId, status: "interrupted", error: null } });
       return;
     }
@@ -341,6 +352,15 @@ export class ProviderSessionManager {
 function liveIds(driver: string, event: { readonly runId: string; readonly itemId: string }): { itemId: string; outputStreamId: string } {
   const itemId = derive.turnItemFromProviderItem({ driver, providerTurnId: event.runId, nativeItemId: event.itemId });
   return { itemId, outputStreamId: derive.outputStreamOfItem({ turnItemId: itemId }) };
+}
+
+/** Whether the run's open attempt was handed to this session (its provider knows the turn). */
+function handedTo(orchestrator: Orchestrator, runId: string, providerSessionId: string): boolean {
+  const state = orchestrator.state;
+  return (state.runAttempts.get(runId) ?? []).some((id) => {
+    const attempt = state.attempts.get(id);
+    return attempt !== undefined && attempt.endedAt === null && attempt.providerSessionId === providerSessionId;
+  });
 }
 
 function messageOf(error: unknown): string {

@@ -5,6 +5,7 @@ import { HttpError, type RouteHandler, sendError } from "../http/http.js";
 import { orchestrationRoutes, sha256 } from "../api/routes.js";
 import { WsTicketBook } from "../api/ownerAuth.js";
 import { createWsEndpoint } from "../api/wsEndpoint.js";
+import { workspaceRoutes } from "../api/workspaceRoutes.js";
 import type { AppContext } from "../app/context.js";
 import { followIdleSessions } from "../app/idleSessions.js";
 import { DelegationReactor } from "../engine/delegationReactor.js";
@@ -12,6 +13,9 @@ import { TaskWaiters } from "../engine/taskWaiters.js";
 import { Orchestrator } from "../engine/orchestrator.js";
 import { OutboxWorker } from "../engine/outboxWorker.js";
 import { reconcileOnBoot } from "../engine/reconcile.js";
+import { reconcileWorkspacesOnBoot } from "../app/workspaces/boot.js";
+import { WorkspaceEffects } from "../app/workspaces/effects.js";
+import type { WorkspaceSettings } from "../app/workspaces/paths.js";
 import { McpCredentialRegistry } from "../mcp/credentialRegistry.js";
 import { createMcpRoute } from "../mcp/httpEndpoint.js";
 import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
@@ -91,8 +95,20 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   credentials.registerOwnerToken(ownerToken);
 
   const store = SqliteEventStore.open(dir.databasePath);
-  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits });
+  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits, turnCheckpoints: config.workspaces.checkpoints });
   const bootId = crypto.randomUUID();
+  const workspaces: WorkspaceSettings = {
+    worktreesRoot: config.workspaces.worktreesDir ?? join(dir.root, "worktrees"),
+    branchPrefix: config.workspaces.branchPrefix,
+    fallbackRoot: cwd,
+    setupRunDir: join(dir.root, "run", "setup"),
+  };
+  const workspaceLayout = { orchestrator, workspaces, projects: config.projects };
+  // Before runs are reconciled: worktrees a cut-short preparation made are recorded on their thread first.
+  const workspaceReport = await reconcileWorkspacesOnBoot(workspaceLayout, bootId, log);
+  if (workspaceReport.adopted + workspaceReport.removedHalfMade + workspaceReport.stoppedSetups > 0) {
+    log(`loom: workspaces after restart: ${workspaceReport.adopted} worktree(s) recorded, ${workspaceReport.removedHalfMade} half-made removed, ${workspaceReport.stoppedSetups} setup(s) stopped`);
+  }
   const report = await reconcileOnBoot(orchestrator, store, bootId);
   if (report.interruptedRuns > 0 || report.lostEffects > 0) {
     log(`loom: reconciled after restart: ${report.interruptedRuns} run(s) interrupted, ${report.lostEffects} effect(s) lost`);
@@ -112,11 +128,13 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     log,
     secrets,
   });
+  const workspaceEffects = new WorkspaceEffects({ ...workspaceLayout, log });
+  const workspaceHandlers = workspaceEffects.handlers();
   const worker = new OutboxWorker({
     store,
-    handlers: sessions.handlers(),
+    handlers: { ...sessions.handlers(), ...workspaceHandlers },
     owner: `loom:${process.pid}:${bootId}`,
-    onFailed: (row, error) => sessions.onEffectFailed(row, error),
+    onFailed: (row, error) => (Object.hasOwn(workspaceHandlers, row.kind) ? workspaceEffects.onEffectFailed(row, error) : sessions.onEffectFailed(row, error)),
     log,
   });
   const stopKicking = orchestrator.onCommitted(() => worker.kick());
@@ -138,6 +156,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     search,
     secrets: { vault: secrets, isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
     titles,
+    workspaces,
   };
   const titlesReconciled = await reconcileTitleRegenerations(app);
   if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
@@ -160,6 +179,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const routes: RouteHandler[] = [
     // Before orchestrationRoutes, which answers every other /api/ path with 404.
     secretRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
+    workspaceRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION, tickets }),
     mcp.route,
   ];

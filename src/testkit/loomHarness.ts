@@ -21,7 +21,13 @@ export const TEST_PROVIDERS: NonNullable<LoomConfigFile["providers"]> = [
 ];
 
 export interface HarnessOptions {
-  /** Written to a file and passed as configPath; `providers` defaults to TEST_PROVIDERS. */
+  /**
+   * Written to a file and passed as configPath; `providers` defaults to
+   * TEST_PROVIDERS. Per-turn checkpoints are off unless `workspaces.checkpoints`
+   * says otherwise: a post-turn capture is recorded after its run ended, so
+   * tests that check nothing more was written after a run would race with it.
+   * The workspace tests turn them on.
+   */
   readonly config?: LoomConfigFile;
   readonly progressIntervalMs?: number;
   /** Mount the diagnostics toolkit (loom_echo). */
@@ -61,7 +67,8 @@ export class LoomHarness {
     const stateDir = join(dir, ".loom");
     mkdirSync(stateDir);
     const configPath = join(dir, "loom-config.json");
-    writeFileSync(configPath, JSON.stringify({ providers: TEST_PROVIDERS, ...options.config }));
+    const workspaces = { checkpoints: false, ...options.config?.workspaces };
+    writeFileSync(configPath, JSON.stringify({ providers: TEST_PROVIDERS, ...options.config, workspaces }));
     let server: LoomServer | null = null;
     try {
       server = await startLoomServer({

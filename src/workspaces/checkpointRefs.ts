@@ -55,6 +55,14 @@ export async function deleteCheckpointRefs(cwd: string, scopeId: string): Promis
   return records.length;
 }
 
+/** The full message of the commit a ref names (a checkpoint's message says which capture wrote it). */
+export async function commitMessage(cwd: string, ref: string): Promise<string> {
+  const result = await git(["cat-file", "commit", ref], { cwd });
+  const text = result.stdout.toString("utf8");
+  const body = text.indexOf("\n\n");
+  return body < 0 ? "" : text.slice(body + 2);
+}
+
 export function assertCheckpointAddress(scopeId: string, ordinal: number): void {
   assertScopeId(scopeId);
   assertOrdinal(ordinal);

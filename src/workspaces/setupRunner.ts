@@ -43,6 +43,8 @@ export interface RunSetupInput {
   readonly tailBytes?: number;
   /** Between SIGTERM and SIGKILL. Default 2 s. */
   readonly killGraceMs?: number;
+  /** Called once the command started, with its process group id (its pid): a caller that may die first can stop the group later. */
+  readonly onSpawn?: (processGroupId: number) => void;
 }
 
 export interface SetupResult {
@@ -73,6 +75,7 @@ export async function runSetup(input: RunSetupInput): Promise<SetupResult> {
   const [file, args] = "shell" in input.command ? ["/bin/sh", ["-c", input.command.shell]] : [input.command.argv[0], input.command.argv.slice(1)];
   const started = performance.now();
   const child = spawn(file, args, { cwd: input.cwd, env: { ...process.env, ...input.env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  if (child.pid !== undefined) input.onSpawn?.(child.pid);
   const tail = new OutputTail(tailBytes);
   let stopReason: typeof SetupOutcome.aborted | typeof SetupOutcome.timedOut | null = null;
   let killTimer: NodeJS.Timeout | undefined;

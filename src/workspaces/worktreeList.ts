@@ -1,5 +1,5 @@
-import { readFile, realpath } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { readFile, readdir, realpath } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { git, splitNul } from "./git.js";
 
 /**
@@ -76,13 +76,41 @@ export async function listManagedWorktrees(repoPath: string, managedDir: string)
   const root = await realpath(managedDir).catch(() => resolve(managedDir));
   const all = await listGitWorktrees(repoPath);
   const managed = all.filter((worktree) => !worktree.main && isInside(root, worktree.path));
-  return Promise.all(managed.map(async (worktree) => ({ ...worktree, threadId: (await readWorktreeMetadata(worktree.path))?.threadId ?? null })));
+  let adminDirs: Promise<Map<string, string>> | null = null;
+  return Promise.all(
+    managed.map(async (worktree) => {
+      let metadata = await readWorktreeMetadata(worktree.path);
+      if (metadata === null && worktree.prunable) {
+        // The folder is gone, and with it the `.git` file naming the worktree's git dir: find that dir by its back link.
+        adminDirs ??= worktreeAdminDirs(repoPath);
+        const adminDir = (await adminDirs).get(worktree.path);
+        metadata = adminDir === undefined ? null : await readMetadataFile(adminDir);
+      }
+      return { ...worktree, threadId: metadata?.threadId ?? null };
+    }),
+  );
+}
+
+/** Each linked worktree's git dir (`<common dir>/worktrees/<name>`), by the worktree path its `gitdir` file points back to. */
+async function worktreeAdminDirs(repoPath: string): Promise<Map<string, string>> {
+  const dirs = new Map<string, string>();
+  const commonDir = resolve(repoPath, (await git(["rev-parse", "--git-common-dir"], { cwd: repoPath })).stdout.toString("utf8").trim());
+  const names = await readdir(join(commonDir, "worktrees")).catch(() => [] as string[]);
+  for (const name of names) {
+    const adminDir = join(commonDir, "worktrees", name);
+    const link = await readFile(join(adminDir, "gitdir"), "utf8").catch(() => null);
+    if (link !== null) dirs.set(dirname(resolve(adminDir, link.trim())), adminDir);
+  }
+  return dirs;
 }
 
 /** Loom's metadata for a worktree folder, or null (not made by Loom, folder gone, unreadable). */
 export async function readWorktreeMetadata(worktreePath: string): Promise<WorktreeMetadata | null> {
   const gitDir = await worktreeGitDir(worktreePath);
-  if (gitDir === null) return null;
+  return gitDir === null ? null : readMetadataFile(gitDir);
+}
+
+async function readMetadataFile(gitDir: string): Promise<WorktreeMetadata | null> {
   try {
     const parsed = JSON.parse(await readFile(join(gitDir, WORKTREE_METADATA_FILE), "utf8")) as Partial<WorktreeMetadata>;
     return typeof parsed.threadId === "string" ? (parsed as WorktreeMetadata) : null;

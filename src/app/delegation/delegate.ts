@@ -11,6 +11,8 @@ import { withRecordedWait } from "../threads/recordedWait.js";
 import { titleFromText } from "../threads/views.js";
 import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { delegateTaskResult } from "./taskView.js";
+import { probeWorkingTree } from "../../workspaces/repository.js";
+import { workspacePathOf } from "../workspaces/paths.js";
 
 /** The role instruction that precedes the brief; the child gets nothing else from the parent. */
 export const ROLE_INSTRUCTIONS: Readonly<Record<NonNullable<DelegateTaskInput["role"]>, string>> = {
@@ -68,6 +70,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
   const id = (prefix: string) => joinId(prefix, "client-request", parent.threadId, "request", key);
   const taskId = taskIdFor(parent.threadId, key);
   const prompt = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
+  const isolation = input.isolation === "worktree" ? { isolation: "worktree" as const, workspaceRepoPath: await parentRepository(ctx, parent) } : {};
   try {
     const executed = await execute(ctx, {
       type: "delegated_task.request",
@@ -94,6 +97,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
         ...modes,
         clientRequestId: input.clientRequestId ?? null,
         ...(input.relation === undefined ? {} : { relation: input.relation }),
+        ...isolation,
       },
     });
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);
@@ -103,6 +107,19 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
     if (created !== undefined) return created;
     throw error;
   }
+}
+
+/**
+ * isolation worktree: the child branches from the parent's workspace as it is
+ * now, so that workspace must be a git repository with a commit.
+ */
+async function parentRepository(ctx: AppContext, parent: Parent): Promise<string> {
+  const thread = ctx.orchestrator.state.threads.get(parent.threadId)!;
+  const path = workspacePathOf(ctx, thread);
+  const probe = await probeWorkingTree(path);
+  if (probe.tree === null) fail("workspace_unavailable", `isolation worktree needs your workspace in a git repository: ${probe.reason}`);
+  if (probe.tree.head === null) fail("workspace_unavailable", `isolation worktree needs a commit in your repository (${probe.tree.root}) to branch from`);
+  return probe.tree.root;
 }
 
 /**

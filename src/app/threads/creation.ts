@@ -1,6 +1,13 @@
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
+import type { ThreadCreateCommand } from "../../contracts/commands/threadCommands.js";
 import type { Run } from "../../contracts/entities/runs.js";
+import type { ProjectConfig } from "../../config/config.js";
+import { isActiveRunStatus } from "../../core/run/lifecycle.js";
+import { isWorkspaceError } from "../../workspaces/errors.js";
+import { probeWorkingTree, refExists, resolveCommit } from "../../workspaces/repository.js";
+import { UNOBSERVED_WAIT, waitUntil } from "../waits.js";
+import { workspaceFailure } from "../workspaces/failures.js";
 import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { CreateThreadsInput, CreateThreadsOutput, TargetInput, ThreadLaunchInput, ThreadLaunchOutput } from "../../contracts/tools/threadTools.js";
 import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
@@ -69,6 +76,8 @@ interface Placement {
   readonly projectId: string;
   readonly worktreePath: string | undefined;
   readonly branch: string | undefined;
+  /** A worktree of the thread's own, made by its first run. */
+  readonly workspace?: WorktreeRequest;
 }
 
 /**
@@ -99,6 +108,7 @@ async function createPlanned(
       interactionMode: planned.interactionMode,
       ...(place.worktreePath === undefined ? {} : { worktreePath: place.worktreePath }),
       ...(place.branch === undefined ? {} : { branch: place.branch }),
+      ...(place.workspace === undefined ? {} : { workspace: place.workspace }),
       ...actor,
     },
   });
@@ -167,20 +177,29 @@ export async function createThreads(ctx: AppContext, caller: Caller, input: Crea
 /**
  * t3_thread_launch: one top-level thread bound to a workspace before its agent
  * starts. root (default): the project root; scratch: a folder of its own;
- * existing_worktree: a checkout that exists. Creating worktrees is not
- * supported yet and answers invalid_request.
+ * existing_worktree: a checkout that exists; worktree: a new git worktree of
+ * the project on a branch of its own, made (with the project's setup) by the
+ * thread's first run before its agent starts.
  */
 export async function launchThread(ctx: AppContext, caller: Caller, input: ThreadLaunchInput): Promise<ThreadLaunchOutput> {
   const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_thread_launch");
   const strategy = input.scratch === true ? "scratch" : (input.workspaceStrategy ?? "root");
-  if (strategy === "worktree") fail("invalid_request", "workspaceStrategy worktree is not supported by this server yet; use existing_worktree with a worktreePath, root or scratch");
+  if (strategy !== "worktree" && (input.baseRef !== undefined || input.startFromOrigin !== undefined)) {
+    fail("invalid_request", "baseRef and startFromOrigin apply to workspaceStrategy worktree only");
+  }
   const ids = requestIds(acting, "t3_thread_launch", undefined, ctx.random);
   const threadId = ids.thread(0);
   const request = { prompt: input.message, title: input.title, target: input.target, runtimeMode: input.runtimeMode, interactionMode: input.interactionMode };
   const planned = await plan(ctx, acting, request, threadId);
   let projectId: string;
   let worktreePath: string | undefined;
-  if (strategy === "scratch") {
+  let workspace: WorktreeRequest | undefined;
+  if (strategy === "worktree") {
+    if (input.worktreePath !== undefined) fail("invalid_request", "workspaceStrategy worktree makes its own worktree; worktreePath is for existing_worktree");
+    projectId = projectFor(ctx, acting, input.projectId);
+    if (projectId === SCRATCH_PROJECT) fail("invalid_request", "the scratch project has no repository to make a worktree of");
+    workspace = await worktreeRequest(ctx.projects.find((p) => p.id === projectId)!, input.baseRef, input.startFromOrigin ?? false);
+  } else if (strategy === "scratch") {
     projectId = SCRATCH_PROJECT;
     worktreePath = join(ctx.scratchRoot, encodeURIComponent(threadId));
     mkdirSync(worktreePath, { recursive: true });
@@ -193,6 +212,41 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   } else {
     projectId = projectFor(ctx, acting, input.projectId);
   }
-  const created = await createPlanned(ctx, acting, ids, 0, planned, { projectId, worktreePath, branch: undefined }, null);
-  return { ...created, projectId, workspaceStrategy: strategy, worktreePath: worktreePath ?? null };
+  const created = await createPlanned(ctx, acting, ids, 0, planned, { projectId, worktreePath, branch: undefined, workspace }, null);
+  if (workspace === undefined) return { ...created, projectId, workspaceStrategy: strategy, worktreePath: worktreePath ?? null };
+  const made = await worktreeMade(ctx, threadId, created.runId);
+  return { ...created, ...made, projectId, workspaceStrategy: strategy };
+}
+
+type WorktreeRequest = NonNullable<ThreadCreateCommand["data"]["workspace"]>;
+
+/**
+ * Check a worktree launch before anything is created: the project is a git
+ * repository with a commit, and a given baseRef names a commit (or, with
+ * startFromOrigin, has an origin/<baseRef>).
+ */
+async function worktreeRequest(project: ProjectConfig, baseRef: string | undefined, startFromOrigin: boolean): Promise<WorktreeRequest> {
+  const probe = await probeWorkingTree(project.root);
+  if (probe.tree === null) fail("workspace_unavailable", `project ${project.id} (${project.root}) cannot get worktrees: ${probe.reason}`);
+  if (probe.tree.head === null) fail("workspace_unavailable", `project ${project.id} has no commit yet; a worktree needs one to start from`);
+  if (baseRef !== undefined) {
+    const fromOrigin = startFromOrigin && (await refExists(probe.tree.root, `refs/remotes/origin/${baseRef}`));
+    if (!fromOrigin) {
+      await resolveCommit(probe.tree.root, baseRef).catch((error: unknown) => {
+        throw isWorkspaceError(error) ? workspaceFailure(error) : error;
+      });
+    }
+  }
+  return { strategy: "worktree", repoPath: probe.tree.root, baseRef: baseRef ?? null, startFromOrigin };
+}
+
+/** How long a launch waits for its worktree to exist, so it can answer with the path (the setup may still run). */
+const WORKTREE_WAIT_MS = 10_000;
+
+async function worktreeMade(ctx: AppContext, threadId: string, runId: string | null): Promise<{ worktreePath: string | null; branch: string | null; status: ThreadLaunchOutput["status"] }> {
+  const state = ctx.orchestrator.state;
+  const ended = () => runId === null || !isActiveRunStatus(state.runs.get(runId)?.status ?? "failed");
+  await waitUntil(ctx, UNOBSERVED_WAIT, Math.min(ctx.maxWaitMs, WORKTREE_WAIT_MS), () => state.threads.get(threadId)?.worktreePath != null || ended(), () => `worktree of ${threadId}`);
+  const thread = state.threads.get(threadId);
+  return { worktreePath: thread?.worktreePath ?? null, branch: thread?.branch ?? null, status: runId === null ? "idle" : (state.runs.get(runId)?.status ?? "idle") };
 }

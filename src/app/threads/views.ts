@@ -65,6 +65,8 @@ export function threadSummary(state: OrchestrationState, environmentId: string, 
     creationSource: thread.creationSource,
     createdAt: thread.createdAt,
     updatedAt: thread.updatedAt,
+    worktreePath: thread.worktreePath,
+    branch: thread.branch,
   };
 }
 
@@ -160,6 +162,12 @@ export function itemView(item: TurnItem): ItemView {
     case "thread_created": {
       const v = view(item, `created ${item.relation} thread ${item.childThreadId}: ${item.title}`);
       v.childThreadId = item.childThreadId;
+      return v;
+    }
+    case "checkpoint": {
+      const changes = item.files.map((f) => `${f.kind} ${f.path}${f.binary ? " (binary)" : ` (+${f.additions} -${f.deletions})`}`);
+      const v = view(item, `checkpoint ${item.status}${changes.length === 0 ? ": no changes" : `\n${changes.join("\n")}`}`);
+      v.status = item.status;
       return v;
     }
     case "notification": {

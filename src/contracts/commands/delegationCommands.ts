@@ -36,6 +36,10 @@ export const DelegatedTaskRequestCommandSchema = command(
        * fork context transfer) instead of the bare prompt. Default `subagent`.
        */
       relation: z.enum(["subagent", "fork"]).optional(),
+      /** shared (default): the child works in the parent's checkout; worktree: a worktree of its own from the parent's current state. */
+      isolation: z.enum(["shared", "worktree"]).optional(),
+      /** worktree: a path in the repository of the parent's workspace. */
+      workspaceRepoPath: z.string().min(1).optional(),
     })
     .strict(),
 );

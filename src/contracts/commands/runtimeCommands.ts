@@ -1,4 +1,5 @@
 import type { SessionReleaseReason } from "../effects.js";
+import type { CheckpointFile, CheckpointStatus, CheckpointTrigger } from "../entities/checkpoints.js";
 import type { ProviderItem, TurnEndStatus } from "../providerEvents.js";
 
 /**
@@ -18,6 +19,7 @@ export const RuntimeCommandType = {
   runLost: "provider-runtime.run-lost",
   deliverTaskNotice: "delegated-task.deliver-notice",
   finalizeTask: "delegated-task.finalize",
+  checkpointCaptured: "workspace-runtime.checkpoint-captured",
 } as const;
 export type RuntimeCommandType = (typeof RuntimeCommandType)[keyof typeof RuntimeCommandType];
 
@@ -82,7 +84,33 @@ export type DeliverTaskNoticeCommand = RuntimeCommand<
 /** Finalize a task whose child work is over (idempotent; replayed after a restart). */
 export type FinalizeTaskCommand = RuntimeCommand<"delegated-task.finalize", { taskId: string }>;
 
+/**
+ * A capture effect's outcome: the checkpoint (ready, missing with a reason, or
+ * error) in the scope the effect resolved (created here when new). For a
+ * child_branch capture, `forRunId` names the worktree child's prepared run
+ * that waits for it.
+ */
+export type CheckpointCapturedCommand = RuntimeCommand<
+  "workspace-runtime.checkpoint-captured",
+  {
+    threadId: string;
+    checkpointId: string;
+    scopeId: string;
+    workspacePath: string;
+    ordinal: number;
+    runId: string | null;
+    trigger: CheckpointTrigger;
+    status: CheckpointStatus;
+    ref: string;
+    commit: string | null;
+    files: CheckpointFile[];
+    reason: string | null;
+    forRunId: string | null;
+  }
+>;
+
 export type RuntimeIngestCommand =
+  | CheckpointCapturedCommand
   | DeliverTaskNoticeCommand
   | FinalizeTaskCommand
   | SessionOpenedCommand

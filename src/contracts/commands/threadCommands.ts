@@ -27,6 +27,16 @@ export const ThreadCreateCommandSchema = command(
       interactionMode: InteractionModeSchema.optional(),
       worktreePath: z.string().min(1).optional(),
       branch: z.string().min(1).optional(),
+      /** Make the thread a worktree of its own (prepared by its first run); not with worktreePath. */
+      workspace: z
+        .object({
+          strategy: z.literal("worktree"),
+          repoPath: z.string().min(1),
+          baseRef: z.string().min(1).nullable().optional(),
+          startFromOrigin: z.boolean().optional(),
+        })
+        .strict()
+        .optional(),
       createdBy: CreatedBySchema.optional(),
       creationSource: CreationSourceSchema.optional(),
     })

@@ -54,6 +54,20 @@ export const CheckpointScopeSchema = z.object({
 export type CheckpointScope = z.infer<typeof CheckpointScopeSchema>;
 
 /**
+ * Why a checkpoint was taken: before and after a turn that may write, before
+ * a worktree child branches from its parent's current state, and once more
+ * before a deleted thread's worktree is removed.
+ */
+export const CheckpointTrigger = {
+  turnStart: "turn_start",
+  turnEnd: "turn_end",
+  childBranch: "child_branch",
+  threadDeleted: "thread_deleted",
+} as const;
+export type CheckpointTrigger = (typeof CheckpointTrigger)[keyof typeof CheckpointTrigger];
+export const CheckpointTriggerSchema = z.enum(CheckpointTrigger);
+
+/**
  * A snapshot of the workspace after a run (spec 004 §2). `ref` is opaque to
  * everything but the checkpoint store (e.g. a hidden git ref). `files` lists
  * what changed since the previous checkpoint of the same scope.
@@ -69,7 +83,30 @@ export const CheckpointSchema = z.object({
   ref: z.string().min(1),
   status: CheckpointStatusSchema,
   files: z.array(CheckpointFileSchema),
+  /** Loom's additions: why it was taken, the commit it names, and why a `missing` or `error` one has no snapshot. */
+  trigger: CheckpointTriggerSchema.optional(),
+  commit: z.string().min(1).nullable().optional(),
+  reason: z.string().nullable().optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });
 export type Checkpoint = z.infer<typeof CheckpointSchema>;
+
+/**
+ * A rollback as `checkpoint.rollback` recorded it (the data of
+ * `checkpoint.rollback-requested`): the checkpoint restored, the run it
+ * interrupted first, and the rollback_recovery run that restores the files
+ * and then tells the agent what was rolled back.
+ */
+export const CheckpointRollbackSchema = z.object({
+  threadId: EntityIdSchema,
+  checkpointId: EntityIdSchema,
+  scopeId: EntityIdSchema,
+  ordinalWithinScope: z.number().int().nonnegative(),
+  interruptedRunId: NullableEntityIdSchema,
+  recoveryRunId: EntityIdSchema,
+  /** Overwrite uncaptured changes in the way instead of failing. */
+  force: z.boolean(),
+  requestedAt: IsoTimeSchema,
+});
+export type CheckpointRollback = z.infer<typeof CheckpointRollbackSchema>;

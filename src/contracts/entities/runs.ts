@@ -47,6 +47,44 @@ export function isTerminalRunStatus(status: RunStatus): boolean {
 }
 
 /**
+ * A prepared run (spec 004 prepared-run.*): work Loom does before the turn's
+ * provider starts. `workspace` creates the thread's worktree (from a base ref
+ * or, for a worktree child, from its parent's checkpoint) and runs the
+ * project's setup command; `rollback` restores a checkpoint before a
+ * rollback_recovery turn. The provider starts only on `prepared-run.release`.
+ */
+export const RunPreparationKind = { workspace: "workspace", rollback: "rollback" } as const;
+export type RunPreparationKind = (typeof RunPreparationKind)[keyof typeof RunPreparationKind];
+
+export const RunPreparationStep = {
+  /** Waiting for the parent's checkpoint a worktree child branches from. */
+  base: "base",
+  worktree: "worktree",
+  setup: "setup",
+  restore: "restore",
+} as const;
+export type RunPreparationStep = (typeof RunPreparationStep)[keyof typeof RunPreparationStep];
+
+export const RunPreparationStatus = { preparing: "preparing", ready: "ready", failed: "failed" } as const;
+export type RunPreparationStatus = (typeof RunPreparationStatus)[keyof typeof RunPreparationStatus];
+
+export const RunPreparationSchema = z.object({
+  kind: z.enum(RunPreparationKind),
+  status: z.enum(RunPreparationStatus),
+  /** The step in progress, or the one that failed. */
+  step: z.enum(RunPreparationStep),
+  /** The setup command's command_execution turn item, once the setup started. */
+  setupItemId: NullableEntityIdSchema,
+  /** rollback: the checkpoint restored. */
+  checkpointId: NullableEntityIdSchema,
+  /** rollback: overwrite uncaptured changes in the way. */
+  force: z.boolean(),
+  startedAt: IsoTimeSchema,
+  endedAt: IsoTimeSchema.nullable(),
+});
+export type RunPreparation = z.infer<typeof RunPreparationSchema>;
+
+/**
  * One unit of agent work in a thread (spec 004 §2, OrchestrationV2Run).
  * `ordinal` counts runs within the thread from 1 and never repeats.
  */
@@ -77,6 +115,8 @@ export const RunSchema = z.object({
   interruptRequestedAt: IsoTimeSchema.nullable(),
   /** Why a terminal run ended, e.g. `completed`, `interrupted_by_user`, `server_restarted`, `session_reaped`. */
   endReason: z.string().nullable(),
+  /** Work done before the provider starts (a prepared run); absent for a run that needs none. */
+  preparation: RunPreparationSchema.optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
   startedAt: IsoTimeSchema.nullable(),

@@ -21,6 +21,10 @@ export const DelegateTaskInput = z
       .enum(["subagent", "fork"])
       .optional()
       .describe("subagent (default): the child gets only `task`; fork: the child starts from your conversation (a bounded transcript of this thread) plus `task`"),
+    isolation: z
+      .enum(["shared", "worktree"])
+      .optional()
+      .describe("shared (default): the child works in your checkout; worktree: a git worktree of its own, branched from your workspace as it is now (uncommitted changes included), so parallel children never touch each other's files"),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;

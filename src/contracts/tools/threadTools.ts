@@ -169,11 +169,14 @@ export const ThreadLaunchInput = z
     target: TargetInput.optional(),
     runtimeMode: RuntimeModeInput.optional(),
     interactionMode: InteractionModeInput.optional(),
-    workspaceStrategy: z.enum(["root", "scratch", "worktree", "existing_worktree"]).optional().describe("root (default): the project root"),
+    workspaceStrategy: z
+      .enum(["root", "scratch", "worktree", "existing_worktree"])
+      .optional()
+      .describe("root (default): the project root; worktree: a new git worktree on a branch of its own (from baseRef); existing_worktree: worktreePath; scratch: a folder of its own"),
     scratch: z.boolean().optional().describe("Same as workspaceStrategy scratch: a folder of its own, no project"),
-    baseRef: z.string().min(1).max(INPUT_LIMITS.refChars).optional(),
+    baseRef: z.string().min(1).max(INPUT_LIMITS.refChars).optional().describe("worktree: the branch or commit to start from; default the project's current HEAD"),
     worktreePath: z.string().min(1).max(INPUT_LIMITS.pathChars).optional(),
-    startFromOrigin: z.boolean().optional(),
+    startFromOrigin: z.boolean().optional().describe("worktree: start from origin/<branch> when that ref exists locally (nothing is fetched)"),
   })
   .strict();
 export type ThreadLaunchInput = z.infer<typeof ThreadLaunchInput>;
@@ -221,6 +224,8 @@ export const ThreadLaunchOutput = CreatedThreadOutput.extend({
   projectId: z.string(),
   workspaceStrategy: z.enum(["root", "scratch", "worktree", "existing_worktree"]),
   worktreePath: z.string().nullable(),
+  /** worktree: the new branch, once the worktree exists. */
+  branch: z.string().nullable().optional(),
 });
 export type ThreadLaunchOutput = z.infer<typeof ThreadLaunchOutput>;
 

@@ -60,6 +60,9 @@ export const ThreadSummarySchema = z.object({
   creationSource: CreationSourceSchema,
   createdAt: z.string(),
   updatedAt: z.string(),
+  /** The checkout the thread works in when it is not its project's root, and its branch. */
+  worktreePath: Nullable(z.string()).optional(),
+  branch: Nullable(z.string()).optional(),
 });
 export type ThreadSummary = z.infer<typeof ThreadSummarySchema>;
 

@@ -1,7 +1,7 @@
 import type { DelegatedTaskRequestCommand } from "../../contracts/commands/delegationCommands.js";
 import { isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
 import type { ExecutionNode } from "../../contracts/entities/runs.js";
-import { contextTransferEvent, nodeEvent, threadEvent } from "../../contracts/events.js";
+import { contextTransferEvent, nodeEvent } from "../../contracts/events.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
@@ -38,6 +38,8 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
   if (state.threads.has(data.childThreadId)) return reject("thread_already_exists", `thread ${data.childThreadId} already exists`);
   const facts = ctx.providers(data.providerInstanceId);
   if (facts === null) return reject("provider_unavailable", `provider instance ${data.providerInstanceId} is not available`);
+  const isolated = data.isolation === "worktree";
+  if (isolated && data.workspaceRepoPath === undefined) return reject("invalid_workspace", "a worktree child needs workspaceRepoPath, the parent's repository");
 
   const changes = new Changes(state, ctx);
   const depth = threadDepth(changes, parent.id) + 1;
@@ -96,8 +98,27 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
     lastVisitedAt: null,
     markedUnreadAt: null,
     pendingBackgroundTasks: [],
+    // A shared child works in the parent's checkout but does not own it. A
+    // worktree child gets its own, branched from the parent's checkpoint
+    // (uncommitted work included), which its first run's preparation asks for.
+    ...(isolated
+      ? {
+          worktreePath: null,
+          branch: null,
+          workspace: {
+            strategy: "worktree" as const,
+            status: "pending" as const,
+            repoPath: data.workspaceRepoPath!,
+            baseRef: null,
+            startFromOrigin: false,
+            baseCheckpointId: ctx.allocate.checkpoint(),
+          },
+        }
+      : parent.workspace === undefined
+        ? {}
+        : { workspace: null }),
   };
-  changes.events.push(threadEvent("thread.created", child));
+  changes.putThread("thread.created", child);
   const childNode: ExecutionNode = { ...parentNode, id: ctx.allocate.node(), threadId: child.id, runId: data.childRunId, parentNodeId: parentNode.id, kind: "turn" };
   changes.events.push(nodeEvent(parentNode), nodeEvent(childNode));
 

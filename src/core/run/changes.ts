@@ -9,14 +9,17 @@ import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js
 import {
   contextHandoffEvent,
   contextTransferEvent,
+  type ThreadEventType,
   providerThreadEvent,
   providerTurnEvent,
   runAttemptEvent,
   runEvent,
   runtimeRequestEvent,
   subagentEvent,
+  threadEvent,
   turnItemEvent,
 } from "../../contracts/events.js";
+import type { AppThread } from "../../contracts/thread.js";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { type Accepted, type DecideContext, accept } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
@@ -42,11 +45,26 @@ export class Changes {
   private readonly providerTurns = new Map<string, ProviderTurn>();
   private readonly transferRecords = new Map<string, ContextTransfer>();
   private readonly handoffRecords = new Map<string, ContextHandoff>();
+  private readonly threads = new Map<string, AppThread>();
+  /** Items added or updated by this decision, so later steps see them. */
+  private readonly items = new Map<string, TurnItem>();
 
   constructor(
     readonly state: OrchestrationState,
     readonly ctx: DecideContext,
   ) {}
+
+  /** A thread as this decision leaves it (one created or changed earlier in it included). */
+  thread(threadId: string): AppThread | undefined {
+    return this.threads.get(threadId) ?? this.state.threads.get(threadId);
+  }
+
+  /** Record a thread event carrying the whole thread; later steps of the decision see the change. */
+  putThread(type: ThreadEventType, thread: AppThread): AppThread {
+    this.threads.set(thread.id, thread);
+    this.events.push(threadEvent(type, thread));
+    return thread;
+  }
 
   run(runId: string): Run | undefined {
     return this.runs.get(runId) ?? this.state.runs.get(runId);
@@ -88,6 +106,7 @@ export class Changes {
       updatedAt: this.ctx.now,
     };
     this.events.push(turnItemEvent(item));
+    this.items.set(id, item);
     return item;
   }
 
@@ -95,6 +114,7 @@ export class Changes {
   updateItem<T extends TurnItem>(item: T, patch: Partial<T>): T {
     const next = { ...item, ...patch, updatedAt: this.ctx.now };
     this.events.push(turnItemEvent(next));
+    this.items.set(next.id, next);
     return next;
   }
 
@@ -227,7 +247,10 @@ export class Changes {
     return accept(this.events, this.effects);
   }
 
+  /** An item as this decision leaves it (one added or updated earlier in it included). */
   existingItem(id: string): TurnItem | undefined {
+    const changed = this.items.get(id);
+    if (changed !== undefined) return changed;
     const threadId = this.state.itemThreads.get(id);
     if (threadId === undefined) return undefined;
     return this.state.turnItems.get(threadId)?.find((item) => item?.id === id);

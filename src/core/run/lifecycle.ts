@@ -1,9 +1,10 @@
 import { EffectKind } from "../../contracts/effects.js";
 import type { Failure } from "../../contracts/entities/fields.js";
-import { type Run, type RunKind, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import { type Run, type RunKind, type RunPreparation, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { AppThread, CreatedBy } from "../../contracts/thread.js";
 import type { DecideContext, ProviderFacts } from "../decision.js";
 import { deliverContext, releaseContext } from "../lineage/context.js";
+import { beginRun, captureAfterTurn, closeSetupItem } from "../workspace/turns.js";
 import { closeAttempt, openAttempt } from "./attempts.js";
 import type { Changes } from "./changes.js";
 import { closeRunWaits } from "./waits.js";
@@ -48,6 +49,8 @@ export interface NewRunInput {
   readonly runId: string;
   readonly kind: RunKind;
   readonly messageId: string | null;
+  /** Work to do before the provider starts (a rollback's restore); a worktree thread's is added when the run starts. */
+  readonly preparation?: RunPreparation;
 }
 
 /** A new run in `queued` status, not yet placed in the queue. */
@@ -76,19 +79,19 @@ export function newRun(changes: Changes, thread: AppThread, facts: ProviderFacts
     updatedAt: now,
     startedAt: null,
     endedAt: null,
+    ...(input.preparation === undefined ? {} : { preparation: input.preparation }),
   });
 }
 
 /**
  * Hand the run to its provider: `starting` until the provider reports the
- * turn. The thread's pending context (a handoff, fork or merge-back transfer)
- * is attached to it here, so the turn's input carries it.
+ * turn. A run with a preparation (worktree, setup, restore) prepares first;
+ * the provider start follows its release (src/core/workspace/turns.ts).
  */
 export function startRun(changes: Changes, run: Run): Run {
   const started = changes.updateRun(run, { status: "starting", queueRank: null, held: false });
   deliverContext(changes, started);
-  changes.effect(EffectKind.startTurn, run.threadId, { threadId: run.threadId, runId: run.id });
-  return started;
+  return beginRun(changes, started);
 }
 
 /** Place a queued run at the back (or the front) of its thread's queue. */
@@ -106,7 +109,8 @@ export function enqueue(changes: Changes, run: Run, position: "front" | "back"):
 
 /** Start the first unheld queued run when nothing is active. */
 export function startNext(changes: Changes, threadId: string): Run | null {
-  if (activeRun(changes, threadId) !== null) return null;
+  // A deleted thread starts no more work.
+  if (activeRun(changes, threadId) !== null || changes.thread(threadId)?.deletedAt != null) return null;
   const next = queuedRuns(changes, threadId).find((run) => !run.held);
   return next === undefined ? null : startRun(changes, next);
 }
@@ -125,6 +129,7 @@ export interface RunEnd {
  * or a cancel (DESIGN.md invariant 6).
  */
 export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
+  closeSetupItem(changes, run);
   const attempt = openAttempt(changes, run.id);
   if (attempt !== undefined) {
     const attemptStatus = end.attemptStatus ?? (end.status === "cancelled" ? "interrupted" : end.status);
@@ -136,10 +141,13 @@ export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
     failure: end.failure ?? run.failure,
     queueRank: null,
     endedAt: changes.ctx.now,
+    // A run that ends while it is still being prepared never reaches its provider.
+    ...(run.preparation?.status === "preparing" ? { preparation: { ...run.preparation, status: "failed" as const, endedAt: changes.ctx.now } } : {}),
   });
   expirePendingRequests(changes, ended);
   closeRunWaits(changes, ended);
   releaseContext(changes, ended);
+  captureAfterTurn(changes, run);
   startNext(changes, run.threadId);
   return ended;
 }

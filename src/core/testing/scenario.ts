@@ -169,6 +169,9 @@ function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   if ("providerThread" in data) return data.providerThread.threadId;
   if ("providerTurn" in data) return data.providerTurn.threadId;
   if ("handoff" in data) return data.handoff.threadId;
+  if ("scope" in data) return data.scope.threadId;
+  if ("checkpoint" in data) return data.checkpoint.threadId;
+  if ("rollback" in data) return data.rollback.threadId;
   return data.session.threadId;
 }
 
@@ -187,6 +190,8 @@ function snapshot(state: OrchestrationState): unknown {
     attempts: [...state.attempts.entries()],
     providerThreads: [...state.providerThreads.entries()],
     providerTurns: [...state.providerTurns.entries()],
+    checkpointScopes: [...state.checkpointScopes.entries()],
+    checkpoints: [...state.checkpoints.entries()],
     lastSequence: state.lastSequence,
   };
 }

@@ -4,12 +4,16 @@ import type {
   ThreadDeleteCommand,
   ThreadUnarchiveCommand,
 } from "../../contracts/commands/threadCommands.js";
+import { EffectKind } from "../../contracts/effects.js";
 import { threadEvent } from "../../contracts/events.js";
 import { INTERACTION_MODES, RUNTIME_MODES } from "../../contracts/modes.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type DecideContext, type Decision, accept, reject } from "../decision.js";
 import { RejectionCode } from "../rejections.js";
+import { Changes } from "../run/changes.js";
+import { activeRun, endRun } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
+import { isPreparing } from "../workspace/turns.js";
 import { changed, invalidModeRejection, liveThread, validTitle } from "./guards.js";
 
 /** Title of a thread created without one. */
@@ -37,6 +41,9 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
     invalidModeRejection("runtime", runtimeMode, RUNTIME_MODES) ??
     invalidModeRejection("interaction", interactionMode, INTERACTION_MODES);
   if (badMode !== null) return badMode;
+  if (data.workspace !== undefined && data.worktreePath !== undefined) {
+    return reject(RejectionCode.invalidWorkspace, "a thread gets a worktree of its own (workspace) or an existing worktreePath, not both");
+  }
   const thread: AppThread = {
     id,
     projectId: data.projectId,
@@ -66,6 +73,18 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
     lastVisitedAt: null,
     markedUnreadAt: null,
     pendingBackgroundTasks: [],
+    ...(data.workspace === undefined
+      ? {}
+      : {
+          workspace: {
+            strategy: data.workspace.strategy,
+            status: "pending" as const,
+            repoPath: data.workspace.repoPath,
+            baseRef: data.workspace.baseRef ?? null,
+            startFromOrigin: data.workspace.startFromOrigin ?? false,
+            baseCheckpointId: null,
+          },
+        }),
   };
   return accept([threadEvent("thread.created", thread)]);
 }
@@ -95,11 +114,19 @@ export function decideThreadUnarchive(state: OrchestrationState, command: Thread
 /**
  * A soft delete: the record stays (deletedAt set, ranks cleared) so the log
  * and lineage stay whole, but every later command on it is rejected with
- * thread_deleted and lists never show it.
+ * thread_deleted and lists never show it. A worktree the thread owns is
+ * cleaned up (workspace.cleanup: a last checkpoint, then removal). A run
+ * still being prepared (its agent not started) ends here, so its setup stops
+ * and the cleanup finds no run in the worktree.
  */
 export function decideThreadDelete(state: OrchestrationState, command: ThreadDeleteCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
   const thread = found.thread;
-  return accept([threadEvent("thread.deleted", changed(thread, ctx, { deletedAt: ctx.now, pinnedRank: null, activeRank: null }))]);
+  const changes = new Changes(state, ctx);
+  changes.putThread("thread.deleted", changed(thread, ctx, { deletedAt: ctx.now, pinnedRank: null, activeRank: null }));
+  const active = activeRun(changes, thread.id);
+  if (active !== null && isPreparing(active)) endRun(changes, active, { status: "interrupted", endReason: "thread_deleted" });
+  if (thread.workspace?.strategy === "worktree") changes.effect(EffectKind.cleanupWorkspace, thread.id, { threadId: thread.id });
+  return changes.done();
 }

@@ -18,6 +18,19 @@ import type { SimScheduler, TimerOwner } from "./scheduler.js";
 import { SIM_DRIVER, SimDriver, type SimProviderHost, type SimProviderLedger } from "./simDriver.js";
 import { SIM_ENVIRONMENT } from "./userOperations.js";
 
+/**
+ * The simulated threads use no worktrees and take no turn checkpoints (the
+ * orchestrator's turnCheckpoints stays off), so no workspace effect is ever
+ * written; one that were would fail loudly.
+ */
+const notSimulated = (kind: string) => () => Promise.reject(new Error(`the simulator does not run ${kind} effects`));
+const NO_WORKSPACE_EFFECTS = {
+  "workspace.prepare": notSimulated("workspace.prepare"),
+  "checkpoint.capture": notSimulated("checkpoint.capture"),
+  "checkpoint.restore": notSimulated("checkpoint.restore"),
+  "workspace.cleanup": notSimulated("workspace.cleanup"),
+} as const;
+
 const NO_SEARCH: ThreadSearchIndex = {
   search: () => Promise.reject(new Error("the simulator has no search index")),
   waitFor: () => Promise.resolve(true),
@@ -112,7 +125,7 @@ export class SimNode {
     });
     const worker = new OutboxWorker({
       store,
-      handlers: sessions.handlers(),
+      handlers: { ...sessions.handlers(), ...NO_WORKSPACE_EFFECTS },
       owner: `sim-node:${incarnation}`,
       clock,
       timers,
@@ -138,6 +151,7 @@ export class SimNode {
       search: NO_SEARCH,
       secrets: { vault: new SecretVault(), isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
       titles: new TitleRegenerations(DEFAULT_TITLES, world.log),
+      workspaces: { worktreesRoot: "/sim/worktrees", branchPrefix: "loom/", fallbackRoot: "/sim/project", setupRunDir: "/sim/run/setup" },
     };
     const reactor = new DelegationReactor(world.bugs.reactorEngine(orchestrator), waiters, world.log);
     world.reconciled(await reconcileOnBoot(orchestrator, store, world.random.uuid()));

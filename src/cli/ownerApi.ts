@@ -1,0 +1,48 @@
+import { ServerNotRunningError, ToolFailedError } from "./errors.js";
+import { findRunningServer, isConnectionFailure } from "./client.js";
+
+/**
+ * The CLI's client of the running server's HTTP API, as its owner (the
+ * routes that have no MCP tool: diffs, worktrees). A failure answer throws
+ * ToolFailedError with the server's code, so it prints and exits like a
+ * failed tool call.
+ */
+export class OwnerApi {
+  private constructor(
+    private readonly url: string,
+    private readonly token: string,
+    private readonly stateDir: string,
+  ) {}
+
+  static connect(stateDirFlag: string | undefined): OwnerApi {
+    const server = findRunningServer(stateDirFlag);
+    return new OwnerApi(server.info.url, server.token, server.stateDir);
+  }
+
+  get<T>(path: string, query: Readonly<Record<string, string | undefined>> = {}): Promise<T> {
+    const params = new URLSearchParams(Object.entries(query).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const search = params.size === 0 ? "" : `?${params.toString()}`;
+    return this.request<T>("GET", `${path}${search}`);
+  }
+
+  post<T>(path: string, body: unknown = {}): Promise<T> {
+    return this.request<T>("POST", path, body);
+  }
+
+  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      if (isConnectionFailure(error)) throw new ServerNotRunningError(this.stateDir, `${this.url} did not answer`);
+      throw error;
+    }
+    const answer = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    if (!res.ok) throw new ToolFailedError(path, answer?.error?.code ?? `http_${res.status}`, answer?.error?.message ?? `HTTP ${res.status}`);
+    return answer as T;
+  }
+}

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { CheckpointFileSchema, CheckpointSchema } from "./entities/checkpoints.js";
+
+/**
+ * Inputs and outputs of the workspace app functions (src/app/workspaces/):
+ * turn and thread diffs, the threads sharing a worktree, Loom-managed
+ * worktrees and merging a child into its parent. The HTTP API serves them
+ * now; the WebSocket RPC (orchestration.getTurnDiff, getFullThreadDiff,
+ * getWorktreeThreadIds) will serve the same shapes.
+ */
+
+const ThreadId = z.string().min(1).max(512);
+/** Largest patch a diff answers with; the default is 1 MiB. */
+export const MAX_DIFF_BYTES = 16 * 1024 * 1024;
+const MaxBytes = z.number().int().min(1).max(MAX_DIFF_BYTES).describe("Cap on the patch text; the patch is cut between files and ends with a truncation marker");
+
+export const TurnDiffInput = z
+  .object({
+    threadId: ThreadId,
+    runId: z.string().min(1).max(512).optional().describe("Default: the thread's latest run with a checkpoint"),
+    maxBytes: MaxBytes.optional(),
+  })
+  .strict();
+export type TurnDiffInput = z.infer<typeof TurnDiffInput>;
+
+export const FullThreadDiffInput = z.object({ threadId: ThreadId, maxBytes: MaxBytes.optional() }).strict();
+export type FullThreadDiffInput = z.infer<typeof FullThreadDiffInput>;
+
+export const ThreadDiffOutput = z.object({
+  threadId: z.string(),
+  /** The turn's run (a turn diff), or null (the full-thread diff). */
+  runId: z.string().nullable(),
+  fromCheckpointId: z.string(),
+  /** Null: the diff ends at the working tree as it is now (the turn is still running, or the whole thread). */
+  toCheckpointId: z.string().nullable(),
+  fromCommit: z.string(),
+  toCommit: z.string().nullable(),
+  /** Every changed file with its stats, including files left out of the patch. */
+  files: z.array(CheckpointFileSchema),
+  /** Unified diff (a/ b/ prefixes); when cut, it ends with a `# loom: diff truncated` line. */
+  patch: z.string(),
+  truncated: z.boolean(),
+  omittedFiles: z.array(z.string()),
+});
+export type ThreadDiffOutput = z.infer<typeof ThreadDiffOutput>;
+
+export const ThreadCheckpointsOutput = z.object({ threadId: z.string(), checkpoints: z.array(CheckpointSchema) });
+export type ThreadCheckpointsOutput = z.infer<typeof ThreadCheckpointsOutput>;
+
+export const WorktreeThreadIdsInput = z.object({ worktreePath: z.string().min(1).max(4096) }).strict();
+export type WorktreeThreadIdsInput = z.infer<typeof WorktreeThreadIdsInput>;
+export const WorktreeThreadIdsOutput = z.object({ worktreePath: z.string(), threadIds: z.array(z.string()) });
+export type WorktreeThreadIdsOutput = z.infer<typeof WorktreeThreadIdsOutput>;
+
+/** A Loom-managed worktree and the thread it was made for. */
+export const ManagedWorktreeView = z.object({
+  projectId: z.string(),
+  path: z.string(),
+  branch: z.string().nullable(),
+  head: z.string().nullable(),
+  threadId: z.string().nullable(),
+  /** live: its thread exists; deleted: its thread was deleted (prune removes it); unknown: no thread of this state dir made it; missing: its folder is gone (prune forgets it). */
+  state: z.enum(["live", "deleted", "unknown", "missing"]),
+});
+export type ManagedWorktreeView = z.infer<typeof ManagedWorktreeView>;
+
+export const WorktreeListOutput = z.object({ worktrees: z.array(ManagedWorktreeView) });
+export type WorktreeListOutput = z.infer<typeof WorktreeListOutput>;
+
+export const WorktreePruneOutput = z.object({
+  removed: z.array(z.object({ threadId: z.string(), path: z.string(), checkpointId: z.string().nullable() })),
+  forgotten: z.array(z.object({ path: z.string(), threadId: z.string().nullable() })),
+  kept: z.array(z.object({ threadId: z.string(), path: z.string(), reason: z.string() })),
+});
+export type WorktreePruneOutput = z.infer<typeof WorktreePruneOutput>;
+
+export const MergeIntoParentInput = z
+  .object({
+    threadId: ThreadId.describe("The worktree child whose branch is merged into its parent's worktree"),
+    /** Commit the child's uncommitted changes on its branch first (default true). */
+    commitChild: z.boolean().optional(),
+    message: z.string().min(1).max(10_000).optional(),
+  })
+  .strict();
+export type MergeIntoParentInput = z.infer<typeof MergeIntoParentInput>;
+
+export const MergeIntoParentOutput = z.object({
+  threadId: z.string(),
+  parentThreadId: z.string(),
+  outcome: z.enum(["up_to_date", "fast_forward", "merge_commit"]),
+  /** The parent worktree's HEAD after the merge, and before it. */
+  commit: z.string(),
+  previousHead: z.string(),
+  childCommit: z.string(),
+  childBranch: z.string().nullable(),
+  /** The commit made of the child's uncommitted changes first, if any. */
+  childChangesCommit: z.string().nullable(),
+  files: z.array(CheckpointFileSchema),
+});
+export type MergeIntoParentOutput = z.infer<typeof MergeIntoParentOutput>;
