@@ -20,7 +20,7 @@ export const ThreadOrganizeInput = z
   .object({
     threadId: z.string().min(1).max(512).optional().describe("Default: the calling thread; not used by reorder_pins"),
     action: z.enum(OrganizeAction),
-    until: z.iso.datetime({ offset: true }).optional().describe("snooze: when the thread wakes (ISO-8601); it wakes early on a pending request or a failure"),
+    until: z.iso.datetime({ offset: true }).max(64).optional().describe("snooze: when the thread wakes (ISO-8601); it wakes early on a pending request or a failure"),
     threadIds: z.array(z.string().min(1).max(512)).max(1_000).optional().describe("reorder_pins: every pinned thread once, in the new order"),
     enabled: z.boolean().optional().describe("auto_settle: turn settling the thread when its work finishes on or off"),
     clientRequestId: z.string().min(1).max(200).optional().describe("Idempotency key: a retry with the same value replays the same change"),

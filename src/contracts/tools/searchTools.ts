@@ -15,7 +15,7 @@ export const ThreadSearchInput = z
       .max(500)
       .describe('Words that must all appear (any order); "double quotes" for an exact phrase; a trailing * for a prefix. Case, accents and punctuation are ignored'),
     threadId: z.string().min(1).max(512).optional().describe("Search only this thread (any thread in the environment)"),
-    projectId: z.string().min(1).optional().describe("Project to search; default: the calling thread's project (every project for an outside client)"),
+    projectId: z.string().min(1).max(512).optional().describe("Project to search; default: the calling thread's project (every project for an outside client)"),
     kinds: z
       .array(z.enum(SEARCH_KINDS))
       .min(1)

@@ -11,6 +11,7 @@ export const RequestSecretInput = z
     secretName: z.string().min(1).max(200).describe("What the secret is, as the owner will see it (e.g. 'GitHub deploy token')"),
     envVarName: z
       .string()
+      .max(128)
       .regex(ENV_VAR_NAME_PATTERN)
       .describe("The environment variable your commands will find it in: upper case letters, digits and _, not a system variable (PATH, HOME, ...)"),
     description: z.string().min(1).max(2_000).optional().describe("Why you need it"),
