@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { LOOM_VERSION } from "../version.js";
 import { UsageError, describeFailure } from "./errors.js";
 import { MODEL_SERVER_USAGE, runModelServer } from "./modelServerCommand.js";
+import { OPEN_USAGE, runOpen } from "./openCommand.js";
 import { PROVIDERS_USAGE, runProviders } from "./providersCommand.js";
 import { runServe } from "./serve.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
@@ -14,6 +15,7 @@ Usage:
 ${THREADS_USAGE}
 ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
+${OPEN_USAGE}
   loom --help
   loom --version
 
@@ -31,6 +33,9 @@ Commands:
             of real agent CLIs without a model account (docs/model-server.md).
   providers Search the ACP registry, prepare a registry agent as a provider
             instance, list instances and prepared agents (loom providers --help).
+  open      Print a one-time login link for the running server's web UI and
+            open it in the desktop's browser when there is one (--no-browser:
+            print only). The link signs one browser in once (docs/ui.md).
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
@@ -52,6 +57,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "threads") return runThreads(rest);
   if (command === "model-server") return runModelServer(rest);
   if (command === "providers") return runProviders(rest);
+  if (command === "open") return runOpen(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],
