@@ -1,4 +1,4 @@
-import { fileURLToPath } from "node:url";
+import { URL, fileURLToPath } from "node:url";
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vite";
 

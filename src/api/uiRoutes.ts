@@ -51,8 +51,8 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
     }
     if (path === "/api/ui/session") {
       if (req.method === "GET") {
-        const ok = signedIn(req);
-        sendJson(res, ok ? 200 : 401, { signedIn: ok }, { "cache-control": "no-store" });
+        // 200 either way: being signed out is an answer, not an error.
+        sendJson(res, 200, { signedIn: signedIn(req) }, { "cache-control": "no-store" });
         return true;
       }
       if (req.method === "DELETE") {

@@ -16,7 +16,7 @@ export class SignedOutError extends Error {
 
 export async function isSignedIn(): Promise<boolean> {
   const res = await fetch("/api/ui/session", { credentials: "same-origin", cache: "no-store" });
-  return res.status === 200;
+  return res.status === 200 && ((await res.json()) as { signedIn?: unknown }).signedIn === true;
 }
 
 export async function signOut(): Promise<void> {

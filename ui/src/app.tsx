@@ -157,7 +157,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
           <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} />
         )}
       </main>
-      <button className="signout" onClick={() => signOut().then(() => location.reload(), () => undefined)} title="Sign out">
+      <button className="signout" onClick={() => void signOut().then(() => location.reload(), () => undefined)} title="Sign out">
         Sign out
       </button>
       {dialog ? (

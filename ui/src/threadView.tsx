@@ -92,10 +92,10 @@ export function ThreadView(props: {
           <span className="pill">{thread.interactionMode}</span>
           <span className="muted">{state.runs.size} run{state.runs.size === 1 ? "" : "s"}</span>
           <span className="spacer" />
-          <button onClick={() => dispatch(client, thread.archivedAt === null ? "thread.archive" : "thread.unarchive", { threadId }).catch(() => undefined)}>
+          <button onClick={() => void dispatch(client, thread.archivedAt === null ? "thread.archive" : "thread.unarchive", { threadId }).catch(() => undefined)}>
             {thread.archivedAt === null ? "Archive" : "Unarchive"}
           </button>
-          <button className="danger" disabled={!live} onClick={() => dispatch(client, "thread.stop", { threadId }).catch(() => undefined)} title="Stop the thread: interrupt its run and drop its queue">
+          <button className="danger" disabled={!live} onClick={() => void dispatch(client, "thread.stop", { threadId }).catch(() => undefined)} title="Stop the thread: interrupt its run and drop its queue">
             Stop
           </button>
         </div>
@@ -110,7 +110,7 @@ export function ThreadView(props: {
         data-testid="timeline"
       >
         {state.historyCursor !== null ? (
-          <button className="older" onClick={() => store.loadOlder().then(() => setOlderError(null), (e: unknown) => setOlderError(errorText(e)))}>
+          <button className="older" onClick={() => void store.loadOlder().then(() => setOlderError(null), (e: unknown) => setOlderError(errorText(e)))}>
             Load older items
           </button>
         ) : null}

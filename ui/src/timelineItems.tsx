@@ -313,11 +313,11 @@ export function TimelineItem({ item, ctx }: { readonly item: TurnItem; readonly 
   if (view === undefined) {
     return (
       <div className="item item-unknown" data-kind="unknown">
-        <Collapsed label={`Unknown item: ${String((item as { type: unknown }).type)}`}>
+        <Collapsed label={`Unknown item: ${String(item.type)}`}>
           <pre className="code">{JSON.stringify(item, null, 2)}</pre>
         </Collapsed>
       </div>
     );
   }
-  return view({ item: item as never, ctx });
+  return view({ item, ctx });
 }
