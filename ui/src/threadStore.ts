@@ -58,7 +58,7 @@ export class ThreadStore extends Store<ThreadState> {
   constructor(
     private readonly client: LoomWsClient,
     readonly threadId: string,
-    private readonly turnItemLimit = 200,
+    private readonly turnItemLimit = 100,
   ) {
     super(EMPTY);
   }
