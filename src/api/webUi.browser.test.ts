@@ -109,17 +109,18 @@ describe("the web UI in chromium", () => {
   }, 60_000);
 
   it("launches a thread and streams its command output live, then shows the finished command", async () => {
-    const command = "for i in 1 2 3 4 5 6; do echo line-$i; sleep 0.4; done";
-    const threadId = await launch(script({ say: "Starting the count." }, { run: command }, { say: "Counted to **six**." }), { title: "Count to six" });
+    // Long enough (6 s) that a loaded machine still shows it running.
+    const command = "for i in $(seq 1 12); do echo line-$i; sleep 0.5; done";
+    const threadId = await launch(script({ say: "Starting the count." }, { run: command }, { say: "Counted to **twelve**." }), { title: "Count to twelve" });
     expect(threadId).toMatch(/^thread:/);
     // The output arrives while the command still runs: the live view, before the completed item exists.
     await page.locator('.timeline [data-kind="live-output"] pre', { hasText: "line-2" }).waitFor({ timeout: WAIT });
     expect(await item("command_execution").count()).toBe(0);
     await shot("thread-streaming");
-    await item("command_execution", "line-6").waitFor({ timeout: WAIT });
-    await item("assistant_message", "Counted to six.").waitFor({ timeout: WAIT });
+    await item("command_execution", "line-12").waitFor({ timeout: WAIT });
+    await item("assistant_message", "Counted to twelve.").waitFor({ timeout: WAIT });
     // Markdown renders: the bold is an element, not asterisks.
-    expect(await item("assistant_message", "Counted to").locator("strong").textContent()).toBe("six");
+    expect(await item("assistant_message", "Counted to").locator("strong").textContent()).toBe("twelve");
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
     expect(await page.locator('.timeline [data-kind="live-output"]').count()).toBe(0);
     await shot("thread-finished");
