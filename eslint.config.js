@@ -74,6 +74,16 @@ export default tseslint.config(
     rules: { "import-x/no-restricted-paths": ["error", { zones: layerZones }] },
   },
   {
+    // The web UI (ui/, docs/ui.md) runs in the browser: it may use only the wire contracts and the typed clients.
+    files: ["ui/src/**/*.ts", "ui/src/**/*.tsx"],
+    rules: {
+      "import-x/no-restricted-paths": [
+        "error",
+        { zones: [{ target: "./ui/src", from: FOLDERS.filter((f) => f !== "contracts" && f !== "client").map((f) => `./src/${f}`), message: "ui/ may import only src/contracts and src/client (docs/ui.md)." }] },
+      ],
+    },
+  },
+  {
     // Plain Node scripts (src/providers/codex/generateTypes.mjs) are outside the TS project.
     files: ["**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,

@@ -19,6 +19,8 @@ export interface ApiOptions {
   readonly version: string;
   /** Where POST /api/ws-ticket issues WebSocket tickets; without it the route answers 404. */
   readonly tickets?: WsTicketBook;
+  /** Also the owner: a request this accepts (the web UI's session cookie, src/api/uiSessions.ts). */
+  readonly alsoOwner?: (req: IncomingMessage) => boolean;
 }
 
 /** The HTTP status a wire failure answers with. */
@@ -47,7 +49,7 @@ export function statusOf(error: AppError): number {
 export function orchestrationRoutes(options: ApiOptions): RouteHandler {
   const { app } = options;
   const owner = ownerCaller(app.environmentId);
-  const isOwner = (req: IncomingMessage): boolean => isOwnerRequest(req, options.ownerTokenHash);
+  const isOwner = (req: IncomingMessage): boolean => isOwnerRequest(req, options.ownerTokenHash) || options.alsoOwner?.(req) === true;
   const route: RouteHandler = async (req, res, url) => {
     const path = url.pathname;
     if (path === "/health" && req.method === "GET") {

@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { LOOM_VERSION } from "../version.js";
 import { UsageError, describeFailure } from "./errors.js";
 import { MODEL_SERVER_USAGE, runModelServer } from "./modelServerCommand.js";
+import { OPEN_USAGE, runOpen } from "./openCommand.js";
 import { PROVIDERS_USAGE, runProviders } from "./providersCommand.js";
 import { runServe } from "./serve.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
@@ -16,6 +17,7 @@ ${THREADS_USAGE}
 ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
 ${WORKTREES_USAGE}
+${OPEN_USAGE}
   loom --help
   loom --version
 
@@ -35,6 +37,9 @@ Commands:
             instance, list instances and prepared agents (loom providers --help).
   worktrees List the Loom-managed git worktrees of the running server, or
             prune those of deleted threads (loom worktrees --help).
+  open      Print a one-time login link for the running server's web UI and
+            open it in the desktop's browser when there is one (--no-browser:
+            print only). The link signs one browser in once (docs/ui.md).
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
@@ -57,6 +62,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "model-server") return runModelServer(rest);
   if (command === "providers") return runProviders(rest);
   if (command === "worktrees") return runWorktrees(rest);
+  if (command === "open") return runOpen(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],

@@ -1,9 +1,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
 import { orchestrationRoutes, sha256 } from "../api/routes.js";
 import { WsTicketBook } from "../api/ownerAuth.js";
+import { uiRoutes } from "../api/uiRoutes.js";
+import { UiSessionBook, isUiSessionRequest } from "../api/uiSessions.js";
+import { staticFiles } from "../http/staticFiles.js";
 import { createWsEndpoint } from "../api/wsEndpoint.js";
 import { workspaceRoutes } from "../api/workspaceRoutes.js";
 import type { AppContext } from "../app/context.js";
@@ -54,7 +58,12 @@ export interface LoomServerOptions {
   /** WebSocket heartbeat (ping) interval; a peer silent for one interval is dropped. Tests shorten it. */
   readonly wsHeartbeatMs?: number;
   readonly log?: (line: string) => void;
+  /** The built web UI served at `/`. Default dist/ui of this checkout (npm run build makes it). */
+  readonly uiDir?: string;
 }
+
+/** dist/ui, two folders up from this module in src/server/ and dist/server/ alike. */
+const BUILT_UI_DIR = fileURLToPath(new URL("../../dist/ui/", import.meta.url));
 
 export interface LoomServer {
   readonly url: string;
@@ -176,12 +185,17 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   });
   const tickets = new WsTicketBook();
   let origins: readonly string[] = [];
+  let url = "";
+  const uiSessions = new UiSessionBook({ file: join(dir.root, "ui-sessions.json") });
   const routes: RouteHandler[] = [
     // Before orchestrationRoutes, which answers every other /api/ path with 404.
     secretRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     workspaceRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
-    orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION, tickets }),
+    uiRoutes({ app, ownerTokenHash: sha256(ownerToken), sessions: uiSessions, allowedOrigins: () => origins, baseUrl: () => url }),
+    orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION, tickets, alsoOwner: (req) => isUiSessionRequest(req, uiSessions, () => origins) }),
     mcp.route,
+    // Last: the web UI's files (docs/ui.md) at every path the routes above leave.
+    staticFiles({ root: options.uiDir ?? BUILT_UI_DIR, reserved: (path) => path.startsWith("/api/") || path === "/mcp" || path.startsWith("/mcp/") }),
   ];
   const ws = createWsEndpoint({ app, ownerTokenHash: sha256(ownerToken), tickets, allowedOrigins: () => origins, heartbeatMs: options.wsHeartbeatMs, log });
   const server = createServer((req, res) => {
@@ -192,7 +206,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const host = options.host ?? "127.0.0.1";
   await listen(server, host, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   origins = ownOrigins(host, port, url);
   mcpUrl = `${url}/mcp`;
   worker.start();

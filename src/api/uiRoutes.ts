@@ -1,0 +1,93 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ownerCaller } from "../app/caller.js";
+import type { AppContext } from "../app/context.js";
+import { capabilities } from "../app/threads/capabilities.js";
+import { HttpError, type RouteHandler, sendError, sendJson } from "../http/http.js";
+import { isOwnerRequest } from "./ownerAuth.js";
+import { UI_SESSION_COOKIE, type UiSessionBook, isUiSessionRequest, sessionCookie } from "./uiSessions.js";
+
+/** The path a login link opens; `?code=` is spent and the browser is sent on to `/`. */
+export const UI_LOGIN_PATH = "/login";
+/** Owner-only: a fresh login link (what `loom open` prints). */
+export const UI_LOGIN_LINK_PATH = "/api/ui/login-link";
+
+export interface UiRouteOptions {
+  readonly app: AppContext;
+  readonly ownerTokenHash: Buffer;
+  readonly sessions: UiSessionBook;
+  /** The server's own origins (read per request, once the port is known). */
+  readonly allowedOrigins: () => readonly string[];
+  /** The server's base URL, for the links it hands out. */
+  readonly baseUrl: () => string;
+}
+
+/**
+ * The web UI's own routes: sign-in (login links, the session cookie, sign-out)
+ * and the reads the UI needs that the wire does not carry (provider
+ * capabilities). Mounted before the orchestration routes, which answer every
+ * other /api/ path.
+ */
+export function uiRoutes(options: UiRouteOptions): RouteHandler {
+  const { sessions } = options;
+  const owner = ownerCaller(options.app.environmentId);
+  const signedIn = (req: IncomingMessage) => isUiSessionRequest(req, sessions, options.allowedOrigins);
+  return async (req, res, url) => {
+    const path = url.pathname;
+    if (path === UI_LOGIN_PATH) {
+      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      redeem(url.searchParams.get("code"), sessions, res);
+      return true;
+    }
+    if (!path.startsWith("/api/ui/")) return false;
+    if (path === UI_LOGIN_LINK_PATH) {
+      if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
+      if (!isOwnerRequest(req, options.ownerTokenHash)) {
+        sendError(res, new HttpError(401, "unauthorized", "missing or invalid bearer token"), { "www-authenticate": "Bearer" });
+        return true;
+      }
+      const { code, expiresAt } = sessions.issueLoginCode();
+      sendJson(res, 200, { url: `${options.baseUrl()}${UI_LOGIN_PATH}?code=${code}`, expiresAt }, { "cache-control": "no-store" });
+      return true;
+    }
+    if (path === "/api/ui/session") {
+      if (req.method === "GET") {
+        // 200 either way: being signed out is an answer, not an error.
+        sendJson(res, 200, { signedIn: signedIn(req) }, { "cache-control": "no-store" });
+        return true;
+      }
+      if (req.method === "DELETE") {
+        if (!signedIn(req)) throw new HttpError(401, "unauthorized", "not signed in");
+        sessions.revoke(sessionCookie(req));
+        sendJson(res, 200, { signedIn: false }, { "set-cookie": clearCookie() });
+        return true;
+      }
+      throw new HttpError(405, "method_not_allowed", "use GET or DELETE");
+    }
+    if (path === "/api/ui/capabilities") {
+      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
+      sendJson(res, 200, await capabilities(options.app, owner, {}), { "cache-control": "no-store" });
+      return true;
+    }
+    throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);
+  };
+}
+
+function redeem(code: string | null, sessions: UiSessionBook, res: ServerResponse): void {
+  const token = code === null ? null : sessions.redeemLoginCode(code);
+  const common = { "cache-control": "no-store", "referrer-policy": "no-referrer" };
+  if (token === null) {
+    const body = `<!doctype html><meta charset="utf-8"><title>Loom: sign-in failed</title><p>This login link was already used, has expired, or is not one this server issued. Run <code>loom open</code> for a new one.</p>\n`;
+    res.writeHead(401, { ...common, "content-type": "text/html; charset=utf-8", "content-length": Buffer.byteLength(body) });
+    res.end(body);
+    return;
+  }
+  const cookie = `${UI_SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${sessions.sessionMaxAgeSeconds}`;
+  // 303 to `/`: the code leaves the address bar and the history at once.
+  res.writeHead(303, { ...common, location: "/", "set-cookie": cookie, "content-length": 0 });
+  res.end();
+}
+
+function clearCookie(): string {
+  return `${UI_SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+}

@@ -1,0 +1,89 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { type Browser, type ConsoleMessage, type Page, chromium } from "playwright-core";
+import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "./loomProcess.js";
+
+/**
+ * Browser tests of the web UI (docs/ui.md): Debian's chromium driven by
+ * playwright-core, against a real `loom serve` process (built dist/) whose
+ * agents are the scripted driver.
+ */
+
+/** Debian's chromium (.ci/run installs it). */
+export const CHROMIUM_PATH = process.env.LOOM_CHROMIUM ?? "/usr/bin/chromium";
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(`no chromium at ${CHROMIUM_PATH}: install it with apt-get install chromium (or set LOOM_CHROMIUM)`);
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+}
+
+/** Where screenshots go: docs/ui/ when LOOM_UI_SCREENSHOTS=1 (to refresh docs/ui.md), else a temp dir. */
+export function screenshotDir(): string {
+  if (process.env.LOOM_UI_SCREENSHOTS === "1") return fileURLToPath(new URL("../../docs/ui/", import.meta.url));
+  return mkdtempSync(join(tmpdir(), "loom-ui-shots-"));
+}
+
+/** Console errors and uncaught exceptions of a page, as text. */
+export function collectPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (message: ConsoleMessage) => {
+    if (message.type() === "error") errors.push(`console: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
+  return errors;
+}
+
+/** A `loom serve` process on a state dir of its own, restartable on the same port. */
+export class ServedLoom {
+  private constructor(
+    readonly stateDir: string,
+    readonly projectDir: string,
+    private serve: ServeProcess,
+  ) {}
+
+  static async start(config: Record<string, unknown>): Promise<ServedLoom> {
+    const root = mkdtempSync(join(tmpdir(), "loom-ui-"));
+    const stateDir = join(root, "state");
+    const projectDir = join(root, "project");
+    mkdirSync(stateDir, { recursive: true });
+    mkdirSync(projectDir, { recursive: true });
+    const configPath = join(stateDir, "config.json");
+    writeFileSync(configPath, JSON.stringify({ projects: [{ id: "demo", root: projectDir }], ...config }));
+    const serve = await spawnServe(["--state-dir", stateDir, "--port", "0"]);
+    return new ServedLoom(stateDir, projectDir, serve);
+  }
+
+  get url(): string {
+    return this.serve.url;
+  }
+
+  get port(): string {
+    return new URL(this.serve.url).port;
+  }
+
+  /** `loom open --no-browser`: the one-time login link it prints. */
+  async loginUrl(): Promise<string> {
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI_PATH, "open", "--no-browser", "--state-dir", this.stateDir]);
+    return stdout.trim();
+  }
+
+  /** Stop the server (SIGTERM, a clean shutdown) and wait for it to exit. */
+  async stop(): Promise<void> {
+    const exited = waitForExit(this.serve.child);
+    this.serve.child.kill("SIGTERM");
+    await exited;
+  }
+
+  /** Start it again on the same port and state dir. */
+  async restart(): Promise<void> {
+    this.serve = await spawnServe(["--state-dir", this.stateDir, "--port", this.port]);
+  }
+
+  stderr(): string {
+    return this.serve.stderr();
+  }
+}

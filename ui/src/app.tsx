@@ -1,0 +1,176 @@
+import { useCallback, useEffect, useMemo, useState } from "react";
+import type { LoomWsClient } from "../../src/client/loomWsClient.js";
+import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
+import { type ConnectionState, SignedOutError, connectWire, fetchCapabilities, isSignedIn, signOut } from "./api.js";
+import { Inbox, inboxRows } from "./inbox.js";
+import { NewThreadDialog } from "./newThreadDialog.js";
+import { ShellStore } from "./shellStore.js";
+import { Sidebar } from "./sidebar.js";
+import { useStore } from "./store.js";
+import { ThreadView } from "./threadView.js";
+
+type Phase = { kind: "checking" } | { kind: "signed-out" } | { kind: "connecting" } | { kind: "ready"; client: LoomWsClient } | { kind: "error"; message: string };
+
+function threadIdOfPath(path: string): string | null {
+  const match = /^\/t\/(.+)$/.exec(path);
+  return match === null ? null : decodeURIComponent(match[1]!);
+}
+
+export function App() {
+  const [phase, setPhase] = useState<Phase>({ kind: "checking" });
+  const [connection, setConnection] = useState<ConnectionState>("connecting");
+
+  useEffect(() => {
+    let cancelled = false;
+    let client: LoomWsClient | null = null;
+    const start = async () => {
+      if (!(await isSignedIn())) {
+        if (!cancelled) setPhase({ kind: "signed-out" });
+        return;
+      }
+      setPhase({ kind: "connecting" });
+      client = await connectWire((state) => {
+        if (cancelled) return;
+        setConnection(state);
+        if (state === "signed-out") setPhase({ kind: "signed-out" });
+      });
+      if (!cancelled) setPhase({ kind: "ready", client });
+    };
+    start().catch((error: unknown) => {
+      if (cancelled) return;
+      setPhase(error instanceof SignedOutError ? { kind: "signed-out" } : { kind: "error", message: error instanceof Error ? error.message : String(error) });
+    });
+    return () => {
+      cancelled = true;
+      void client?.close();
+    };
+  }, []);
+
+  if (phase.kind === "checking" || phase.kind === "connecting") return <div className="center muted">Connecting to Loom…</div>;
+  if (phase.kind === "signed-out") {
+    return (
+      <div className="center signin">
+        <h1>Loom</h1>
+        <p>
+          Sign in with a login link: run <code>loom open</code> on the machine where <code>loom serve</code> runs, and open the link it prints.
+        </p>
+      </div>
+    );
+  }
+  if (phase.kind === "error") {
+    return (
+      <div className="center">
+        <p className="error-text">Could not reach the Loom server: {phase.message}</p>
+        <button onClick={() => location.reload()}>Retry</button>
+      </div>
+    );
+  }
+  return <Shell client={phase.client} connection={connection} />;
+}
+
+function Shell({ client, connection }: { readonly client: LoomWsClient; readonly connection: ConnectionState }) {
+  const active = useMemo(() => new ShellStore(client, false), [client]);
+  const archived = useMemo(() => new ShellStore(client, true), [client]);
+  const [showArchived, setShowArchived] = useState(false);
+  useEffect(() => {
+    active.start();
+    return () => active.stop();
+  }, [active]);
+  useEffect(() => {
+    if (!showArchived) return;
+    archived.start();
+    return () => archived.stop();
+  }, [archived, showArchived]);
+  const shell = useStore(active);
+  const archivedShell = useStore(archived);
+  const [path, setPath] = useState(location.pathname);
+  const [dialog, setDialog] = useState(false);
+  const [capabilities, setCapabilities] = useState<CapabilitiesOutput | null>(null);
+  const [inboxIndex, setInboxIndex] = useState(0);
+
+  useEffect(() => {
+    fetchCapabilities().then(setCapabilities, () => undefined);
+  }, [connection]);
+
+  useEffect(() => {
+    const onPop = () => setPath(location.pathname);
+    window.addEventListener("popstate", onPop);
+    return () => window.removeEventListener("popstate", onPop);
+  }, []);
+
+  const open = useCallback((threadId: string) => {
+    const next = threadId === "" ? "/" : `/t/${encodeURIComponent(threadId)}`;
+    if (next !== location.pathname) history.pushState(null, "", next);
+    setPath(next);
+  }, []);
+
+  const selected = threadIdOfPath(path);
+  const allThreads = useMemo(() => new Map([...shell.threads, ...archivedShell.threads]), [shell.threads, archivedShell.threads]);
+
+  // Keyboard first: j/k and Enter through the inbox, n for a new thread, / to filter, g i for the inbox.
+  useEffect(() => {
+    let pendingG = false;
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target as HTMLElement;
+      if (target.closest("input, textarea, select") !== null || e.ctrlKey || e.metaKey || e.altKey) return;
+      const rows = inboxRows(shell.threads);
+      if (pendingG) {
+        pendingG = false;
+        if (e.key === "i") open("");
+        return;
+      }
+      if (e.key === "g") pendingG = true;
+      else if (e.key === "n") {
+        e.preventDefault();
+        setDialog(true);
+      } else if (e.key === "/") {
+        e.preventDefault();
+        document.querySelector<HTMLInputElement>(".sidebar .search")?.focus();
+      } else if (e.key === "j") setInboxIndex((i) => Math.min(i + 1, Math.max(rows.length - 1, 0)));
+      else if (e.key === "k") setInboxIndex((i) => Math.max(i - 1, 0));
+      else if (e.key === "Enter" && selected === null && rows[inboxIndex] !== undefined) open(rows[inboxIndex].id);
+      else if (e.key === "Escape") setDialog(false);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [shell.threads, inboxIndex, open, selected]);
+
+  return (
+    <div className="layout">
+      {connection === "reconnecting" ? (
+        <div className="banner" role="status">
+          Connection to the server lost — reconnecting…
+        </div>
+      ) : null}
+      <Sidebar
+        threads={showArchived ? archivedShell.threads : shell.threads}
+        selected={selected}
+        open={open}
+        onNewThread={() => setDialog(true)}
+        showArchived={showArchived}
+        setShowArchived={setShowArchived}
+      />
+      <main className="main">
+        {selected === null ? (
+          <Inbox threads={shell.threads} open={open} selectedIndex={inboxIndex} />
+        ) : (
+          <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} />
+        )}
+      </main>
+      <button className="signout" onClick={() => void signOut().then(() => location.reload(), () => undefined)} title="Sign out">
+        Sign out
+      </button>
+      {dialog ? (
+        <NewThreadDialog
+          client={client}
+          capabilities={capabilities}
+          close={() => setDialog(false)}
+          opened={(threadId) => {
+            setDialog(false);
+            open(threadId);
+          }}
+        />
+      ) : null}
+    </div>
+  );
+}

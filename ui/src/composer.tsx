@@ -1,0 +1,85 @@
+import { useState } from "react";
+import type { LoomWsClient } from "../../src/client/loomWsClient.js";
+import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
+import { dispatch, errorText } from "./api.js";
+
+type Provider = CapabilitiesOutput["providers"][number];
+const MODES = ["auto", "queue", "steer", "restart"] as const;
+type Mode = (typeof MODES)[number];
+
+/** Why a send mode cannot be used now, or null when it can. */
+function modeBlocked(mode: Mode, provider: Provider | undefined, live: boolean): string | null {
+  if (mode === "steer" && provider !== undefined && !provider.steering) return `${provider.displayName} cannot be steered`;
+  if (mode === "steer" && !live) return "nothing is running to steer";
+  if (mode === "restart" && !live) return "nothing is running to restart";
+  return null;
+}
+
+/** Send to the thread (auto / queue / steer / restart), interrupt its run, or stop it. */
+export function Composer(props: { readonly client: LoomWsClient; readonly threadId: string; readonly provider: Provider | undefined; readonly live: boolean }) {
+  const [text, setText] = useState("");
+  const [mode, setMode] = useState<Mode>("auto");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const blocked = modeBlocked(mode, props.provider, props.live);
+  const run = (f: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    f().then(
+      () => setBusy(false),
+      (e: unknown) => {
+        setBusy(false);
+        setError(errorText(e));
+      },
+    );
+  };
+  const send = () => {
+    if (text.trim() === "" || blocked !== null) return;
+    const message = text;
+    run(async () => {
+      await dispatch(props.client, "message.dispatch", { threadId: props.threadId, text: message, mode });
+      setText("");
+    });
+  };
+  return (
+    <div className="composer">
+      <textarea
+        aria-label="Message"
+        placeholder="Message the agent (Ctrl+Enter to send)"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            send();
+          }
+        }}
+      />
+      <div className="composer-bar">
+        <label>
+          Mode{" "}
+          <select aria-label="Send mode" value={mode} onChange={(e) => setMode(e.target.value as Mode)}>
+            {MODES.map((m) => {
+              const reason = modeBlocked(m, props.provider, props.live);
+              return (
+                <option key={m} value={m} disabled={reason !== null && m !== mode} title={reason ?? undefined}>
+                  {m}
+                  {reason === null ? "" : ` (${reason})`}
+                </option>
+              );
+            })}
+          </select>
+        </label>
+        {blocked ? <span className="muted">{blocked}</span> : null}
+        <span className="spacer" />
+        <button className="danger" disabled={busy || !props.live} onClick={() => run(() => dispatch(props.client, "run.interrupt", { threadId: props.threadId }))} title="Interrupt the running turn">
+          Interrupt
+        </button>
+        <button className="primary" disabled={busy || text.trim() === "" || blocked !== null} onClick={send}>
+          Send
+        </button>
+      </div>
+      {error ? <div className="error-text">{error}</div> : null}
+    </div>
+  );
+}

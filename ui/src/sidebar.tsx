@@ -1,0 +1,134 @@
+import { useMemo, useState } from "react";
+import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import { BADGE_LABEL, type BadgeKind, badgeOf, isLive, needsYou } from "./status.js";
+
+interface TreeNode {
+  readonly row: ThreadShell;
+  readonly children: TreeNode[];
+}
+
+/** Roots pinned first (by pin rank), then active (by rank), then newest first; children oldest first. */
+function compareRoots(a: ThreadShell, b: ThreadShell): number {
+  if ((a.pinnedRank === null) !== (b.pinnedRank === null)) return a.pinnedRank === null ? 1 : -1;
+  if (a.pinnedRank !== null && b.pinnedRank !== null) return a.pinnedRank - b.pinnedRank;
+  if ((a.activeRank === null) !== (b.activeRank === null)) return a.activeRank === null ? 1 : -1;
+  if (a.activeRank !== null && b.activeRank !== null) return a.activeRank - b.activeRank;
+  return b.updatedAt.localeCompare(a.updatedAt);
+}
+
+/** Projects, each with its lineage forest: subagents and forks under their parent. */
+export function buildForest(rows: Iterable<ThreadShell>): Map<string, TreeNode[]> {
+  const nodes = new Map<string, TreeNode>();
+  for (const row of rows) nodes.set(row.id, { row, children: [] });
+  const byProject = new Map<string, TreeNode[]>();
+  for (const node of nodes.values()) {
+    const parent = node.row.parentThreadId === null ? undefined : nodes.get(node.row.parentThreadId);
+    if (parent !== undefined) parent.children.push(node);
+    else byProject.set(node.row.projectId, [...(byProject.get(node.row.projectId) ?? []), node]);
+  }
+  for (const node of nodes.values()) node.children.sort((a, b) => a.row.createdAt.localeCompare(b.row.createdAt));
+  for (const roots of byProject.values()) roots.sort((a, b) => compareRoots(a.row, b.row));
+  return byProject;
+}
+
+/** "3 running, 1 needs you": what a collapsed subtree hides. */
+function rollUp(node: TreeNode): string {
+  const counts = new Map<string, number>();
+  const walk = (n: TreeNode) => {
+    for (const child of n.children) {
+      const badge = badgeOf(child.row);
+      const key = needsYou(badge) ? "need you" : isLive(badge) ? "running" : null;
+      if (key !== null) counts.set(key, (counts.get(key) ?? 0) + 1);
+      walk(child);
+    }
+  };
+  walk(node);
+  return [...counts].map(([k, n]) => `${n} ${k === "need you" && n === 1 ? "needs you" : k}`).join(", ");
+}
+
+export function Badge({ kind }: { readonly kind: BadgeKind }) {
+  return <span className={`badge badge-${kind}`}>{BADGE_LABEL[kind]}</span>;
+}
+
+function Row({ node, depth, selected, open }: { node: TreeNode; depth: number; selected: string | null; open: (id: string) => void }) {
+  const [expanded, setExpanded] = useState(true);
+  const { row } = node;
+  const badge = badgeOf(row);
+  const summary = expanded ? "" : rollUp(node);
+  return (
+    <li>
+      <div className={`tree-row${row.id === selected ? " selected" : ""}`} style={{ paddingLeft: `${8 + depth * 14}px` }} data-thread-id={row.id}>
+        {node.children.length > 0 ? (
+          <button className="twisty" aria-label={expanded ? "collapse" : "expand"} aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
+            {expanded ? "▾" : "▸"}
+          </button>
+        ) : (
+          <span className="twisty-space" />
+        )}
+        <a
+          href={`/t/${encodeURIComponent(row.id)}`}
+          className="tree-link"
+          onClick={(e) => {
+            e.preventDefault();
+            open(row.id);
+          }}
+        >
+          {row.unread ? <span className="unread-dot" aria-label="unread" /> : null}
+          {row.pinnedRank !== null ? <span aria-label="pinned">📌 </span> : null}
+          <span className="tree-title">{row.title || "(untitled)"}</span>
+        </a>
+        <Badge kind={badge} />
+      </div>
+      {summary !== "" ? <div className="rollup" style={{ paddingLeft: `${30 + depth * 14}px` }}>{summary}</div> : null}
+      {expanded && node.children.length > 0 ? (
+        <ul>
+          {node.children.map((child) => (
+            <Row key={child.row.id} node={child} depth={depth + 1} selected={selected} open={open} />
+          ))}
+        </ul>
+      ) : null}
+    </li>
+  );
+}
+
+export function Sidebar(props: {
+  readonly threads: ReadonlyMap<string, ThreadShell>;
+  readonly selected: string | null;
+  readonly open: (id: string) => void;
+  readonly onNewThread: () => void;
+  readonly showArchived: boolean;
+  readonly setShowArchived: (value: boolean) => void;
+}) {
+  const [query, setQuery] = useState("");
+  const forest = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    const rows = [...props.threads.values()].filter((row) => q === "" || row.title.toLowerCase().includes(q) || row.id.toLowerCase().includes(q));
+    return buildForest(rows);
+  }, [props.threads, query]);
+  return (
+    <nav className="sidebar" aria-label="Threads">
+      <div className="sidebar-head">
+        <a href="/" className="brand" onClick={(e) => { e.preventDefault(); props.open(""); }}>Loom</a>
+        <button className="primary" onClick={props.onNewThread} title="New thread (n)">
+          New thread
+        </button>
+      </div>
+      <input className="search" type="search" placeholder="Filter threads  (/)" value={query} onChange={(e) => setQuery(e.target.value)} aria-label="Filter threads" />
+      <div className="tabs">
+        <button className={props.showArchived ? "" : "active"} onClick={() => props.setShowArchived(false)}>Active</button>
+        <button className={props.showArchived ? "active" : ""} onClick={() => props.setShowArchived(true)}>Archived</button>
+      </div>
+      {forest.size === 0 ? <div className="muted pad">No threads{query ? " match" : " yet"}.</div> : null}
+      {[...forest].sort(([a], [b]) => a.localeCompare(b)).map(([projectId, roots]) => (
+        <section key={projectId} className="project">
+          <h3>{projectId}</h3>
+          <ul className="tree">
+            {roots.map((node) => (
+              <Row key={node.row.id} node={node} depth={0} selected={props.selected} open={props.open} />
+            ))}
+          </ul>
+        </section>
+      ))}
+    </nav>
+  );
+}

@@ -1,0 +1,135 @@
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import type { LoomWsClient } from "../../src/client/loomWsClient.js";
+import { isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
+import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
+import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import { dispatch, errorText } from "./api.js";
+import { Composer } from "./composer.js";
+import { Badge } from "./sidebar.js";
+import { badgeOfRunStatus } from "./status.js";
+import { useStore } from "./store.js";
+import { type ItemContext, TimelineItem } from "./timelineItems.js";
+import { ThreadStore, activeRun } from "./threadStore.js";
+
+/** The lineage from the root down to this thread, from the shell rows. */
+function lineage(threads: ReadonlyMap<string, ThreadShell>, threadId: string): ThreadShell[] {
+  const chain: ThreadShell[] = [];
+  let current = threads.get(threadId);
+  while (current !== undefined && chain.length < 50) {
+    chain.unshift(current);
+    current = current.parentThreadId === null ? undefined : threads.get(current.parentThreadId);
+  }
+  return chain;
+}
+
+export function ThreadView(props: {
+  readonly client: LoomWsClient;
+  readonly threadId: string;
+  readonly threads: ReadonlyMap<string, ThreadShell>;
+  readonly providers: CapabilitiesOutput["providers"];
+  readonly open: (threadId: string) => void;
+}) {
+  const { client, threadId } = props;
+  const store = useMemo(() => new ThreadStore(client, threadId), [client, threadId]);
+  useEffect(() => {
+    store.start();
+    // Opening a thread marks it read.
+    dispatch(client, "thread.visit", { threadId }).catch(() => undefined);
+    return () => store.stop();
+  }, [store, client, threadId]);
+  const state = useStore(store);
+  const scroller = useRef<HTMLDivElement>(null);
+  const pinnedToBottom = useRef(true);
+  const [olderError, setOlderError] = useState<string | null>(null);
+
+  const ctx: ItemContext = useMemo(
+    () => ({
+      deltas: state.deltas,
+      outputs: state.outputs,
+      openThread: props.open,
+      respond: (requestId, response) => dispatch(client, "runtime-request.respond", { threadId, requestId, response }),
+    }),
+    [state.deltas, state.outputs, props.open, client, threadId],
+  );
+
+  // Keep the newest item in view while the reader is at the bottom.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el !== null && pinnedToBottom.current) el.scrollTop = el.scrollHeight;
+  }, [state.items, state.outputs, state.deltas]);
+
+  if (state.phase === "failed") return <div className="pad error-text">Could not open {threadId}: {state.error}</div>;
+  if (state.phase === "deleted") return <div className="pad muted">This thread was deleted.</div>;
+  if (state.thread === null) return <div className="pad muted">Loading…</div>;
+
+  const thread = state.thread;
+  const latest = activeRun(state);
+  const live = latest !== null && !isTerminalRunStatus(latest.status);
+  const provider = props.providers.find((p) => p.providerInstanceId === thread.providerInstanceId);
+  const itemStreams = new Set(state.items.flatMap((item) => (item.type === "command_execution" && item.outputStreamId !== null ? [item.outputStreamId] : [])));
+  const pendingOutputs = [...state.outputs.values()].filter((o) => !itemStreams.has(o.outputStreamId));
+  const chain = lineage(props.threads, threadId);
+
+  return (
+    <div className="thread-view">
+      <header className="thread-head">
+        <nav className="breadcrumb" aria-label="Lineage">
+          {chain.slice(0, -1).map((row) => (
+            <span key={row.id}>
+              <a href={`/t/${encodeURIComponent(row.id)}`} onClick={(e) => { e.preventDefault(); props.open(row.id); }}>
+                {row.title || row.id}
+              </a>{" "}
+              ›{" "}
+            </span>
+          ))}
+        </nav>
+        <h2>{thread.title || "(untitled)"}</h2>
+        <div className="thread-meta">
+          <Badge kind={badgeOfRunStatus(latest?.status ?? null)} />
+          <span className="pill">{thread.providerInstanceId ?? "no provider"}</span>
+          {thread.modelSelection?.model ? <span className="pill">{thread.modelSelection.model}</span> : null}
+          <span className="pill">{thread.runtimeMode}</span>
+          <span className="pill">{thread.interactionMode}</span>
+          <span className="muted">{state.runs.size} run{state.runs.size === 1 ? "" : "s"}</span>
+          <span className="spacer" />
+          <button onClick={() => void dispatch(client, thread.archivedAt === null ? "thread.archive" : "thread.unarchive", { threadId }).catch(() => undefined)}>
+            {thread.archivedAt === null ? "Archive" : "Unarchive"}
+          </button>
+          <button className="danger" disabled={!live} onClick={() => void dispatch(client, "thread.stop", { threadId }).catch(() => undefined)} title="Stop the thread: interrupt its run and drop its queue">
+            Stop
+          </button>
+        </div>
+      </header>
+      <div
+        className="timeline"
+        ref={scroller}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          pinnedToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+        }}
+        data-testid="timeline"
+      >
+        {state.historyCursor !== null ? (
+          <button className="older" onClick={() => void store.loadOlder().then(() => setOlderError(null), (e: unknown) => setOlderError(errorText(e)))}>
+            Load older items
+          </button>
+        ) : null}
+        {olderError ? <div className="error-text">{olderError}</div> : null}
+        {state.items.map((item) => (
+          <TimelineItem key={item.id} item={item} ctx={ctx} />
+        ))}
+        {pendingOutputs.map((o) => (
+          <div key={o.outputStreamId} className="item item-command_execution live-output" data-kind="live-output">
+            <div className="item-head">
+              <span className="item-title">Running command</span>
+              <span className="pill pill-in_progress">{o.ended ? "finishing" : "running"}</span>
+            </div>
+            <pre className="output">{o.text}</pre>
+          </div>
+        ))}
+        {latest !== null && (latest.status === "running" || latest.status === "starting") ? <div className="working muted">Working…</div> : null}
+      </div>
+      <Composer client={client} threadId={threadId} provider={provider} live={live} />
+    </div>
+  );
+}

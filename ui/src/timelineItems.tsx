@@ -1,0 +1,323 @@
+import { useState, type ReactNode } from "react";
+import type { TurnItem, TurnItemOf, TurnItemType } from "../../src/contracts/turnItems.js";
+import type { UserInputAnswers } from "../../src/contracts/turnItemParts.js";
+import { DiffView } from "./diffView.js";
+import { Markdown } from "./markdown.js";
+import type { LiveOutput } from "./threadStore.js";
+
+/** What an item view may use besides its item. */
+export interface ItemContext {
+  readonly deltas: ReadonlyMap<string, string>;
+  /** Live command output, by output stream id. */
+  readonly outputs: ReadonlyMap<string, LiveOutput>;
+  openThread(threadId: string): void;
+  respond(requestId: string, response: { decision: "accept" | "decline" } | { answers: UserInputAnswers }): Promise<void>;
+}
+
+type ItemView<T extends TurnItemType> = (props: { readonly item: TurnItemOf<T>; readonly ctx: ItemContext }) => ReactNode;
+
+function Card({ kind, title, status, children, className }: { kind: string; title: ReactNode; status?: string | null; children?: ReactNode; className?: string }) {
+  return (
+    <div className={`item item-${kind} ${className ?? ""}`} data-kind={kind}>
+      <div className="item-head">
+        <span className="item-title">{title}</span>
+        {status ? <span className={`pill pill-${status}`}>{status.replaceAll("_", " ")}</span> : null}
+      </div>
+      {children === undefined ? null : <div className="item-body">{children}</div>}
+    </div>
+  );
+}
+
+function Collapsed({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <details className="collapsed">
+      <summary>{label}</summary>
+      {children}
+    </details>
+  );
+}
+
+function ApprovalView({ item, ctx }: { item: TurnItemOf<"approval_request">; ctx: ItemContext }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const decide = (decision: "accept" | "decline") => {
+    setBusy(true);
+    ctx.respond(item.requestId, { decision }).then(
+      () => setBusy(false),
+      (e: unknown) => {
+        setBusy(false);
+        setError(e instanceof Error ? e.message : String(e));
+      },
+    );
+  };
+  return (
+    <Card kind="approval_request" title={<>Approval: {item.title}</>} status={item.decision ?? item.status} className={item.status === "pending" ? "needs-you" : ""}>
+      <div className="muted">{item.requestKind}</div>
+      {item.detail ? <pre className="code">{item.detail}</pre> : null}
+      {item.status === "pending" ? (
+        <div className="actions">
+          <button className="primary" disabled={busy} onClick={() => decide("accept")}>
+            Approve
+          </button>
+          <button className="danger" disabled={busy} onClick={() => decide("decline")}>
+            Decline
+          </button>
+        </div>
+      ) : null}
+      {error ? <div className="error-text">{error}</div> : null}
+    </Card>
+  );
+}
+
+function QuestionView({ item, ctx }: { item: TurnItemOf<"user_input_request">; ctx: ItemContext }) {
+  const [answers, setAnswers] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const submit = (event: React.FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    const payload: UserInputAnswers = Object.fromEntries(item.questions.map((q) => [q.id, [answers[q.id] ?? ""]]));
+    ctx.respond(item.requestId, { answers: payload }).then(
+      () => setBusy(false),
+      (e: unknown) => {
+        setBusy(false);
+        setError(e instanceof Error ? e.message : String(e));
+      },
+    );
+  };
+  const pending = item.status === "pending";
+  return (
+    <Card kind="user_input_request" title="Question" status={item.status} className={pending ? "needs-you" : ""}>
+      <form onSubmit={submit} className="question-form">
+        {item.questions.map((q) => (
+          <label key={q.id} className="question">
+            <span>{q.header ? <strong>{q.header}: </strong> : null}{q.question}</span>
+            {q.options.length > 0 ? (
+              <span className="options">
+                {q.options.map((o) => (
+                  <button type="button" key={o.label} disabled={!pending} className={answers[q.id] === o.label ? "chosen" : ""} onClick={() => setAnswers({ ...answers, [q.id]: o.label })} title={o.description ?? undefined}>
+                    {o.label}
+                  </button>
+                ))}
+              </span>
+            ) : null}
+            {pending ? (
+              <input aria-label={`answer ${q.id}`} value={answers[q.id] ?? ""} onChange={(e) => setAnswers({ ...answers, [q.id]: e.target.value })} placeholder="Your answer" />
+            ) : (
+              <span className="answer">{item.answers?.[q.id]?.join(", ") ?? "—"}</span>
+            )}
+          </label>
+        ))}
+        {pending ? (
+          <button type="submit" className="primary" disabled={busy || item.questions.some((q) => (answers[q.id] ?? "").trim() === "")}>
+            Answer
+          </button>
+        ) : null}
+        {error ? <div className="error-text">{error}</div> : null}
+      </form>
+    </Card>
+  );
+}
+
+function CommandView({ item, ctx }: { item: TurnItemOf<"command_execution">; ctx: ItemContext }) {
+  const live = item.outputStreamId === null ? undefined : ctx.outputs.get(item.outputStreamId);
+  const text = live !== undefined && live.text.length >= item.outputPreview.length ? live.text : item.outputPreview;
+  return (
+    <Card kind="command_execution" title={<code>$ {item.command}</code>} status={item.status}>
+      <pre className="output">{text}</pre>
+      <div className="muted">
+        {item.exitCode === null ? "" : `exit ${item.exitCode}`}
+        {item.durationMs === null ? "" : ` · ${(item.durationMs / 1000).toFixed(1)} s`}
+        {item.outputTruncated ? " · output truncated" : ""}
+        {item.cwd ? ` · ${item.cwd}` : ""}
+      </div>
+    </Card>
+  );
+}
+
+function Link({ threadId, ctx, children }: { threadId: string; ctx: ItemContext; children: ReactNode }) {
+  return (
+    <a
+      href={`/t/${encodeURIComponent(threadId)}`}
+      onClick={(e) => {
+        e.preventDefault();
+        ctx.openThread(threadId);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** One view per turn item type (spec 004 §2.1): the compiler checks the table is total. */
+const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
+  notification: ({ item, ctx }) => (
+    <Card kind="notification" title={item.title ?? "Notification"} status={item.delivery ?? null}>
+      <Markdown text={item.text} />
+      {item.sourceThreadId ? <Link threadId={item.sourceThreadId} ctx={ctx}>open the thread it is about</Link> : null}
+    </Card>
+  ),
+  user_message: ({ item }) => (
+    <div className="item item-user_message bubble user" data-kind="user_message">
+      <Markdown text={item.text} />
+    </div>
+  ),
+  assistant_message: ({ item, ctx }) => (
+    <div className="item item-assistant_message bubble assistant" data-kind="assistant_message">
+      <Markdown text={item.text + (ctx.deltas.get(item.id) ?? "")} />
+      {item.streaming ? <span className="cursor" aria-label="streaming" /> : null}
+    </div>
+  ),
+  reasoning: ({ item }) => (
+    <div className="item item-reasoning" data-kind="reasoning">
+      <Collapsed label={`Reasoning${item.summary ? `: ${item.summary.slice(0, 80)}` : ""}`}>
+        {item.text ? <Markdown text={item.text} /> : <span className="muted">{item.encryptedContentPresent ? "encrypted by the provider" : "no text"}</span>}
+      </Collapsed>
+    </div>
+  ),
+  proposed_plan: ({ item }) => (
+    <Card kind="proposed_plan" title={item.title ?? "Plan"}>
+      <Markdown text={item.markdown} />
+      <ol className="steps">
+        {item.steps.map((step, i) => (
+          <li key={i} className={`step-${step.status}`}>
+            {step.text}
+          </li>
+        ))}
+      </ol>
+    </Card>
+  ),
+  todo_list: ({ item }) => (
+    <Card kind="todo_list" title="To do">
+      <ul className="todos">
+        {item.items.map((todo) => (
+          <li key={todo.id} className={`todo-${todo.status}`}>
+            <span className="check">{todo.status === "completed" ? "☑" : todo.status === "in_progress" ? "◐" : "☐"}</span> {todo.content}
+          </li>
+        ))}
+      </ul>
+    </Card>
+  ),
+  user_input_request: ({ item, ctx }) => <QuestionView item={item} ctx={ctx} />,
+  file_change: ({ item }) => (
+    <Card kind="file_change" title={`Changed ${item.changes.length} file${item.changes.length === 1 ? "" : "s"}`} status={item.status}>
+      {item.changes.map((change) => (
+        <div key={change.path} className="file-change">
+          <div>
+            <code>{change.path}</code> <span className="muted">{change.kind}</span> <span className="add">+{change.additions}</span> <span className="del">−{change.deletions}</span>
+          </div>
+          {change.diff ? <DiffView diff={change.diff} /> : null}
+        </div>
+      ))}
+    </Card>
+  ),
+  command_execution: ({ item, ctx }) => <CommandView item={item} ctx={ctx} />,
+  file_search: ({ item }) => (
+    <Card kind="file_search" title={<>File search: <code>{item.query}</code></>}>
+      <ul>
+        {item.matches.map((m, i) => (
+          <li key={i}>
+            <code>
+              {m.path}
+              {m.line === null ? "" : `:${m.line}`}
+            </code>{" "}
+            {m.preview}
+          </li>
+        ))}
+      </ul>
+      {item.truncated ? <div className="muted">more matches not shown</div> : null}
+    </Card>
+  ),
+  web_search: ({ item }) => (
+    <Card kind="web_search" title={<>Web {item.action.replaceAll("_", " ")}: {item.query}</>}>
+      <ul>
+        {item.results.map((r, i) => (
+          <li key={i}>
+            <a href={r.url} target="_blank" rel="noreferrer noopener">
+              {r.title}
+            </a>
+            {r.snippet ? <div className="muted">{r.snippet}</div> : null}
+          </li>
+        ))}
+      </ul>
+    </Card>
+  ),
+  approval_request: ({ item, ctx }) => <ApprovalView item={item} ctx={ctx} />,
+  checkpoint: ({ item }) => (
+    <Card kind="checkpoint" title={`Checkpoint after run ${item.appRunOrdinal}`} status={item.status}>
+      {item.filesOmitted ? null : (
+        <ul>
+          {item.files.map((f) => (
+            <li key={f.path}>
+              <code>{f.path}</code> <span className="add">+{f.additions}</span> <span className="del">−{f.deletions}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Card>
+  ),
+  run_interrupt_request: ({ item }) => <Card kind="run_interrupt_request" title={`Interrupt requested by ${item.requestedBy}${item.reason ? `: ${item.reason}` : ""}`} />,
+  run_interrupt_result: ({ item }) => <Card kind="run_interrupt_result" title={`Interrupt ${item.outcome.replaceAll("_", " ")}${item.message ? `: ${item.message}` : ""}`} />,
+  system_notice: ({ item }) => <div className={`item item-system_notice notice-${item.level}`} data-kind="system_notice">{item.text}</div>,
+  error: ({ item }) => (
+    <Card kind="error" title={<>Error{item.code ? ` (${item.code})` : ""}</>} className="error-card">
+      <div>{item.message}</div>
+      {item.detail ? <pre className="code">{item.detail}</pre> : null}
+    </Card>
+  ),
+  compaction: ({ item }) => (
+    <Card kind="compaction" title={`Context compacted (${item.trigger}, ${item.direction.replaceAll("_", " ")})`}>
+      {item.tokensBefore !== null ? <span className="muted">{item.tokensBefore} → {item.tokensAfter ?? "?"} tokens</span> : null}
+      {item.summary ? <Collapsed label="Summary"><Markdown text={item.summary} /></Collapsed> : null}
+    </Card>
+  ),
+  handoff: ({ item }) => <Card kind="handoff" title={`Handoff ${item.fromProvider ?? "(none)"} → ${item.toProvider} (${item.strategy})`} status={item.status} />,
+  fork: ({ item, ctx }) => (
+    <Card kind="fork" title="Fork">
+      <Link threadId={item.targetThreadId} ctx={ctx}>open the fork</Link> · <Link threadId={item.sourceThreadId} ctx={ctx}>its source</Link>
+      {item.sourceRunOrdinal === null ? null : <span className="muted"> (through run {item.sourceRunOrdinal})</span>}
+    </Card>
+  ),
+  thread_created: ({ item, ctx }) => (
+    <Card kind="thread_created" title={<>New {item.relation} thread: <Link threadId={item.childThreadId} ctx={ctx}>{item.title}</Link></>} />
+  ),
+  secret_request: ({ item }) => (
+    <Card kind="secret_request" title={<>Secret requested: <code>{item.secretName}</code> as <code>{item.envVarName}</code></>} status={item.status}>
+      {item.description ? <div>{item.description}</div> : null}
+      {item.status === "pending" ? <div className="muted">Provide it with t3_secret_provide or the secrets API; it never enters the log.</div> : null}
+    </Card>
+  ),
+  subagent: ({ item, ctx }) => (
+    <Card kind="subagent" title={<>Subagent{item.agentLabel ? `: ${item.agentLabel}` : ""}</>} status={item.status} className="subagent-card">
+      {item.promptOmitted ? null : <Collapsed label={`Task: ${item.prompt.slice(0, 100)}`}><Markdown text={item.prompt} /></Collapsed>}
+      {item.result !== null && item.resultOmitted !== true ? (
+        <div className="result">
+          <Markdown text={item.result} />
+        </div>
+      ) : null}
+      {item.childThreadId ? <Link threadId={item.childThreadId} ctx={ctx}>Open the child thread →</Link> : null}
+    </Card>
+  ),
+  dynamic_tool: ({ item }) => (
+    <Card kind="dynamic_tool" title={<>Tool <code>{item.toolName}</code></>} status={item.status}>
+      <Collapsed label="Arguments and result">
+        <pre className="code">{JSON.stringify({ arguments: item.arguments, result: item.result }, null, 2)}</pre>
+      </Collapsed>
+    </Card>
+  ),
+};
+
+/** Render any item; a type this UI does not know (a newer server) shows collapsed and raw, never as an error. */
+export function TimelineItem({ item, ctx }: { readonly item: TurnItem; readonly ctx: ItemContext }) {
+  const view = (ITEM_VIEWS as Record<string, ItemView<TurnItemType> | undefined>)[item.type];
+  if (view === undefined) {
+    return (
+      <div className="item item-unknown" data-kind="unknown">
+        <Collapsed label={`Unknown item: ${String(item.type)}`}>
+          <pre className="code">{JSON.stringify(item, null, 2)}</pre>
+        </Collapsed>
+      </div>
+    );
+  }
+  return view({ item, ctx });
+}
