@@ -63,7 +63,7 @@ class RawPeer {
 
   private constructor(readonly socket: WebSocket) {
     socket.on("message", (data) => {
-      this.messages.push(JSON.parse(String(data)) as Record<string, unknown>);
+      this.messages.push(JSON.parse((data as Buffer).toString("utf8")) as Record<string, unknown>);
       this.wake();
     });
     socket.on("close", (code) => {
