@@ -11,6 +11,7 @@ import { runPostgresBench } from "./postgresBench.js";
 import { runSearchBench } from "./searchBench.js";
 import { runWorkspacesBench } from "./workspacesBench.js";
 import { runScaleBench } from "./scaleBench.js";
+import { runWireBench } from "./wireBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
 
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   await runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 });
   await runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 });
   await runAgentStartupBench();
+  await runWireBench({ transcriptRepeats: quick ? 3 : 10, commits: quick ? 200 : 1_000, clients: 100, warmup: quick ? 20 : 100 });
 }
 
 main().catch((error: unknown) => {
