@@ -73,6 +73,8 @@ async function echoLatencies(count: number, warmup: number, size: number): Promi
 interface FanoutResult {
   /** Every (commit, client) delivery latency, ms. */
   readonly samples: number[];
+  /** Per commit: until the dispatch resolved (the commit returned), ms. */
+  readonly commits: number[];
   /** Bytes of one event frame as a client receives it. */
   readonly frameBytes: number;
 }
@@ -95,6 +97,7 @@ async function commitToSubscribers(clients: number, count: number, warmup: numbe
     let heard = 0;
     let wake: () => void = () => undefined;
     const samples: number[] = [];
+    const commits: number[] = [];
     let frameBytes = 0;
     let recording = false;
     for (let c = 0; c < clients; c++) {
@@ -119,9 +122,10 @@ async function commitToSubscribers(clients: number, count: number, warmup: numbe
       const all = new Promise<void>((resolve) => (wake = resolve));
       start = now();
       await server.orchestrator.dispatch({ type: "thread.metadata.update", commandId: `cmd:bench-wire:${i}`, data: { threadId, title: expected } });
+      if (recording) commits.push(Number(now() - start) / 1e6);
       await all;
     }
-    return { samples, frameBytes };
+    return { samples, commits, frameBytes };
   } finally {
     for (const client of connected) await client.close();
     await server.close();
@@ -145,6 +149,7 @@ export async function runWireBench(options: WireBenchOptions): Promise<void> {
   printTable(`Wire latency: ${fmt(options.commits)} sequential commits, each until every subscriber has its event (goals: 1 client p50 ≤ 3× echo p50; ${options.clients} clients p99 ≤ 5× the 1-client p99)`, [
     ["measure", "p50 ms", "p99 ms", "ratio"],
     [`bare ws echo round trip, ${fmt(single.frameBytes)} B (baseline)`, percentile(echo, 50).toFixed(3), percentile(echo, 99).toFixed(3), "1.00 (p50)"],
+    ["dispatch until the commit returns (part of the next row)", percentile(sorted(single.commits), 50).toFixed(3), percentile(sorted(single.commits), 99).toFixed(3), `${(percentile(sorted(single.commits), 50) / echoP50).toFixed(2)} (p50 / echo p50)`],
     ["commit → 1 subscriber", percentile(one, 50).toFixed(3), oneP99.toFixed(3), `${(percentile(one, 50) / echoP50).toFixed(2)} (p50 / echo p50)`],
     [`commit → each of ${options.clients} subscribers`, percentile(many, 50).toFixed(3), percentile(many, 99).toFixed(3), `${(percentile(many, 99) / oneP99).toFixed(2)} (p99 / 1-client p99)`],
   ]);
