@@ -158,6 +158,7 @@ const cases: readonly DeriveCase[] = [
   { name: "commandFromClientRequest", fields: { scope: "segment", tool: "segment", clientRequestId: "segment" } },
   { name: "threadFromClientRequest", fields: { scope: "segment", clientRequestId: "segment", index: "ordinal" } },
   { name: "messageFromClientRequest", fields: { scope: "segment", clientRequestId: "segment" } },
+  { name: "outputStreamOfItem", fields: { turnItemId: "segment" } },
 ];
 
 type Input = Record<string, string | number | undefined>;
@@ -243,7 +244,7 @@ describe("derive properties", () => {
 
   it("is injective within and across functions on an exhaustive small domain, and apart from allocated ids", () => {
     const batch = cases.flatMap((c) => enumerateInputs(c).map((input) => ({ key: inputKey(c.name, input), id: run(c, input) })));
-    expect(batch.length).toBe(2760);
+    expect(batch.length).toBe(2765);
     const allocate = makeAllocate(() => "00000000-0000-4000-8000-000000000000");
     const allocated = ENTITY_KINDS.map((kind) => ({ key: `allocate:${kind}`, id: allocate[kind]() }));
     expectInjective([...batch, ...allocated]);
