@@ -52,7 +52,7 @@ export const WS_METHOD_PARAMS = {
   "orchestration.dispatchCommand": z.object({ command: z.unknown() }).strict(),
   "orchestration.getTurnDiff": z.object({ threadId: ThreadIdParam, runId: z.string().min(1) }).strict(),
   "orchestration.getFullThreadDiff": z.object({ threadId: ThreadIdParam }).strict(),
-  "orchestration.searchThreads": z.object({ ...SearchFields, ...SearchPaging, projectId: z.string().min(1).optional() }).strict(),
+  "orchestration.searchThreads": z.object({ ...SearchFields, ...SearchPaging, projectId: z.string().min(1).max(512).optional() }).strict(),
   "orchestration.searchThread": z.object({ threadId: ThreadIdParam, ...SearchFields, ...SearchPaging }).strict(),
   "orchestration.searchThreadStream": z.object({ threadId: ThreadIdParam, ...SearchFields, pageSize: z.number().int().min(1).max(50).optional() }).strict(),
   "orchestration.getArchivedShellSnapshot": z.object({}).strict(),
