@@ -13,6 +13,7 @@ import { runScaleBench } from "./scaleBench.js";
 import { runSearchBench } from "./searchBench.js";
 import { runSimBench } from "./simBench.js";
 import { runUiBench } from "./uiBench.js";
+import { runWireBench } from "./wireBench.js";
 import { runWorkspacesBench } from "./workspacesBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
@@ -28,6 +29,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   workspaces: () => runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 }),
   scale: () => runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 }),
   agentStartup: () => runAgentStartupBench(),
+  wire: () => runWireBench({ transcriptRepeats: quick ? 3 : 10, commits: quick ? 200 : 1_000, clients: 100, warmup: quick ? 20 : 100 }),
   ui: () => runUiBench({ items: 5_000, rounds: quick ? 3 : 10 }),
   sim: () => runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 }),
 };

@@ -152,6 +152,11 @@ export class WsConnection {
         this.end(id, subscription);
         this.send({ type: "complete", id });
       },
+      fail: (error) => {
+        if (subscription.closed) return;
+        this.end(id, subscription);
+        this.fail(id, method, error);
+      },
     };
     try {
       const handler = this.options.methods[method] as SubscriptionHandler<WsSubscriptionMethod>;

@@ -58,8 +58,6 @@ describe("WebSocket methods", () => {
   it.each<[WsRequestMethod, Record<string, unknown>]>([
     ["orchestration.getTurnDiff", { threadId: "thread:x", runId: "run:x" }],
     ["orchestration.getFullThreadDiff", { threadId: "thread:x" }],
-    ["orchestration.searchThreads", { query: "hello" }],
-    ["orchestration.searchThread", { threadId: "thread:x", query: "hello" }],
     ["orchestration.getWorktreeThreadIds", { worktreePath: "/tmp" }],
     ["orchestration.getWorkflowScript", { workflowId: "wf:1" }],
     ["orchestration.stopWorkflow", { workflowId: "wf:1" }],
@@ -71,9 +69,40 @@ describe("WebSocket methods", () => {
     expect((await failure(client.request(method, { nope: 1 } as never))).failure.code).toBe("invalid_request");
   });
 
-  it("orchestration.searchThreadStream fails its subscription with unsupported", async () => {
-    const stream = RecordedStream.open(client, "orchestration.searchThreadStream", { threadId: "thread:x", query: "q" });
-    expect((await stream.failed()).failure).toMatchObject({ code: "unsupported", retryable: false });
+  it("orchestration.searchThreads and searchThread: hits across threads and within one; bad queries are invalid_request", async () => {
+    const { threadId } = await finishedThread("the zanzibar ledger");
+    const other = await finishedThread("zanzibar again elsewhere");
+    const across = await client.request("orchestration.searchThreads", { query: "zanzibar" });
+    expect(new Set(across.hits.map((hit) => hit.threadId))).toEqual(new Set([threadId, other.threadId]));
+    expect(across).toMatchObject({ query: "zanzibar", threadId: null, complete: true });
+    const within = await client.request("orchestration.searchThread", { threadId, query: "zanzibar ledger", kinds: ["message"] });
+    expect(within.threadId).toBe(threadId);
+    expect(within.hits.length).toBeGreaterThan(0);
+    expect(within.hits.every((hit) => hit.threadId === threadId)).toBe(true);
+    expect((await failure(client.request("orchestration.searchThread", { threadId: "thread:nope", query: "zanzibar" }))).failure.code).toBe("thread_not_found");
+    expect((await failure(client.request("orchestration.searchThreads", { query: "!!! ???" }))).failure.code).toBe("invalid_request");
+    expect((await failure(client.request("orchestration.searchThreads", { query: "x", limit: 51 }))).failure.code).toBe("invalid_request");
+  });
+
+  it("orchestration.searchThreadStream: every hit of a thread a page at a time, then complete; failures are typed", async () => {
+    const created = await h.createThread({ prompt: script(...Array.from({ length: 5 }, (_, n) => ({ say: `marmalade number ${n}` }))) });
+    await h.waitForEnd(created.runId!);
+    const all = await client.request("orchestration.searchThread", { threadId: created.threadId, query: "marmalade", limit: 50 });
+    // The five answers and the user message holding the script.
+    expect(all.hits.length).toBe(6);
+    const stream = RecordedStream.open(client, "orchestration.searchThreadStream", { threadId: created.threadId, query: "marmalade", pageSize: 2 });
+    await stream.ended();
+    expect(stream.completed).toBe(true);
+    expect(stream.updates.map((u) => [u.offset, u.hits.length, u.hasMore])).toEqual([
+      [0, 2, true],
+      [2, 2, true],
+      [4, 2, false],
+    ]);
+    expect(stream.updates.flatMap((u) => u.hits.map((hit) => hit.itemId))).toEqual(all.hits.map((hit) => hit.itemId));
+    const missing = RecordedStream.open(client, "orchestration.searchThreadStream", { threadId: "thread:nope", query: "marmalade" });
+    expect((await missing.failed()).failure.code).toBe("thread_not_found");
+    const bad = RecordedStream.open(client, "orchestration.searchThreadStream", { threadId: created.threadId, query: "marmalade", pageSize: 0 });
+    expect((await bad.failed()).failure.code).toBe("invalid_request");
   });
 
   it("orchestration.getArchivedShellSnapshot lists only archived threads", async () => {

@@ -5,6 +5,8 @@ import type { AppContext } from "../app/context.js";
 import { type StreamHandle, type StreamSink, subscribeCommandOutput, subscribeShell, subscribeThread } from "../app/orchestration/subscriptions.js";
 import { getThreadFamily, getThreadProjection, getTurnItem } from "../app/orchestration/threadViews.js";
 import { notYetSupported } from "../app/orchestration/unsupported.js";
+import { searchThreadStream } from "../app/search/searchStream.js";
+import { searchThread, searchThreads } from "../app/search/threadSearch.js";
 import { getArchivedShellSnapshot } from "../app/snapshots.js";
 import { launchThread } from "../app/threads/creation.js";
 import type { WS_METHOD_PARAMS, WsRequestMethod, WsResults, WsSubscriptionMethod, WsUpdates } from "../contracts/wire/methods.js";
@@ -31,9 +33,9 @@ export function wsMethodTable(app: AppContext): WsMethodTable {
     "orchestration.dispatchCommand": (params, caller) => dispatchCommand(app, caller, params.command),
     "orchestration.getTurnDiff": () => notYetSupported("orchestration.getTurnDiff", "workspaces"),
     "orchestration.getFullThreadDiff": () => notYetSupported("orchestration.getFullThreadDiff", "workspaces"),
-    "orchestration.searchThreads": () => notYetSupported("orchestration.searchThreads", "search"),
-    "orchestration.searchThread": () => notYetSupported("orchestration.searchThread", "search"),
-    "orchestration.searchThreadStream": () => notYetSupported("orchestration.searchThreadStream", "search"),
+    "orchestration.searchThreads": (params, caller) => searchThreads(app, caller, params),
+    "orchestration.searchThread": (params, caller) => searchThread(app, caller, params),
+    "orchestration.searchThreadStream": (params, caller, sink) => searchThreadStream(app, caller, params, sink),
     "orchestration.getArchivedShellSnapshot": (_params, caller) => getArchivedShellSnapshot(app, caller),
     "orchestration.getThreadFamily": (params, caller) => getThreadFamily(app, caller, params.threadId),
     "orchestration.getWorktreeThreadIds": () => notYetSupported("orchestration.getWorktreeThreadIds", "workspaces"),

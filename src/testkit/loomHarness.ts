@@ -34,6 +34,8 @@ export interface HarnessOptions {
   readonly diagnosticsTools?: boolean;
   /** Receives every line the server logs (default: dropped). */
   readonly log?: (line: string) => void;
+  /** The WebSocket endpoint's heartbeat interval (default: the server's). */
+  readonly wsHeartbeatMs?: number;
 }
 
 /** A scripted turn input: `script({ say: "hi" }, { sleep: 100 })`. */
@@ -78,6 +80,7 @@ export class LoomHarness {
         progressIntervalMs: options.progressIntervalMs ?? 100,
         diagnosticsTools: options.diagnosticsTools ?? false,
         ...(options.log === undefined ? {} : { log: options.log }),
+        ...(options.wsHeartbeatMs === undefined ? {} : { wsHeartbeatMs: options.wsHeartbeatMs }),
       });
       const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
       const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");

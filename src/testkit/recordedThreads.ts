@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import type { Command } from "../contracts/commands.js";
@@ -28,7 +28,10 @@ export interface RecordedTurn {
   readonly events: readonly NormalizedProviderEvent[];
 }
 
-const FIXTURES = join(import.meta.dirname, "..", "providers");
+/** The drivers' fixture folders: beside this file in src, or back in src from a compiled copy (dist-bench/src/testkit). */
+const FIXTURES = [join(import.meta.dirname, "..", "providers"), join(import.meta.dirname, "..", "..", "..", "src", "providers")].find((dir) =>
+  existsSync(join(dir, "codex", "fixtures")),
+) ?? join(import.meta.dirname, "..", "providers");
 
 function fixtureNames(driver: "codex" | "claude"): string[] {
   return readdirSync(join(FIXTURES, driver, "fixtures"))

@@ -23,6 +23,8 @@ export interface StreamSink<U> {
   next(update: U): void;
   /** The stream ended on its own (a deleted thread, a finished command). */
   complete(): void;
+  /** The stream ended with a failure after it started (the transport sends the wire Failure). */
+  fail(error: unknown): void;
 }
 
 export interface StreamHandle {

@@ -7,7 +7,6 @@ import { fail } from "../errors.js";
  */
 export const PENDING_FEATURES = {
   workspaces: "turn diffs and worktree lookups arrive with the workspaces integration",
-  search: "thread search arrives with the search toolkit",
   workflows: "workflows are not part of this server yet",
 } as const;
 export type PendingFeature = keyof typeof PENDING_FEATURES;

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import type { CommandReceipt } from "../envelopes.js";
+import { SEARCH_KINDS, type ThreadSearchOutput } from "../tools/searchTools.js";
 import { ThreadLaunchInput, type ThreadLaunchOutput } from "../tools/threadTools.js";
 import type { TurnItem } from "../turnItems.js";
 import { BOUNDED_SNAPSHOT_LIMITS } from "./projections.js";
-import type { CommandOutputUpdate, ShellSnapshot, ShellStreamUpdate, ThreadFamily, ThreadProjection, ThreadStreamUpdate } from "./projections.js";
+import type { CommandOutputUpdate, SearchStreamUpdate, ShellSnapshot, ShellStreamUpdate, ThreadFamily, ThreadProjection, ThreadStreamUpdate } from "./projections.js";
 
 /** The 18 WebSocket methods (spec 004 §3.3, ORCHESTRATION_V2_WS_METHODS). */
 export const WsMethod = {
@@ -34,6 +35,15 @@ const ThreadIdParam = z.string().min(1);
 /** A log position to resume after; omitted (or too old) starts from a snapshot. */
 const AfterSequenceParam = z.number().int().nonnegative().optional();
 
+/** Search fields shared by the search methods: the t3_thread_search limits (contracts/tools/searchTools.ts). */
+const SearchFields = {
+  query: z.string().min(1).max(500),
+  kinds: z.array(z.enum(SEARCH_KINDS)).min(1).max(SEARCH_KINDS.length).optional(),
+  includeArchived: z.boolean().optional(),
+  includeSubagents: z.boolean().optional(),
+};
+const SearchPaging = { limit: z.number().int().min(1).max(50).optional(), offset: z.number().int().min(0).max(1_000).optional() };
+
 /**
  * Every method's params, validated by the server before the method runs: a
  * table the compiler checks is total over WsMethod.
@@ -42,9 +52,9 @@ export const WS_METHOD_PARAMS = {
   "orchestration.dispatchCommand": z.object({ command: z.unknown() }).strict(),
   "orchestration.getTurnDiff": z.object({ threadId: ThreadIdParam, runId: z.string().min(1) }).strict(),
   "orchestration.getFullThreadDiff": z.object({ threadId: ThreadIdParam }).strict(),
-  "orchestration.searchThreads": z.object({ query: z.string().min(1), limit: z.number().int().positive().max(200).optional() }).strict(),
-  "orchestration.searchThread": z.object({ threadId: ThreadIdParam, query: z.string().min(1), limit: z.number().int().positive().max(200).optional() }).strict(),
-  "orchestration.searchThreadStream": z.object({ threadId: ThreadIdParam, query: z.string().min(1) }).strict(),
+  "orchestration.searchThreads": z.object({ ...SearchFields, ...SearchPaging, projectId: z.string().min(1).max(512).optional() }).strict(),
+  "orchestration.searchThread": z.object({ threadId: ThreadIdParam, ...SearchFields, ...SearchPaging }).strict(),
+  "orchestration.searchThreadStream": z.object({ threadId: ThreadIdParam, ...SearchFields, pageSize: z.number().int().min(1).max(50).optional() }).strict(),
   "orchestration.getArchivedShellSnapshot": z.object({}).strict(),
   "orchestration.getThreadFamily": z.object({ threadId: ThreadIdParam }).strict(),
   "orchestration.getWorktreeThreadIds": z.object({ worktreePath: z.string().min(1) }).strict(),
@@ -102,8 +112,8 @@ export interface WsResults {
   "orchestration.dispatchCommand": CommandReceipt;
   "orchestration.getTurnDiff": never;
   "orchestration.getFullThreadDiff": never;
-  "orchestration.searchThreads": never;
-  "orchestration.searchThread": never;
+  "orchestration.searchThreads": ThreadSearchOutput;
+  "orchestration.searchThread": ThreadSearchOutput;
   "orchestration.getArchivedShellSnapshot": ShellSnapshot;
   "orchestration.getThreadFamily": ThreadFamily;
   "orchestration.getWorktreeThreadIds": never;
@@ -115,7 +125,7 @@ export interface WsResults {
 }
 
 export interface WsUpdates {
-  "orchestration.searchThreadStream": never;
+  "orchestration.searchThreadStream": SearchStreamUpdate;
   "orchestration.subscribeArchivedShell": ShellStreamUpdate;
   "orchestration.subscribeShell": ShellStreamUpdate;
   "orchestration.subscribeThread": ThreadStreamUpdate;

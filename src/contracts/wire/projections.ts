@@ -1,6 +1,7 @@
 import type { ExecutionNode, Run, RunAttempt, RunStatus } from "../entities/runs.js";
 import type { RuntimeRequest } from "../entities/runtimeRequests.js";
 import type { Subagent } from "../entities/subagents.js";
+import type { SearchHitView } from "../tools/searchTools.js";
 import type { AppThread } from "../thread.js";
 import type { TurnItem } from "../turnItems.js";
 
@@ -181,3 +182,19 @@ export type CommandOutputUpdate =
       readonly ended: boolean;
     }
   | { readonly kind: "chunk"; readonly offset: number; readonly text: string };
+
+/**
+ * orchestration.searchThreadStream updates, in order: the thread's hits a
+ * page at a time, best first, until there are no more (or the search's offset
+ * bound, 1000, is reached); then the stream completes.
+ */
+export type SearchStreamUpdate = {
+  readonly kind: "hits";
+  /** Index of this page's first hit among all hits. */
+  readonly offset: number;
+  readonly hits: readonly SearchHitView[];
+  /** More hits follow in a later update (false on the last page). */
+  readonly hasMore: boolean;
+  /** False while the search index is still catching up with the log. */
+  readonly complete: boolean;
+};

@@ -187,6 +187,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
         emitItem: (item, itemId) => this.emitItem(turn, item, itemId),
         nextItemId: () => this.nextItemId(),
         emitOutput: (itemId, text) => this.emit(turn, { type: "item.output", runId: turn.runId, itemId, text }),
+        emitDelta: (itemId, text) => this.emit(turn, { type: "item.delta", runId: turn.runId, itemId, text }),
       });
     } catch (error) {
       end = { status: "failed", error: `scripted turn failed: ${error instanceof Error ? error.message : String(error)}` };

@@ -24,7 +24,7 @@ export type ScriptStepKind = (typeof ScriptStepKind)[keyof typeof ScriptStepKind
 const STEP_KINDS = Object.values(ScriptStepKind);
 
 export type ScriptStep =
-  | { readonly kind: "say"; readonly text: string }
+  | { readonly kind: "say"; readonly text: string; readonly stream?: boolean }
   | {
       readonly kind: "call";
       readonly tool: string;
@@ -63,7 +63,7 @@ const objectError = (shape: string) => (issue: { readonly code?: string }) =>
   issue.code === "invalid_type" ? `must be an object ${shape}` : undefined;
 
 const StepSchemas = {
-  say: z.strictObject({ say: Text }),
+  say: z.strictObject({ say: Text, stream: z.boolean().optional() }),
   call: z.strictObject({
     call: NonEmpty,
     args: z.record(z.string(), z.unknown(), { error: "must be an object" }).optional(),
@@ -174,7 +174,7 @@ function parseStep(raw: unknown): ScriptStep | string {
 function toStep(kind: ScriptStepKind, raw: object): ScriptStep | string {
   switch (kind) {
     case "say":
-      return check(StepSchemas.say, raw, kind, (s) => ({ kind, text: s.say }));
+      return check(StepSchemas.say, raw, kind, (s) => (s.stream === true ? { kind, text: s.say, stream: true } : { kind, text: s.say }));
     case "call":
       return check(StepSchemas.call, raw, kind, (s) => ({ kind, tool: s.call, args: s.args ?? {}, as: s.as ?? null }));
     case "sleep":

@@ -40,6 +40,8 @@ export interface StepContext {
   nextItemId(): string;
   /** Stream a chunk of the running command `itemId`'s output to live subscribers (never stored). */
   emitOutput(itemId: string, text: string): void;
+  /** Stream a piece of the assistant message `itemId` to live subscribers (never stored). */
+  emitDelta(itemId: string, text: string): void;
 }
 
 /** `fail`: the step ends the turn as failed with this message. */
@@ -50,9 +52,17 @@ const CONTINUE: StepOutcome = { kind: "continue" };
 /** Throws on a failure the turn cannot go on from (a refused write, an abort). */
 export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<StepOutcome> {
   switch (step.kind) {
-    case "say":
-      ctx.emitItem({ kind: "assistant_message", text: step.text });
+    case "say": {
+      if (step.stream !== true) {
+        ctx.emitItem({ kind: "assistant_message", text: step.text });
+        return CONTINUE;
+      }
+      // Word by word (each piece keeps its trailing spaces), then the completed message under the same id.
+      const itemId = ctx.nextItemId();
+      for (const piece of step.text.match(/\S+\s*|\s+/g) ?? []) ctx.emitDelta(itemId, piece);
+      ctx.emitItem({ kind: "assistant_message", text: step.text }, itemId);
       return CONTINUE;
+    }
     case "call":
       await callTool(step.tool, step.args, step.as, ctx);
       return CONTINUE;
