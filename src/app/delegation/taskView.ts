@@ -71,5 +71,13 @@ export function delegateTaskResult(view: Pick<Orchestrator, "state" | "timeline"
     hasPendingQuestion: question !== undefined,
     pendingApproval: approval === undefined ? null : { requestId: approval.id, kind: approval.kind, runId: approval.runId },
     waitTimedOut,
+    ...structuredFields(task),
   };
+}
+
+/** A task with an output schema reports its structured result (or why there is none) once final. */
+function structuredFields(task: DelegatedTask): Pick<DelegateTaskResult, "structuredResult" | "structuredResultError"> {
+  if (task.outputSchema === undefined || task.outputSchema === null) return {};
+  if (task.structuredResultError === undefined && task.structuredResult === undefined) return { structuredResultError: null };
+  return task.structuredResult === undefined ? { structuredResultError: task.structuredResultError ?? null } : { structuredResult: task.structuredResult, structuredResultError: null };
 }

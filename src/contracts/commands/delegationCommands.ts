@@ -36,6 +36,8 @@ export const DelegatedTaskRequestCommandSchema = command(
        * fork context transfer) instead of the bare prompt. Default `subagent`.
        */
       relation: z.enum(["subagent", "fork"]).optional(),
+      /** A JSON Schema the final answer must match (structured results); the prompt already carries the instruction. */
+      outputSchema: z.record(z.string(), z.unknown()).optional(),
     })
     .strict(),
 );

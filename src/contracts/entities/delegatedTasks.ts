@@ -97,6 +97,10 @@ export const TaskFollowUpSchema = z.object({
 });
 export type TaskFollowUp = z.infer<typeof TaskFollowUpSchema>;
 
+/** Why a task's final answer is not its structured result: the last answer's validation errors. */
+export const StructuredResultErrorSchema = z.object({ message: z.string(), errors: z.array(z.string()) });
+export type StructuredResultError = z.infer<typeof StructuredResultErrorSchema>;
+
 /**
  * A delegate_task call as the parent thread's durable projection keeps it
  * (spec 000, Delegated Task Lifecycle). `taskId` is also the id of the
@@ -152,6 +156,16 @@ export const DelegatedTaskSchema = z.object({
    * child run ends. Absent in logs written before follow-ups were tracked.
    */
   followUps: z.array(TaskFollowUpSchema).optional(),
+  /**
+   * Structured results (docs/delegation.md): the JSON Schema the final answer
+   * must match; the follow-up run that asked the child once to fix a
+   * mismatching answer; the parsed value once it matched, or the errors of
+   * the last answer. Absent on tasks without a schema and in older logs.
+   */
+  outputSchema: z.record(z.string(), z.unknown()).nullable().optional(),
+  schemaRepairRunId: NullableEntityIdSchema.optional(),
+  structuredResult: z.unknown().optional(),
+  structuredResultError: StructuredResultErrorSchema.nullable().optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });

@@ -5,6 +5,15 @@ import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOut
 /** Questions one request may be answered for at once. */
 const MAX_ANSWERS = 100;
 
+/** The longest output schema accepted, as JSON text. */
+export const MAX_OUTPUT_SCHEMA_CHARS = 50_000;
+
+/** A JSON Schema (draft-07) the child's final answer must match (structured results, docs/delegation.md). */
+export const OutputSchemaInput = z
+  .record(z.string(), z.unknown())
+  .refine((schema) => JSON.stringify(schema).length <= MAX_OUTPUT_SCHEMA_CHARS, { message: `at most ${MAX_OUTPUT_SCHEMA_CHARS} characters of JSON` })
+  .describe("JSON Schema the child's final answer must match: the child is told to finish with one JSON value, which is validated (one repair turn on mismatch) and returned as structuredResult");
+
 /** Inputs and outputs of the delegation and pending-request tools (spec 000). */
 export const DelegateTaskInput = z
   .object({
@@ -21,6 +30,7 @@ export const DelegateTaskInput = z
       .enum(["subagent", "fork"])
       .optional()
       .describe("subagent (default): the child gets only `task`; fork: the child starts from your conversation (a bounded transcript of this thread) plus `task`"),
+    outputSchema: OutputSchemaInput.optional(),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;

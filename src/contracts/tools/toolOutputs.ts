@@ -107,6 +107,10 @@ export const DelegateTaskResultSchema = z.object({
   hasPendingQuestion: z.boolean(),
   pendingApproval: Nullable(z.object({ requestId: z.string(), kind: ApprovalKindSchema, runId: z.string() })),
   waitTimedOut: z.boolean(),
+  /** Tasks with an outputSchema: the validated JSON value of the final answer, once it matched. */
+  structuredResult: z.unknown().optional(),
+  /** Tasks with an outputSchema: why there is no structured result (the last answer's validation errors); null while none is known. */
+  structuredResultError: Nullable(z.object({ message: z.string(), errors: z.array(z.string()) })).optional(),
 });
 export type DelegateTaskResult = z.infer<typeof DelegateTaskResultSchema>;
 

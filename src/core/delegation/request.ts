@@ -154,6 +154,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
       cancelRequestedAt: null,
       depth,
       notices: [],
+      ...(data.outputSchema === undefined ? {} : { outputSchema: data.outputSchema, schemaRepairRunId: null }),
       createdAt: now,
       updatedAt: now,
     },

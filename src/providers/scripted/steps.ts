@@ -40,6 +40,8 @@ export interface StepContext {
   nextItemId(): string;
   /** Stream a chunk of the running command `itemId`'s output to live subscribers (never stored). */
   emitOutput(itemId: string, text: string): void;
+  /** Remember steps for the session's next turn whose input is not a script. */
+  setNextSteps(steps: readonly ScriptStep[]): void;
 }
 
 /** `fail`: the step ends the turn as failed with this message. */
@@ -94,6 +96,9 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
     }
     case "fail":
       return { kind: "fail", message: step.message };
+    case "next":
+      ctx.setNextSteps(step.steps);
+      return CONTINUE;
     default: {
       const unexpected: never = step;
       throw new Error(`unexpected step ${JSON.stringify(unexpected)}`);
