@@ -106,6 +106,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
         clientRequestId: input.clientRequestId ?? null,
         ...(input.relation === undefined ? {} : { relation: input.relation }),
         ...(input.outputSchema === undefined ? {} : { outputSchema: input.outputSchema }),
+        ...(input.budget === undefined ? {} : { budget: input.budget }),
       },
     });
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);

@@ -18,6 +18,7 @@ export const RuntimeCommandType = {
   runLost: "provider-runtime.run-lost",
   deliverTaskNotice: "delegated-task.deliver-notice",
   finalizeTask: "delegated-task.finalize",
+  budgetExceed: "delegated-task.budget-exceed",
 } as const;
 export type RuntimeCommandType = (typeof RuntimeCommandType)[keyof typeof RuntimeCommandType];
 
@@ -82,7 +83,11 @@ export type DeliverTaskNoticeCommand = RuntimeCommand<
 /** Finalize a task whose child work is over (idempotent; replayed after a restart). */
 export type FinalizeTaskCommand = RuntimeCommand<"delegated-task.finalize", { taskId: string }>;
 
+/** A task's budget ran out (the budget reactor saw its spend reach a limit): record it, stop its work per policy, tell the root. */
+export type BudgetExceedCommand = RuntimeCommand<"delegated-task.budget-exceed", { taskId: string }>;
+
 export type RuntimeIngestCommand =
+  | BudgetExceedCommand
   | DeliverTaskNoticeCommand
   | FinalizeTaskCommand
   | SessionOpenedCommand

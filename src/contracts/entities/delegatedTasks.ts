@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { IsoTimeSchema } from "../thread.js";
+import { BudgetExceededSchema, BudgetLimitsSchema } from "./budgets.js";
 import { EntityIdSchema, NullableEntityIdSchema } from "./fields.js";
 
 /** The optional role instruction given to the child with its task (spec 000, delegate_task). */
@@ -166,6 +167,9 @@ export const DelegatedTaskSchema = z.object({
   schemaRepairRunId: NullableEntityIdSchema.optional(),
   structuredResult: z.unknown().optional(),
   structuredResultError: StructuredResultErrorSchema.nullable().optional(),
+  /** The effective budget of the child's subtree (after narrowing by every ancestor's), and when it ran out (docs/budgets.md). */
+  budget: BudgetLimitsSchema.nullable().optional(),
+  budgetExceeded: BudgetExceededSchema.nullable().optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });

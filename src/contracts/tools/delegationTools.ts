@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { TargetInput } from "./threadTools.js";
 import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOutputs.js";
 
@@ -10,8 +11,9 @@ export const MAX_OUTPUT_SCHEMA_CHARS = 50_000;
 
 /** A JSON Schema (draft-07) the child's final answer must match (structured results, docs/delegation.md). */
 export const OutputSchemaInput = z
-  .record(z.string(), z.unknown())
+  .record(z.string().max(200), z.unknown())
   .refine((schema) => JSON.stringify(schema).length <= MAX_OUTPUT_SCHEMA_CHARS, { message: `at most ${MAX_OUTPUT_SCHEMA_CHARS} characters of JSON` })
+  .meta({ maxProperties: 100 })
   .describe("JSON Schema the child's final answer must match: the child is told to finish with one JSON value, which is validated (one repair turn on mismatch) and returned as structuredResult");
 
 /** Inputs and outputs of the delegation and pending-request tools (spec 000). */
@@ -31,6 +33,7 @@ export const DelegateTaskInput = z
       .optional()
       .describe("subagent (default): the child gets only `task`; fork: the child starts from your conversation (a bounded transcript of this thread) plus `task`"),
     outputSchema: OutputSchemaInput.optional(),
+    budget: BudgetLimitsSchema.optional().describe("Limits on what the child's whole subtree may spend (tokens, turns, wallClockMs, spawns, costUsd); inherited limits can only be narrowed"),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;
