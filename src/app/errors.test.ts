@@ -5,7 +5,7 @@ import { REJECTION_CODES } from "../core/rejections.js";
 import { AppError, FAILURE_OF_REJECTION, GENERIC_FAILURE_MESSAGE, errorOfRejection, toFailure } from "./errors.js";
 
 describe("the failure table", () => {
-  it("has the 14 codes of spec 000, Loom's 3 delegation guards, unsupported (the wire's) and 3 workspace failures, each with a retryable flag", () => {
+  it("has the 14 codes of spec 000, Loom's 3 delegation guards, budget_exceeded, unsupported (the wire's) and 3 workspace failures, each with a retryable flag", () => {
     expect(Object.keys(FailureCode)).toEqual([
       "capability_denied",
       "parent_not_active",
@@ -24,6 +24,7 @@ describe("the failure table", () => {
       "delegation_depth_exceeded",
       "active_children_exceeded",
       "spawn_budget_exceeded",
+      "budget_exceeded",
       "unsupported",
       "workspace_unavailable",
       "workspace_conflict",

@@ -25,6 +25,8 @@ export const FailureCode = {
   delegation_depth_exceeded: "delegation_depth_exceeded",
   active_children_exceeded: "active_children_exceeded",
   spawn_budget_exceeded: "spawn_budget_exceeded",
+  // A tree-wide budget (tokens, turns, wall-clock, spawns, cost) of an enclosing task ran out (docs/budgets.md).
+  budget_exceeded: "budget_exceeded",
   // A wire method whose application function has not landed on this server yet (docs/wire.md).
   unsupported: "unsupported",
   // Loom's workspace failures (docs/workspaces.md).
@@ -63,6 +65,7 @@ export const FAILURES: { readonly [C in FailureCode]: FailureInfo } = {
   delegation_depth_exceeded: { retryable: false, meaning: "the task would nest deeper than limits.maxDelegationDepth" },
   active_children_exceeded: { retryable: true, meaning: "the parent already has limits.maxActiveChildrenPerThread unfinished tasks; retry after one finishes" },
   spawn_budget_exceeded: { retryable: false, meaning: "the root thread's tree has spawned limits.maxSpawnsPerRootThread tasks" },
+  budget_exceeded: { retryable: false, meaning: "a tree-wide budget of an enclosing task or workflow ran out; nothing new may start under it" },
   unsupported: { retryable: false, meaning: "this server does not implement the method yet (docs/wire.md lists which)" },
   workspace_unavailable: { retryable: false, meaning: "the workspace is not a git repository, has no usable checkpoint, or its worktree is gone" },
   workspace_conflict: { retryable: false, meaning: "files are in the way (merge conflicts, local changes); details.files lists them; nothing was changed" },

@@ -65,6 +65,10 @@ export const RejectionCode = {
   deliveryNotPending: "delivery_not_pending",
   wakePolicyUnchanged: "wake_policy_unchanged",
   taskStillWorking: "task_still_working",
+  budgetExceeded: "budget_exceeded",
+  budgetWideningDenied: "budget_widening_denied",
+  budgetAlreadyExceeded: "budget_already_exceeded",
+  budgetNotExceeded: "budget_not_exceeded",
   // Idempotency
   /** A clientRequestId already used for a different request (docs/mcp.md, Idempotency). */
   clientRequestReused: "client_request_reused",

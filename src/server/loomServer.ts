@@ -13,6 +13,7 @@ import { workspaceRoutes } from "../api/workspaceRoutes.js";
 import type { AppContext } from "../app/context.js";
 import { followIdleSessions } from "../app/idleSessions.js";
 import { DelegationReactor } from "../engine/delegationReactor.js";
+import { BudgetReactor } from "../engine/budgetReactor.js";
 import { TaskWaiters } from "../engine/taskWaiters.js";
 import { Orchestrator } from "../engine/orchestrator.js";
 import { OutboxWorker } from "../engine/outboxWorker.js";
@@ -149,6 +150,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const stopKicking = orchestrator.onCommitted(() => worker.kick());
   const waiters = new TaskWaiters();
   const reactor = new DelegationReactor(orchestrator, waiters, log);
+  const budgets = new BudgetReactor(orchestrator, Date.now, log);
   const search = new SearchProjection(orchestrator, SqliteSearchIndex.open(join(dir.root, "search.db")), log);
   const titles = new TitleRegenerations(config.titles, log);
 
@@ -211,6 +213,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   mcpUrl = `${url}/mcp`;
   worker.start();
   await reactor.start();
+  await budgets.start();
   // The index catches up in the background; searches wait briefly for it and say when it is not complete yet.
   search.start().catch((error: unknown) => log(`loom: the search index could not start: ${error instanceof Error ? error.message : String(error)}`));
   sessions.startReaper();
@@ -240,6 +243,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         reactor.stop();
+        budgets.stop();
         await titles.close();
         // Stop claiming effects first: releasing a session ends its run and starts the
         // thread's next queued one, whose provider.turn.start must not open a new session.

@@ -1,5 +1,6 @@
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { DelegateTaskInput } from "../../contracts/tools/delegationTools.js";
+import { outputInstruction, schemaProblem } from "../../core/delegation/structuredResult.js";
 import { joinId } from "../../core/ids.js";
 import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, execute, freshUuid } from "../context.js";
@@ -45,6 +46,13 @@ function requireOwningSession(ctx: AppContext, caller: Caller): Parent {
   return { acting, threadId: acting.thread.id, runId: acting.activeRun.id };
 }
 
+/** An output schema that does not compile is refused before anything is recorded. */
+export function requireUsableSchema(schema: DelegateTaskInput["outputSchema"]): void {
+  if (schema === undefined) return;
+  const problem = schemaProblem(schema);
+  if (problem !== null) fail("invalid_request", `outputSchema is not a usable JSON Schema: ${problem}`);
+}
+
 /** The task id a request key derives (its child thread, run and message ids follow the same pattern). */
 function taskIdFor(parentThreadId: string, key: string): string {
   return joinId("subagent", "client-request", parentThreadId, "request", key);
@@ -53,6 +61,7 @@ function taskIdFor(parentThreadId: string, key: string): string {
 /** delegate_task: create a child thread on any provider and hand it the task. */
 export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, wait: WaitContext) {
   const parent = requireOwningSession(ctx, caller);
+  requireUsableSchema(input.outputSchema);
   // Keys are scoped to the parent thread, like the task ids they derive. mode and
   // timeoutMs only choose how this call answers: a retry may wait for the task it started.
   const { mode: _mode, timeoutMs: _timeoutMs, ...work } = input;
@@ -69,7 +78,8 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
   const key = input.clientRequestId ?? freshUuid(ctx);
   const id = (prefix: string) => joinId(prefix, "client-request", parent.threadId, "request", key);
   const taskId = taskIdFor(parent.threadId, key);
-  const prompt = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
+  const brief = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
+  const prompt = input.outputSchema === undefined ? brief : `${brief}\n\n${outputInstruction(input.outputSchema)}`;
   const isolation = input.isolation === "worktree" ? { isolation: "worktree" as const, workspaceRepoPath: await parentRepository(ctx, parent) } : {};
   try {
     const executed = await execute(ctx, {
@@ -98,6 +108,8 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
         clientRequestId: input.clientRequestId ?? null,
         ...(input.relation === undefined ? {} : { relation: input.relation }),
         ...isolation,
+        ...(input.outputSchema === undefined ? {} : { outputSchema: input.outputSchema }),
+        ...(input.budget === undefined ? {} : { budget: input.budget }),
       },
     });
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);

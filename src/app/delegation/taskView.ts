@@ -1,6 +1,7 @@
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { ApprovalKind, type RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import { spendOf } from "../../core/budgets/budgets.js";
 import type { OrchestrationState } from "../../core/state.js";
 import type { Orchestrator } from "../../engine/orchestrator.js";
 import { activeRunOf, runsOf } from "../../engine/queries.js";
@@ -71,5 +72,16 @@ export function delegateTaskResult(view: Pick<Orchestrator, "state" | "timeline"
     hasPendingQuestion: question !== undefined,
     pendingApproval: approval === undefined ? null : { requestId: approval.id, kind: approval.kind, runId: approval.runId },
     waitTimedOut,
+    ...structuredFields(task),
+    ...(task.budget === undefined || task.budget === null
+      ? {}
+      : { budget: { limits: task.budget, spent: spendOf(state, task, new Date().toISOString()), exceeded: task.budgetExceeded ?? null } }),
   };
+}
+
+/** A task with an output schema reports its structured result (or why there is none) once final. */
+function structuredFields(task: DelegatedTask): Pick<DelegateTaskResult, "structuredResult" | "structuredResultError"> {
+  if (task.outputSchema === undefined || task.outputSchema === null) return {};
+  if (task.structuredResultError === undefined && task.structuredResult === undefined) return { structuredResultError: null };
+  return task.structuredResult === undefined ? { structuredResultError: task.structuredResultError ?? null } : { structuredResult: task.structuredResult, structuredResultError: null };
 }

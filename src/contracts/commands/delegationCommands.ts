@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { IdSchema, commandSchema as command } from "./commandSchema.js";
 import { DelegatedTaskRoleSchema, DelegationModeSchema, WakePolicySchema } from "../entities/delegatedTasks.js";
+import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 
 /**
@@ -40,6 +41,10 @@ export const DelegatedTaskRequestCommandSchema = command(
       isolation: z.enum(["shared", "worktree"]).optional(),
       /** worktree: a path in the repository of the parent's workspace. */
       workspaceRepoPath: z.string().min(1).optional(),
+      /** A JSON Schema the final answer must match (structured results); the prompt already carries the instruction. */
+      outputSchema: z.record(z.string(), z.unknown()).optional(),
+      /** The budget asked for the child's subtree; narrowed by the inherited one (docs/budgets.md). */
+      budget: BudgetLimitsSchema.optional(),
     })
     .strict(),
 );

@@ -20,6 +20,7 @@ export const RuntimeCommandType = {
   deliverTaskNotice: "delegated-task.deliver-notice",
   finalizeTask: "delegated-task.finalize",
   checkpointCaptured: "workspace-runtime.checkpoint-captured",
+  budgetExceed: "delegated-task.budget-exceed",
 } as const;
 export type RuntimeCommandType = (typeof RuntimeCommandType)[keyof typeof RuntimeCommandType];
 
@@ -109,8 +110,12 @@ export type CheckpointCapturedCommand = RuntimeCommand<
   }
 >;
 
+/** A task's budget ran out (the budget reactor saw its spend reach a limit): record it, stop its work per policy, tell the root. */
+export type BudgetExceedCommand = RuntimeCommand<"delegated-task.budget-exceed", { taskId: string }>;
+
 export type RuntimeIngestCommand =
   | CheckpointCapturedCommand
+  | BudgetExceedCommand
   | DeliverTaskNoticeCommand
   | FinalizeTaskCommand
   | SessionOpenedCommand

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { IsoTimeSchema } from "../thread.js";
+import { BudgetExceededSchema, BudgetLimitsSchema } from "./budgets.js";
 import { EntityIdSchema, NullableEntityIdSchema } from "./fields.js";
 
 /** The optional role instruction given to the child with its task (spec 000, delegate_task). */
@@ -97,6 +98,10 @@ export const TaskFollowUpSchema = z.object({
 });
 export type TaskFollowUp = z.infer<typeof TaskFollowUpSchema>;
 
+/** Why a task's final answer is not its structured result: the last answer's validation errors. */
+export const StructuredResultErrorSchema = z.object({ message: z.string(), errors: z.array(z.string()) });
+export type StructuredResultError = z.infer<typeof StructuredResultErrorSchema>;
+
 /**
  * A delegate_task call as the parent thread's durable projection keeps it
  * (spec 000, Delegated Task Lifecycle). `taskId` is also the id of the
@@ -152,6 +157,19 @@ export const DelegatedTaskSchema = z.object({
    * child run ends. Absent in logs written before follow-ups were tracked.
    */
   followUps: z.array(TaskFollowUpSchema).optional(),
+  /**
+   * Structured results (docs/delegation.md): the JSON Schema the final answer
+   * must match; the follow-up run that asked the child once to fix a
+   * mismatching answer; the parsed value once it matched, or the errors of
+   * the last answer. Absent on tasks without a schema and in older logs.
+   */
+  outputSchema: z.record(z.string(), z.unknown()).nullable().optional(),
+  schemaRepairRunId: NullableEntityIdSchema.optional(),
+  structuredResult: z.unknown().optional(),
+  structuredResultError: StructuredResultErrorSchema.nullable().optional(),
+  /** The effective budget of the child's subtree (after narrowing by every ancestor's), and when it ran out (docs/budgets.md). */
+  budget: BudgetLimitsSchema.nullable().optional(),
+  budgetExceeded: BudgetExceededSchema.nullable().optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });

@@ -1,9 +1,20 @@
 import { z } from "zod";
+import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { TargetInput } from "./threadTools.js";
 import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOutputs.js";
 
 /** Questions one request may be answered for at once. */
 const MAX_ANSWERS = 100;
+
+/** The longest output schema accepted, as JSON text. */
+export const MAX_OUTPUT_SCHEMA_CHARS = 50_000;
+
+/** A JSON Schema (draft-07) the child's final answer must match (structured results, docs/delegation.md). */
+export const OutputSchemaInput = z
+  .record(z.string().max(200), z.unknown())
+  .refine((schema) => JSON.stringify(schema).length <= MAX_OUTPUT_SCHEMA_CHARS, { message: `at most ${MAX_OUTPUT_SCHEMA_CHARS} characters of JSON` })
+  .meta({ maxProperties: 100 })
+  .describe("JSON Schema the child's final answer must match: the child is told to finish with one JSON value, which is validated (one repair turn on mismatch) and returned as structuredResult");
 
 /** Inputs and outputs of the delegation and pending-request tools (spec 000). */
 export const DelegateTaskInput = z
@@ -25,6 +36,8 @@ export const DelegateTaskInput = z
       .enum(["shared", "worktree"])
       .optional()
       .describe("shared (default): the child works in your checkout; worktree: a git worktree of its own, branched from your workspace as it is now (uncommitted changes included), so parallel children never touch each other's files"),
+    outputSchema: OutputSchemaInput.optional(),
+    budget: BudgetLimitsSchema.optional().describe("Limits on what the child's whole subtree may spend (tokens, turns, wallClockMs, spawns, costUsd); inherited limits can only be narrowed"),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;

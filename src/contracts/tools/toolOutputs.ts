@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DelegatedTaskStatusSchema } from "../entities/delegatedTasks.js";
+import { BudgetExceededSchema, BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
 import { RunKindSchema, RunStatusSchema } from "../entities/runs.js";
 import { ApprovalKindSchema, RuntimeRequestKindSchema, RuntimeRequestStatusSchema } from "../entities/runtimeRequests.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
@@ -110,6 +111,12 @@ export const DelegateTaskResultSchema = z.object({
   hasPendingQuestion: z.boolean(),
   pendingApproval: Nullable(z.object({ requestId: z.string(), kind: ApprovalKindSchema, runId: z.string() })),
   waitTimedOut: z.boolean(),
+  /** Tasks with an outputSchema: the validated JSON value of the final answer, once it matched. */
+  structuredResult: z.unknown().optional(),
+  /** Tasks with an outputSchema: why there is no structured result (the last answer's validation errors); null while none is known. */
+  structuredResultError: Nullable(z.object({ message: z.string(), errors: z.array(z.string()) })).optional(),
+  /** Tasks with a budget: its limits, what the subtree spent, and when it ran out (docs/budgets.md). */
+  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, exceeded: BudgetExceededSchema.nullable() }).optional(),
 });
 export type DelegateTaskResult = z.infer<typeof DelegateTaskResultSchema>;
 

@@ -106,7 +106,32 @@ export function decideSubagentStop(state: OrchestrationState, command: SubagentS
   if (!terminal && activeRun(changes, task.childThreadId) === null && !ownQueued && !childStillWorking(changes, task.childThreadId)) {
     return reject("task_not_cancellable", `task ${task.taskId} has no running turn, no queued turn of its own and no unfinished work`);
   }
-  const reason = command.data.reason ?? "cancelled";
+  stopTaskTree(changes, task, command.data.reason ?? "cancelled");
+  return changes.done();
+}
+
+/** delegated-task.finalize: settle a task whose work is over (after a restart; a no-op when already final). */
+export function decideFinalizeTask(state: OrchestrationState, command: FinalizeTaskCommand, ctx: DecideContext): Decision {
+  const found = findTask(state, ctx, command.data.taskId);
+  if (found.kind === "rejected") return found;
+  const { changes, task } = found;
+  if (task.resultContextTransferId !== null) return reject("delivery_not_pending", `task ${task.taskId} is already final`);
+  settleTask(changes, task.childThreadId);
+  if (changes.events.length === 0) return reject("task_still_working", `task ${task.taskId} still has work`);
+  return changes.done();
+}
+
+
+/**
+ * Stop a task's whole tree (subagent.stop, a budget that ran out): its
+ * descendants, its child thread's work, its own queued turn and automatic
+ * delivery; then settle what ended. Returns the threads whose work ended.
+ */
+export function stopTaskTree(changes: Changes, task: DelegatedTask, reason: string): string[] {
+  const ctx = changes.ctx;
+  const terminal = isTerminalDelegatedTaskStatus(task.status);
+  const ownRun = task.childRunId === null ? undefined : changes.run(task.childRunId);
+  const ownQueued = ownRun?.status === "queued";
   const ended: string[] = [];
   for (const descendant of descendants(changes, task)) {
     if (!isTerminalDelegatedTaskStatus(descendant.status) && descendant.cancelRequestedAt === null) {
@@ -137,16 +162,5 @@ export function decideSubagentStop(state: OrchestrationState, command: SubagentS
   // A follow-up that lost its child run but still shows as running here is cancelled (spec 000, task_cancel).
   settleFollowUps(changes, task.childThreadId);
   cancelLostFollowUps(changes, task.taskId);
-  return changes.done();
-}
-
-/** delegated-task.finalize: settle a task whose work is over (after a restart; a no-op when already final). */
-export function decideFinalizeTask(state: OrchestrationState, command: FinalizeTaskCommand, ctx: DecideContext): Decision {
-  const found = findTask(state, ctx, command.data.taskId);
-  if (found.kind === "rejected") return found;
-  const { changes, task } = found;
-  if (task.resultContextTransferId !== null) return reject("delivery_not_pending", `task ${task.taskId} is already final`);
-  settleTask(changes, task.childThreadId);
-  if (changes.events.length === 0) return reject("task_still_working", `task ${task.taskId} still has work`);
-  return changes.done();
+  return ended;
 }

@@ -8,6 +8,7 @@ import { Changes } from "../run/changes.js";
 import { isActiveRunStatus, newRun, startRun } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
+import { exhaustedBudget, narrowedBudget } from "../budgets/budgets.js";
 import { forkTransfer } from "../lineage/fork.js";
 
 /** How deep a thread sits below its root: 0 for a root, its task's depth for a child. */
@@ -56,6 +57,14 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
   if (spawned >= ctx.limits.maxSpawnsPerRootThread) {
     return reject("spawn_budget_exceeded", `root thread ${rootId} has spawned ${spawned} tasks (maximum ${ctx.limits.maxSpawnsPerRootThread})`);
   }
+
+  const exhausted = exhaustedBudget(state, parent.id, ctx.now);
+  if (exhausted !== null) {
+    const { kind, limit, spent } = exhausted.exceeded;
+    return reject("budget_exceeded", `the ${kind} budget of task ${exhausted.task.taskId} ran out (${spent} of ${limit})`);
+  }
+  const budget = narrowedBudget(state, parent.id, data.budget);
+  if (typeof budget === "string") return reject("budget_widening_denied", `a task can only narrow its inherited budget: ${budget}`);
 
   const now = ctx.now;
   const relation = data.relation ?? "subagent";
@@ -175,6 +184,8 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
       cancelRequestedAt: null,
       depth,
       notices: [],
+      ...(data.outputSchema === undefined ? {} : { outputSchema: data.outputSchema, schemaRepairRunId: null }),
+      ...(budget === null ? {} : { budget, budgetExceeded: null }),
       createdAt: now,
       updatedAt: now,
     },

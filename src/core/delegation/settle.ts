@@ -4,7 +4,9 @@ import { type Run, isTerminalRunStatus } from "../../contracts/entities/runs.js"
 import { contextTransferEvent, nodeEvent } from "../../contracts/events.js";
 import type { Changes } from "../run/changes.js";
 import { activeRun, queuedRuns } from "../run/lifecycle.js";
+import { deliverNotice } from "../run/notify.js";
 import { settleFollowUps } from "./followUps.js";
+import { checkStructuredResult, repairInstruction } from "./structuredResult.js";
 
 /**
  * The run whose end settles the task: the child's newest run that actually
@@ -87,6 +89,8 @@ export function settleTask(changes: Changes, childThreadId: string): void {
   const now = changes.ctx.now;
   const status = terminalStatus(task, run);
   const summary = publishedSummary(changes, run);
+  const structured = structuredOutcome(changes, task, run, status, summary);
+  if (structured === "repairing") return;
   const transferId = changes.ctx.allocate.contextTransfer();
   changes.events.push(
     contextTransferEvent("context-transfer.created", {
@@ -105,7 +109,7 @@ export function settleTask(changes: Changes, childThreadId: string): void {
   );
   // A delivery disposed before the task finished stays disposed.
   const delivery = task.completionDelivery === "disposed" || task.cancelRequestedAt !== null || task.wakePolicy === "never" ? "disposed" : "pending";
-  changes.updateTask(task, { status, summary, resultContextTransferId: transferId, completionDelivery: delivery }, { status, result: summary, endedAt: now });
+  changes.updateTask(task, { status, summary, resultContextTransferId: transferId, completionDelivery: delivery, ...structured }, { status, result: summary, endedAt: now });
   for (const nodeId of [task.parentNodeId, task.childNodeId]) {
     const node = changes.state.nodes.get(nodeId);
     if (node !== undefined) changes.events.push(nodeEvent({ ...node, status, updatedAt: now, endedAt: now }));
@@ -113,4 +117,34 @@ export function settleTask(changes: Changes, childThreadId: string): void {
   const item = (changes.state.turnItems.get(task.parentThreadId) ?? []).find((candidate) => candidate?.type === "subagent" && candidate.subagentId === task.taskId);
   if (item?.type === "subagent") changes.updateItem(item, { status, result: summary });
   settleTask(changes, task.parentThreadId);
+}
+
+type StructuredFields = Pick<DelegatedTask, "structuredResult" | "structuredResultError" | "schemaRepairRunId">;
+
+/**
+ * A task with an output schema: the completed answer's parsed value, or (once)
+ * a follow-up turn in the child with the validation errors ("repairing": the
+ * task settles when that turn ends), or the errors of the answer that stays
+ * wrong. A task that did not complete gets no structured result.
+ */
+function structuredOutcome(changes: Changes, task: DelegatedTask, run: Run, status: TerminalTaskStatus, summary: string | null): StructuredFields | "repairing" {
+  const schema = task.outputSchema;
+  if (schema === undefined || schema === null) return {};
+  if (status !== "completed") return { structuredResultError: { message: `the task ended ${status} without a structured result`, errors: [] } };
+  const check = checkStructuredResult(schema, summary);
+  if (check.ok) return { structuredResult: check.value, structuredResultError: null };
+  if ((task.schemaRepairRunId ?? null) === null) {
+    const sent = deliverNotice(
+      changes,
+      task.childThreadId,
+      { title: "The result does not match the output schema", text: repairInstruction(schema, check.errors), sourceThreadId: task.parentThreadId, taskId: task.taskId },
+      { allowSteer: false },
+    );
+    if (sent.runId !== null) {
+      changes.updateTask(task, { schemaRepairRunId: sent.runId });
+      return "repairing";
+    }
+  }
+  const attempts = (task.schemaRepairRunId ?? null) === null ? "the answer" : "the answer and its one repair";
+  return { structuredResultError: { message: `${attempts} did not match the output schema`, errors: [...check.errors] } };
 }

@@ -11,6 +11,7 @@ import type { ScriptedOptions } from "./options.js";
 import { PendingRequests } from "./pendingRequests.js";
 import { runTurn } from "./runner.js";
 import type { TurnEnd } from "./runner.js";
+import type { ScriptStep } from "./script.js";
 
 /**
  * The `scripted` driver: a deterministic agent with no model behind it. A
@@ -85,6 +86,8 @@ interface ActiveTurn {
  */
 export class ScriptedSession implements ProviderSessionRuntime {
   private readonly requests = new PendingRequests();
+  /** Left by a `next` step: what the next turn that is not a script runs instead of the echo. */
+  private nextSteps: readonly ScriptStep[] | null = null;
   private readonly mcp: ScriptedMcpClient | null;
   private readonly onEvent: (event: NormalizedProviderEvent) => void;
   private readonly cwd: string;
@@ -188,6 +191,14 @@ export class ScriptedSession implements ProviderSessionRuntime {
         nextItemId: () => this.nextItemId(),
         emitOutput: (itemId, text) => this.emit(turn, { type: "item.output", runId: turn.runId, itemId, text }),
         emitDelta: (itemId, text) => this.emit(turn, { type: "item.delta", runId: turn.runId, itemId, text }),
+        setNextSteps: (steps) => {
+          this.nextSteps = steps;
+        },
+        takeNextSteps: () => {
+          const steps = this.nextSteps;
+          this.nextSteps = null;
+          return steps;
+        },
       });
     } catch (error) {
       end = { status: "failed", error: `scripted turn failed: ${error instanceof Error ? error.message : String(error)}` };

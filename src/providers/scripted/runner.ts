@@ -21,6 +21,8 @@ export type TurnEnd =
 export interface TurnRunContext extends Omit<StepContext, "variables"> {
   /** Waited at the start of the turn, before the input is read. */
   readonly turnDelayMs: number;
+  /** The steps a `next` step left for this turn (taken once), or null. */
+  takeNextSteps(): readonly ScriptStep[] | null;
 }
 
 export async function runTurn(input: string, ctx: TurnRunContext): Promise<TurnEnd> {
@@ -30,9 +32,12 @@ export async function runTurn(input: string, ctx: TurnRunContext): Promise<TurnE
     }
     const plan = parseTurnInput(input);
     switch (plan.kind) {
-      case "echo":
+      case "echo": {
+        const next = ctx.takeNextSteps();
+        if (next !== null) return await runScript(next, { ...ctx, variables: new Map<string, unknown>([["input", input], ["context", ""]]) });
         ctx.emitItem({ kind: "assistant_message", text: `Echo: ${plan.text}` });
         return { status: "completed" };
+      }
       case "invalid":
         return failTurn(ctx, plan.message);
       case "script":

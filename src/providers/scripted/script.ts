@@ -19,6 +19,7 @@ export const ScriptStepKind = {
   write: "write",
   run: "run",
   fail: "fail",
+  next: "next",
 } as const;
 export type ScriptStepKind = (typeof ScriptStepKind)[keyof typeof ScriptStepKind];
 const STEP_KINDS = Object.values(ScriptStepKind);
@@ -44,7 +45,9 @@ export type ScriptStep =
     }
   | { readonly kind: "write"; readonly path: string; readonly content: string }
   | { readonly kind: "run"; readonly command: string }
-  | { readonly kind: "fail"; readonly message: string };
+  | { readonly kind: "fail"; readonly message: string }
+  /** The steps this session runs on its next turn whose input is not a script (a notice, a repair request). */
+  | { readonly kind: "next"; readonly steps: readonly ScriptStep[] };
 
 export type TurnPlan =
   | { readonly kind: "echo"; readonly text: string }
@@ -93,6 +96,7 @@ const StepSchemas = {
   }),
   run: z.strictObject({ run: NonEmpty }),
   fail: z.strictObject({ fail: Text }),
+  next: z.strictObject({ next: z.array(z.unknown(), { error: "must be a list of steps" }) }),
 } as const;
 
 const CONTEXT_OPEN = "<loom_context>";
@@ -144,7 +148,14 @@ function scriptOf(input: string): { readonly script: unknown } | { readonly prob
   try {
     value = JSON.parse(trimmed);
   } catch {
-    return undefined;
+    // A script followed by instructions Loom appended (after a blank line, e.g. an output schema) still runs.
+    const paragraph = trimmed.indexOf("\n\n");
+    if (paragraph < 0) return undefined;
+    try {
+      value = JSON.parse(trimmed.slice(0, paragraph));
+    } catch {
+      return undefined;
+    }
   }
   if (typeof value !== "object" || value === null || !("script" in value)) return undefined;
   const extra = Object.keys(value).filter((key) => key !== "script");
@@ -194,6 +205,17 @@ function toStep(kind: ScriptStepKind, raw: object): ScriptStep | string {
       return check(StepSchemas.run, raw, kind, (s) => ({ kind, command: s.run }));
     case "fail":
       return check(StepSchemas.fail, raw, kind, (s) => ({ kind, message: s.fail }));
+    case "next": {
+      const parsed = check(StepSchemas.next, raw, kind, (s) => s.next);
+      if (typeof parsed === "string") return parsed;
+      const steps: ScriptStep[] = [];
+      for (const [index, inner] of parsed.entries()) {
+        const step = parseStep(inner);
+        if (typeof step === "string") return `next[${index}]: ${step}`;
+        steps.push(step);
+      }
+      return { kind, steps };
+    }
     default: {
       const unexpected: never = kind;
       return `unknown step ${String(unexpected)}`;
@@ -241,6 +263,9 @@ export function resolveStep(step: ScriptStep, variables: ScriptVariables): Scrip
       return { ...step, command: render(step.command) };
     case "fail":
       return { ...step, message: render(step.message) };
+    case "next":
+      // Resolved when they run, against that turn's variables.
+      return step;
     default: {
       const unexpected: never = step;
       throw new Error(`unexpected step ${JSON.stringify(unexpected)}`);

@@ -42,6 +42,9 @@ export interface StepContext {
   emitOutput(itemId: string, text: string): void;
   /** Stream a piece of the assistant message `itemId` to live subscribers (never stored). */
   emitDelta(itemId: string, text: string): void;
+
+  /** Remember steps for the session's next turn whose input is not a script. */
+  setNextSteps(steps: readonly ScriptStep[]): void;
 }
 
 /** `fail`: the step ends the turn as failed with this message. */
@@ -104,6 +107,9 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
     }
     case "fail":
       return { kind: "fail", message: step.message };
+    case "next":
+      ctx.setNextSteps(step.steps);
+      return CONTINUE;
     default: {
       const unexpected: never = step;
       throw new Error(`unexpected step ${JSON.stringify(unexpected)}`);

@@ -1,0 +1,207 @@
+import { type QuickJSContext, type QuickJSHandle, getQuickJS } from "quickjs-emscripten";
+
+/**
+ * The workflow script sandbox (docs/workflows.md): a WebAssembly QuickJS
+ * interpreter with no file, network, clock or randomness access, a memory
+ * limit and a step limit. A script written for Claude Code's workflow API
+ * runs unchanged: `export const meta = {...}`, then top-level code that
+ * awaits `agent(prompt, options)`, `parallel(thunks)`, `pipeline(items,
+ * ...stages)`, `phase(title)` and reads `args`; its `return` value is the
+ * workflow's result. The body runs as the body of an async function.
+ *
+ * Every agent() call goes to the host with a key that does not depend on
+ * timing: the call's prompt and options, and its ordinal among the calls
+ * with the same prompt and options. So a re-run of the same script asks for
+ * the same keys whatever order parallel work finished in, which is what lets
+ * the host answer finished calls from its journal (deterministic replay).
+ */
+
+export interface AgentCall {
+  readonly prompt: string;
+  readonly options: Readonly<Record<string, unknown>>;
+  /** The nth call (from 0) with this exact prompt and options in this run of the script. */
+  readonly ordinal: number;
+  /** The phase the script was in when it made the call (the last phase() title, or options.phase). */
+  readonly phase: string | null;
+}
+
+export interface SandboxHost {
+  agent(call: AgentCall): Promise<unknown>;
+  onPhase?(title: string): void;
+}
+
+export interface SandboxLimits {
+  /** Interrupt-handler ticks (roughly every few thousand bytecode instructions) before the script is stopped. */
+  readonly maxSteps: number;
+  readonly memoryBytes: number;
+  readonly stackBytes: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { maxSteps: 200_000, memoryBytes: 64 * 1024 * 1024, stackBytes: 1024 * 1024 };
+
+export interface WorkflowMeta {
+  readonly name?: string;
+  readonly description?: string;
+  readonly phases?: readonly { readonly title: string; readonly detail?: string }[];
+}
+
+export type SandboxOutcome =
+  | { readonly ok: true; readonly result: unknown; readonly meta: WorkflowMeta | null }
+  | { readonly ok: false; readonly error: string; readonly meta: WorkflowMeta | null };
+
+/** Thrown into the script for anything it may not reach. */
+const DENIED = (what: string) => `workflow scripts have no ${what}: they must replay deterministically (docs/workflows.md)`;
+
+const PRELUDE = `
+"use strict";
+const __loomDeny = (what) => { throw new Error(${JSON.stringify(DENIED("__WHAT__"))}.replace("__WHAT__", what)); };
+for (const name of ["Date"]) Object.defineProperty(globalThis, name, { get() { __loomDeny("clock (" + name + ")"); }, configurable: false });
+Math.random = () => __loomDeny("randomness (Math.random)");
+for (const name of ["fetch", "XMLHttpRequest", "WebSocket"]) Object.defineProperty(globalThis, name, { get() { __loomDeny("network access (" + name + ")"); }, configurable: false });
+for (const name of ["require", "process", "std", "os"]) Object.defineProperty(globalThis, name, { get() { __loomDeny("file system or process access (" + name + ")"); }, configurable: false });
+for (const name of ["setTimeout", "setInterval"]) Object.defineProperty(globalThis, name, { get() { __loomDeny("timers (" + name + ")"); }, configurable: false });
+globalThis.agent = (prompt, options) => {
+  if (typeof prompt !== "string" || prompt.length === 0) throw new TypeError("agent(prompt, options): prompt must be a non-empty string");
+  if (options !== undefined && (typeof options !== "object" || options === null || Array.isArray(options))) throw new TypeError("agent(prompt, options): options must be an object");
+  return __loomAgent(prompt, JSON.stringify(options === undefined ? {} : options));
+};
+globalThis.parallel = (thunks) => {
+  if (!Array.isArray(thunks)) throw new TypeError("parallel(thunks): thunks must be an array of functions");
+  return Promise.all(thunks.map((thunk) => (typeof thunk === "function" ? thunk() : thunk)));
+};
+globalThis.pipeline = (items, ...stages) => {
+  if (!Array.isArray(items)) throw new TypeError("pipeline(items, ...stages): items must be an array");
+  return Promise.all(items.map(async (item, index) => { let value = item; for (const stage of stages) value = await stage(value, index, item); return value; }));
+};
+globalThis.phase = (title) => __loomPhase(String(title));
+`;
+
+/** The script as the body of an async function: `export` dropped, `meta` also published to the host. */
+function wrapScript(script: string): string {
+  const body = script
+    .replace(/^\s*export\s+const\s+meta\s*=/m, "const meta = globalThis.__loomMeta =")
+    .replace(/^(\s*)export\s+(?=(const|let|var|function|async\s+function|class)\b)/gm, "$1");
+  return `globalThis.__loomMain = (async () => {\n${body}\n})();`;
+}
+
+function toHandle(vm: QuickJSContext, value: unknown): QuickJSHandle {
+  if (value === undefined) return vm.undefined;
+  return vm.unwrapResult(vm.evalCode(`(${JSON.stringify(value)})`));
+}
+
+function errorText(vm: QuickJSContext, handle: QuickJSHandle): string {
+  const error = vm.dump(handle) as unknown;
+  if (typeof error === "object" && error !== null && "message" in error) {
+    const { name, message } = error as { name?: string; message: string };
+    if (name === "InternalError" && message === "interrupted") return "the workflow script exceeded its step limit";
+    if (name === "InternalError" && /out of memory/.test(message)) return "the workflow script exceeded its memory limit";
+    return `${name ?? "Error"}: ${message}`;
+  }
+  return String(error);
+}
+
+/** Run a workflow script to its end; a script error, a denied access or a limit is an outcome, never a throw. */
+export async function runWorkflowScript(script: string, args: unknown, host: SandboxHost, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<SandboxOutcome> {
+  const QuickJS = await getQuickJS();
+  const runtime = QuickJS.newRuntime();
+  runtime.setMemoryLimit(limits.memoryBytes);
+  runtime.setMaxStackSize(limits.stackBytes);
+  let steps = 0;
+  runtime.setInterruptHandler(() => ++steps > limits.maxSteps);
+  const vm = runtime.newContext();
+  const ordinals = new Map<string, number>();
+  let currentPhase: string | null = null;
+  let pending = 0;
+  /** Counts agent() answers, so a wait that starts after one arrived does not sleep. */
+  let answers = 0;
+  let wake: (() => void) | null = null;
+  const pump = () => {
+    answers += 1;
+    wake?.();
+  };
+  try {
+    const agentFn = vm.newFunction("__loomAgent", (promptHandle, optionsHandle) => {
+      const prompt = vm.getString(promptHandle);
+      const options = JSON.parse(vm.getString(optionsHandle)) as Record<string, unknown>;
+      const key = JSON.stringify([prompt, options]);
+      const ordinal = ordinals.get(key) ?? 0;
+      ordinals.set(key, ordinal + 1);
+      const phase = typeof options.phase === "string" ? options.phase : currentPhase;
+      const deferred = vm.newPromise();
+      pending += 1;
+      host.agent({ prompt, options, ordinal, phase }).then(
+        (value) => {
+          const handle = toHandle(vm, value);
+          deferred.resolve(handle);
+          if (handle !== vm.undefined) handle.dispose();
+        },
+        (error: unknown) => {
+          const handle = vm.newError({ name: (error as { name?: string }).name ?? "Error", message: error instanceof Error ? error.message : String(error) });
+          deferred.reject(handle);
+          handle.dispose();
+        },
+      ).finally(() => {
+        pending -= 1;
+        deferred.dispose();
+        pump();
+      });
+      return deferred.handle;
+    });
+    vm.setProp(vm.global, "__loomAgent", agentFn);
+    agentFn.dispose();
+    const phaseFn = vm.newFunction("__loomPhase", (titleHandle) => {
+      currentPhase = vm.getString(titleHandle);
+      host.onPhase?.(currentPhase);
+    });
+    vm.setProp(vm.global, "__loomPhase", phaseFn);
+    phaseFn.dispose();
+    const argsHandle = toHandle(vm, args ?? null);
+    vm.setProp(vm.global, "args", argsHandle);
+    if (argsHandle !== vm.undefined) argsHandle.dispose();
+
+    vm.unwrapResult(vm.evalCode(PRELUDE, "loom-prelude.js")).dispose();
+    const started = vm.evalCode(wrapScript(script), "workflow.js");
+    const readMeta = () => {
+      const handle = vm.getProp(vm.global, "__loomMeta");
+      const meta = vm.dump(handle) as WorkflowMeta | undefined;
+      handle.dispose();
+      return meta ?? null;
+    };
+    if (started.error !== undefined) {
+      const error = errorText(vm, started.error);
+      started.error.dispose();
+      return { ok: false, error, meta: readMeta() };
+    }
+    started.value.dispose();
+    const main = vm.getProp(vm.global, "__loomMain");
+    const settled = vm.resolvePromise(main);
+    main.dispose();
+    let outcome: Awaited<typeof settled> | null = null;
+    void settled.then((value) => {
+      outcome = value;
+    });
+    // Run the job queue, let the host's promise callbacks land, and sleep until an agent() answer arrives.
+    for (;;) {
+      runtime.executePendingJobs();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (outcome !== null) break;
+      if (pending === 0 && !runtime.hasPendingJob()) return { ok: false, error: "the workflow script awaits a promise that can never settle", meta: readMeta() };
+      const seen = answers;
+      if (pending > 0) await new Promise<void>((resolve) => (answers !== seen ? resolve() : (wake = resolve)));
+      wake = null;
+    }
+    const final = outcome as Awaited<typeof settled>;
+    const meta = readMeta();
+    if (final.error !== undefined) {
+      const error = errorText(vm, final.error);
+      final.error.dispose();
+      return { ok: false, error, meta };
+    }
+    const result = vm.dump(final.value) as unknown;
+    final.value.dispose();
+    return { ok: true, result, meta };
+  } finally {
+    vm.dispose();
+    runtime.dispose();
+  }
+}

@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { IsoTimeSchema } from "../thread.js";
+
+/**
+ * Tree-wide budgets (docs/budgets.md): limits on what a delegated task's whole
+ * subtree may spend. Every limit is optional; a task inherits its ancestors'
+ * limits and may only narrow them.
+ */
+export const BudgetKind = {
+  tokens: "tokens",
+  turns: "turns",
+  wallClockMs: "wallClockMs",
+  spawns: "spawns",
+  costUsd: "costUsd",
+} as const;
+export type BudgetKind = (typeof BudgetKind)[keyof typeof BudgetKind];
+export const BUDGET_KINDS: readonly BudgetKind[] = Object.values(BudgetKind);
+
+/** What happens to running work when a budget runs out: stopped at once, or allowed to finish its current turn. */
+export const BudgetPolicy = {
+  stop: "stop",
+  finishTurn: "finish_turn",
+} as const;
+export type BudgetPolicy = (typeof BudgetPolicy)[keyof typeof BudgetPolicy];
+
+export const BudgetLimitsSchema = z
+  .object({
+    tokens: z.number().int().positive().max(1e12).optional().describe("Input plus output tokens of every run in the subtree, as providers report them"),
+    turns: z.number().int().positive().max(1_000_000).optional().describe("Runs started in the subtree"),
+    wallClockMs: z.number().int().positive().max(30 * 24 * 3_600_000).optional().describe("Milliseconds since the task was created"),
+    spawns: z.number().int().nonnegative().max(100_000).optional().describe("Tasks delegated anywhere in the subtree"),
+    costUsd: z.number().positive().max(1e6).optional().describe("Cost where providers report it"),
+    onExceeded: z.enum(BudgetPolicy).optional().describe("stop (default): running work is stopped; finish_turn: the current turns finish, nothing new starts"),
+  })
+  .strict();
+export type BudgetLimits = z.infer<typeof BudgetLimitsSchema>;
+
+/** What a subtree has spent, in the same units as the limits. */
+export const BudgetSpendSchema = z.object({
+  tokens: z.number().int().nonnegative(),
+  turns: z.number().int().nonnegative(),
+  wallClockMs: z.number().int().nonnegative(),
+  spawns: z.number().int().nonnegative(),
+  costUsd: z.number().nonnegative(),
+});
+export type BudgetSpend = z.infer<typeof BudgetSpendSchema>;
+
+/** Recorded once on the task whose budget ran out. */
+export const BudgetExceededSchema = z.object({
+  kind: z.enum(BudgetKind),
+  limit: z.number(),
+  spent: z.number(),
+  policy: z.enum(BudgetPolicy),
+  at: IsoTimeSchema,
+});
+export type BudgetExceeded = z.infer<typeof BudgetExceededSchema>;
