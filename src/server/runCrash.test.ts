@@ -6,6 +6,7 @@ import { RESTART_NOTICE } from "../engine/reconcile.js";
 import { script } from "../testkit/loomHarness.js";
 import { type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
 import { LoomMcpClient } from "../testkit/mcpClient.js";
+import { pollUntil } from "../testkit/poll.js";
 
 /**
  * kill -9 the built `loom serve` while a scripted run is in flight, restart
@@ -48,14 +49,8 @@ async function serve(): Promise<{ serve: ServeProcess; client: LoomMcpClient }> 
   return { serve: started, client };
 }
 
-async function readUntil(client: LoomMcpClient, threadId: string, done: (result: ReadResult) => boolean): Promise<ReadResult> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const result = await client.ok<ReadResult>("t3_thread_read", { threadId, view: "activity" });
-    if (done(result)) return result;
-    if (Date.now() > deadline) throw new Error(`gave up waiting on thread ${threadId}: ${JSON.stringify(result.runs)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+function readUntil(client: LoomMcpClient, threadId: string, done: (result: ReadResult) => boolean): Promise<ReadResult> {
+  return pollUntil(() => client.ok<ReadResult>("t3_thread_read", { threadId, view: "activity" }), done, `thread ${threadId}`);
 }
 
 describe("crash during a run", () => {

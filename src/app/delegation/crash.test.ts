@@ -8,6 +8,7 @@ import { script } from "../../testkit/loomHarness.js";
 import { type ServeProcess, spawnServe, waitForExit } from "../../testkit/loomProcess.js";
 import { LoomMcpClient } from "../../testkit/mcpClient.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
+import { pollUntil } from "../../testkit/poll.js";
 
 /**
  * kill -9 the built `loom serve` while a delegated child runs, restart on the
@@ -55,15 +56,6 @@ async function serve(): Promise<{ serve: ServeProcess; client: LoomMcpClient }> 
   return { serve: started, client };
 }
 
-async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** The parent's delegate step: same clientRequestId in every turn. */
 const DELEGATE = {
@@ -88,13 +80,13 @@ describe("crash while a delegated child runs", () => {
     const launched = await first.client.ok<{ status: string; result: string }>("t3_thread_wait", { threadId: parent.threadId, runId: parent.runId, timeoutMs: 10_000 });
     expect(launched.status).toBe("completed");
     const taskId = launched.result;
-    const running = await poll(
+    const running = await pollUntil(
       () => first.client.ok<DelegateTaskResult>("task_status", { taskId }),
       (status) => status.status === "running",
       "the task to run",
     );
     const childThreadId = running.childThreadId;
-    await poll(
+    await pollUntil(
       () => first.client.ok<ReadResult>("t3_thread_read", { threadId: childThreadId, view: "activity" }),
       (read) => read.runs[0]?.status === "running",
       "the child run to run",
@@ -129,7 +121,7 @@ describe("crash while a delegated child runs", () => {
     expect(afterRetry.runs).toHaveLength(1);
 
     // The parent hears of the interrupted task once, and has exactly one subagent item.
-    const parentRead = await poll(
+    const parentRead = await pollUntil(
       () => second.client.ok<ReadResult>("t3_thread_read", { threadId: parent.threadId, view: "activity", afterPosition: -1 }),
       (read) => read.thread.activeRunId === null,
       "the parent to be idle",

@@ -5,6 +5,7 @@ import { RESTART_PREPARATION_NOTICE } from "../../engine/reconcile.js";
 import { gitSync, initRepo, tempDir } from "../../testkit/gitRepo.js";
 import { type ServeProcess, spawnServe, waitForExit } from "../../testkit/loomProcess.js";
 import { LoomMcpClient } from "../../testkit/mcpClient.js";
+import { pollUntil } from "../../testkit/poll.js";
 
 /**
  * kill -9 the built `loom serve` while a worktree thread's setup command runs,
@@ -53,14 +54,8 @@ async function serve(): Promise<{ serve: ServeProcess; client: LoomMcpClient; to
   return { serve: started, client, token };
 }
 
-async function readUntil(client: LoomMcpClient, threadId: string, done: (result: ReadResult) => boolean): Promise<ReadResult> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const result = await client.ok<ReadResult>("t3_thread_read", { threadId, view: "activity" });
-    if (done(result)) return result;
-    if (Date.now() > deadline) throw new Error(`gave up waiting on thread ${threadId}: ${JSON.stringify(result.runs)}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+function readUntil(client: LoomMcpClient, threadId: string, done: (result: ReadResult) => boolean): Promise<ReadResult> {
+  return pollUntil(() => client.ok<ReadResult>("t3_thread_read", { threadId, view: "activity" }), done, `thread ${threadId}`, 15_000);
 }
 
 function alive(pid: number): boolean {
@@ -73,11 +68,7 @@ function alive(pid: number): boolean {
 }
 
 async function untilTrue(probe: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await pollUntil(probe, (held) => held, what, 15_000);
 }
 
 describe("restart in the middle of a prepared run", () => {
