@@ -9,6 +9,7 @@ import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, t
 import { SubagentSchema, type Subagent } from "./entities/subagents.js";
 import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
+import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
 import { AppThreadSchema } from "./thread.js";
 import { TurnItemSchema, type TurnItem } from "./turnItems.js";
 
@@ -123,6 +124,13 @@ export interface ContextHandoffEvent {
   readonly data: { readonly handoff: ContextHandoff };
 }
 
+/** A scheduled task after the change; `fire` is the fire that changed it (null for a save). Environment-wide (stream ""). */
+export interface ScheduledTaskEvent {
+  readonly type: "scheduled-task.updated" | "scheduled-task.deleted";
+  readonly streamId: string;
+  readonly data: { readonly task: ScheduledTask; readonly fire: ScheduledFire | null };
+}
+
 export type KnownDomainEvent =
   | ThreadEvent
   | RunEvent
@@ -136,7 +144,8 @@ export type KnownDomainEvent =
   | NodeEvent
   | ContextTransferEvent
   | ClientRequestEvent
-  | ContextHandoffEvent;
+  | ContextHandoffEvent
+  | ScheduledTaskEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -170,6 +179,8 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("context-transfer.updated", z.object({ transfer: ContextTransferSchema })),
   eventSchema("client-request.recorded", z.object({ clientRequest: ClientRequestRecordSchema })),
   eventSchema("context-handoff.updated", z.object({ handoff: ContextHandoffSchema })),
+  eventSchema("scheduled-task.updated", z.object({ task: ScheduledTaskSchema, fire: ScheduledFireSchema.nullable() })),
+  eventSchema("scheduled-task.deleted", z.object({ task: ScheduledTaskSchema, fire: z.null() })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -248,4 +259,8 @@ export function clientRequestEvent(request: ClientRequestRecord): ClientRequestE
 
 export function contextHandoffEvent(handoff: ContextHandoff): ContextHandoffEvent {
   return { type: "context-handoff.updated", streamId: handoff.threadId, data: { handoff } };
+}
+
+export function scheduledTaskEvent(type: ScheduledTaskEvent["type"], task: ScheduledTask, fire: ScheduledFire | null = null): ScheduledTaskEvent {
+  return { type, streamId: "", data: { task, fire } };
 }

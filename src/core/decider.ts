@@ -30,6 +30,8 @@ import { decideMessageDispatch } from "./run/send.js";
 import { decideWaitEnded, decideWaitStarted } from "./run/waits.js";
 import { decideNotificationDeliveryAccept } from "./run/notificationAccept.js";
 import { decideSecretRequestRecord } from "./secrets/secretRequests.js";
+import { decideScheduledTaskFire } from "./schedules/fire.js";
+import { decideScheduledTaskDelete, decideScheduledTaskSave } from "./schedules/save.js";
 import { decideThreadCreatedRecord, decideTitleRegenerationComplete } from "./thread/records.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
@@ -204,6 +206,13 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
     // Secret requests (secrets/secretRequests.ts)
     case "secret_request.record":
       return decideSecretRequestRecord(state, command, ctx);
+    // Scheduled tasks (schedules/)
+    case "scheduled-task.save":
+      return decideScheduledTaskSave(state, command, ctx);
+    case "scheduled-task.delete":
+      return decideScheduledTaskDelete(state, command, ctx);
+    case "scheduled-task.fire":
+      return decideScheduledTaskFire(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

@@ -85,6 +85,13 @@ export const RejectionCode = {
   // Secret requests
   secretRequestNotFound: "secret_request_not_found",
   secretRequestNotPending: "secret_request_not_pending",
+  // Scheduled tasks (docs/schedules.md)
+  scheduledTaskNotFound: "scheduled_task_not_found",
+  scheduledTaskAlreadyExists: "scheduled_task_already_exists",
+  scheduledTaskInvalid: "scheduled_task_invalid",
+  /** A timed fire whose instant is no longer the task's next due time: it was fired already, or the task changed. */
+  scheduledFireStale: "scheduled_fire_stale",
+  scheduledTaskPaused: "scheduled_task_paused",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

@@ -6,6 +6,7 @@ import type { ProviderThread, ProviderTurn } from "../contracts/entities/provide
 import type { ExecutionNode, Run, RunAttempt } from "../contracts/entities/runs.js";
 import type { Subagent } from "../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
+import type { ScheduledTask } from "../contracts/entities/scheduledTasks.js";
 import type { DomainEvent } from "../contracts/events.js";
 import type { AppThread } from "../contracts/thread.js";
 import type { TurnItem } from "../contracts/turnItems.js";
@@ -51,6 +52,10 @@ export interface OrchestrationState {
   readonly threadHandoffs: Map<string, string[]>;
   /** Per thread, the recorded waits still open: `tool_call` nodes in status `waiting`. */
   readonly openWaits: Map<string, Set<string>>;
+  /** Scheduled tasks by id (deleted ones are removed). */
+  readonly scheduledTasks: Map<string, ScheduledTask>;
+  /** Run id → the scheduled task whose fire created it: a run's lineage back to its schedule. */
+  readonly scheduledRuns: Map<string, string>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -78,6 +83,8 @@ export function initialState(): OrchestrationState {
     handoffs: new Map(),
     threadHandoffs: new Map(),
     openWaits: new Map(),
+    scheduledTasks: new Map(),
+    scheduledRuns: new Map(),
     lastSequence: 0,
   };
 }
@@ -154,6 +161,13 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "context-handoff.updated":
       if (!state.handoffs.has(event.data.handoff.id)) appendTo(state.threadHandoffs, event.data.handoff.threadId, event.data.handoff.id);
       state.handoffs.set(event.data.handoff.id, event.data.handoff);
+      return state;
+    case "scheduled-task.updated":
+      state.scheduledTasks.set(event.data.task.id, event.data.task);
+      if (event.data.fire?.runId != null) state.scheduledRuns.set(event.data.fire.runId, event.data.task.id);
+      return state;
+    case "scheduled-task.deleted":
+      state.scheduledTasks.delete(event.data.task.id);
       return state;
     case "unknown":
       return state;

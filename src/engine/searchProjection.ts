@@ -120,6 +120,8 @@ export class SearchProjection {
       case "context-transfer.updated":
       case "client-request.recorded":
       case "context-handoff.updated":
+      case "scheduled-task.updated":
+      case "scheduled-task.deleted":
       case "unknown":
         break;
       default: {

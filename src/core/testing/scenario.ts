@@ -157,7 +157,7 @@ function checkedEvent(event: NewEvent): DomainEvent {
 /** The thread an event belongs to, read from the entity it carries. */
 function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   const data = event.data;
-  if ("clientRequest" in data) return "";
+  if ("clientRequest" in data || "fire" in data) return "";
   if ("thread" in data) return data.thread.id;
   if ("run" in data) return data.run.threadId;
   if ("item" in data) return data.item.threadId;
@@ -187,6 +187,7 @@ function snapshot(state: OrchestrationState): unknown {
     attempts: [...state.attempts.entries()],
     providerThreads: [...state.providerThreads.entries()],
     providerTurns: [...state.providerTurns.entries()],
+    scheduledTasks: [...state.scheduledTasks.entries()],
     lastSequence: state.lastSequence,
   };
 }
