@@ -12,6 +12,7 @@ import { errorOfRejection } from "./errors.js";
 import type { ThreadSearchIndex } from "./search/threadSearch.js";
 import type { SecretDelivery } from "./secrets/secretRequests.js";
 import type { TitleRegenerations } from "./threads/titleRegeneration.js";
+import type { ScheduleServices } from "./schedules/services.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
@@ -34,6 +35,8 @@ export interface AppContext {
   readonly secrets: SecretDelivery;
   /** Title regeneration settings and the titling turns in flight. */
   readonly titles: TitleRegenerations;
+  /** Scheduled tasks: limits, time zone, webhook keys and URLs (docs/schedules.md). */
+  readonly schedules: ScheduleServices;
 }
 
 /** An accepted command with the events it wrote (none when its commandId was already known). */

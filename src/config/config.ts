@@ -30,6 +30,8 @@ export const CONFIG_MAXIMUMS = {
   maxSpawnsPerRootThread: 100_000,
   maxDelegationDepth: 64,
   titleTimeoutMs: 10 * 60_000,
+  schedulerMinIntervalMs: 366 * 24 * 60 * 60_000,
+  webhookMaxBodyBytes: 64 * 1024 * 1024,
 } as const;
 
 /** A whole positive number of milliseconds, at most `max`. */
@@ -102,6 +104,16 @@ export const TitlesSchema = z.strictObject({
   timeoutMs: positiveMs(CONFIG_MAXIMUMS.titleTimeoutMs).optional(),
 });
 
+/** Scheduled tasks (docs/schedules.md). */
+export const SchedulerSchema = z.strictObject({
+  /** The shortest interval a task may fire at. */
+  minIntervalMs: positiveMs(CONFIG_MAXIMUMS.schedulerMinIntervalMs).optional(),
+  /** IANA time zone of daily triggers; default: the server's local time zone. */
+  timeZone: NonEmptySchema.optional(),
+  /** Largest webhook body accepted, in bytes. */
+  webhookMaxBodyBytes: positiveCount(CONFIG_MAXIMUMS.webhookMaxBodyBytes).optional(),
+});
+
 function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
   ids.forEach((id, index) => {
@@ -121,6 +133,7 @@ export const LoomConfigSchema = z
     waits: WaitsSchema.optional(),
     sessions: SessionsSchema.optional(),
     titles: TitlesSchema.optional(),
+    scheduler: SchedulerSchema.optional(),
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
@@ -179,6 +192,13 @@ export interface TitlesConfig {
   readonly timeoutMs: number;
 }
 
+export interface SchedulerConfig {
+  readonly minIntervalMs: number;
+  /** Null: the server's local time zone. */
+  readonly timeZone: string | null;
+  readonly webhookMaxBodyBytes: number;
+}
+
 export interface LoomConfig {
   /** Absolute path of the file that was read, or null when none was. */
   readonly source: string | null;
@@ -189,8 +209,10 @@ export interface LoomConfig {
   readonly waits: WaitsConfig;
   readonly sessions: SessionsConfig;
   readonly titles: TitlesConfig;
+  readonly scheduler: SchedulerConfig;
 }
 
+export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024 };
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
 
 export const DEFAULT_LIMITS: LimitsConfig = { maxActiveChildrenPerThread: 16, maxSpawnsPerRootThread: 64, maxDelegationDepth: 4 };
@@ -294,6 +316,11 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       providerInstanceId: file.titles?.providerInstanceId ?? DEFAULT_TITLES.providerInstanceId,
       model: file.titles?.model ?? DEFAULT_TITLES.model,
       timeoutMs: file.titles?.timeoutMs ?? DEFAULT_TITLES.timeoutMs,
+    },
+    scheduler: {
+      minIntervalMs: file.scheduler?.minIntervalMs ?? DEFAULT_SCHEDULER.minIntervalMs,
+      timeZone: file.scheduler?.timeZone ?? DEFAULT_SCHEDULER.timeZone,
+      webhookMaxBodyBytes: file.scheduler?.webhookMaxBodyBytes ?? DEFAULT_SCHEDULER.webhookMaxBodyBytes,
     },
   };
 }

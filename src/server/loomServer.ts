@@ -22,6 +22,11 @@ import { backgroundToolkit } from "../mcp/toolkits/background/tools.js";
 import { searchToolkit } from "../mcp/toolkits/search/tools.js";
 import { secretsToolkit } from "../mcp/toolkits/secrets/tools.js";
 import { secretRoutes } from "../api/secretRoutes.js";
+import { scheduleRoutes } from "../api/scheduleRoutes.js";
+import { schedulesToolkit } from "../mcp/toolkits/schedules/tools.js";
+import { isTimeZone, schedulerTimeZone } from "../app/schedules/dueTimes.js";
+import { FileWebhookKeyStore } from "../app/schedules/webhookKeys.js";
+import { Scheduler, type SchedulerTimers } from "../scheduler/scheduler.js";
 import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/titleRegeneration.js";
 import { SearchProjection } from "../engine/searchProjection.js";
 import { SecretVault } from "../providers/secretVault.js";
@@ -50,6 +55,9 @@ export interface LoomServerOptions {
   /** WebSocket heartbeat (ping) interval; a peer silent for one interval is dropped. Tests shorten it. */
   readonly wsHeartbeatMs?: number;
   readonly log?: (line: string) => void;
+  /** The scheduler's clock and timers (docs/schedules.md); tests pass a manual clock. Default: Date.now and setTimeout. */
+  readonly clock?: () => number;
+  readonly schedulerTimers?: SchedulerTimers;
 }
 
 export interface LoomServer {
@@ -69,6 +77,8 @@ export interface LoomServer {
   readonly titles: TitleRegenerations;
   /** Waits holding delegated tasks (delegate_task, t3_background_wait), so tests can wait for one to begin. */
   readonly waiters: TaskWaiters;
+  /** Fires timed scheduled tasks. */
+  readonly scheduler: Scheduler;
   close(): Promise<void>;
 }
 
@@ -83,6 +93,9 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   if (problems.length > 0) {
     const lines = problems.flatMap((p) => p.errors.map((error) => `  providers.${p.instanceId}: ${error}`));
     throw new ConfigError(ConfigErrorCode.invalid, `invalid provider configuration (${lines.length} problem${lines.length === 1 ? "" : "s"}):\n${lines.join("\n")}`);
+  }
+  if (config.scheduler.timeZone !== null && !isTimeZone(config.scheduler.timeZone)) {
+    throw new ConfigError(ConfigErrorCode.invalid, `invalid config: scheduler.timeZone ${JSON.stringify(config.scheduler.timeZone)} is not an IANA time zone this runtime knows`);
   }
   const ownerToken = ensureOwnerToken(dir);
   const environmentId = ensureEnvironmentId(dir);
@@ -99,6 +112,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   }
 
   let mcpUrl = "";
+  let baseUrl = "";
   const secrets = new SecretVault();
   const projects = new Map(config.projects.map((p) => [p.id, p.root]));
   const sessions = new ProviderSessionManager({
@@ -133,12 +147,20 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     scratchRoot: join(dir.root, "scratch"),
     maxWaitMs: config.waits.maxWaitMs,
     progressIntervalMs: options.progressIntervalMs ?? 5_000,
-    clock: Date.now,
+    clock: options.clock ?? Date.now,
     waiters,
     search,
     secrets: { vault: secrets, isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
     titles,
+    schedules: {
+      keys: new FileWebhookKeyStore(join(dir.root, "webhook-keys.json")),
+      baseUrl: () => baseUrl,
+      minIntervalMs: config.scheduler.minIntervalMs,
+      timeZone: schedulerTimeZone(config.scheduler.timeZone),
+      webhookMaxBodyBytes: config.scheduler.webhookMaxBodyBytes,
+    },
   };
+  const scheduler = new Scheduler({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
   const titlesReconciled = await reconcileTitleRegenerations(app);
   if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
   const toolkits = [
@@ -148,6 +170,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     searchToolkit(app),
     backgroundToolkit(app),
     secretsToolkit(app),
+    schedulesToolkit(app),
     ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
   ];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
@@ -160,6 +183,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const routes: RouteHandler[] = [
     // Before orchestrationRoutes, which answers every other /api/ path with 404.
     secretRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
+    scheduleRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION, tickets }),
     mcp.route,
   ];
@@ -175,11 +199,13 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   origins = ownOrigins(host, port, url);
   mcpUrl = `${url}/mcp`;
+  baseUrl = url;
   worker.start();
   await reactor.start();
   // The index catches up in the background; searches wait briefly for it and say when it is not complete yet.
   search.start().catch((error: unknown) => log(`loom: the search index could not start: ${error instanceof Error ? error.message : String(error)}`));
   sessions.startReaper();
+  await scheduler.start();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
   let closing: Promise<void> | null = null;
@@ -198,8 +224,10 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     search,
     titles,
     waiters,
+    scheduler,
     close() {
       closing ??= (async () => {
+        await scheduler.stop();
         idleSessions.close();
         await mcp.close();
         await ws.close();
