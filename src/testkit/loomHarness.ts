@@ -7,6 +7,7 @@ import { runsOf } from "../engine/queries.js";
 import type { LoomConfigFile } from "../config/config.js";
 import { type LoomServer, startLoomServer } from "../server/loomServer.js";
 import { LoomMcpClient } from "./mcpClient.js";
+import type { SchedulerTimers } from "../scheduler/scheduler.js";
 
 /**
  * Integration-test setup (DESIGN §6): the real Loom server on 127.0.0.1 in a
@@ -28,6 +29,9 @@ export interface HarnessOptions {
   readonly diagnosticsTools?: boolean;
   /** Receives every line the server logs (default: dropped). */
   readonly log?: (line: string) => void;
+  /** The scheduler's clock and timers (src/testkit/manualClock.ts). */
+  readonly clock?: () => number;
+  readonly schedulerTimers?: SchedulerTimers;
 }
 
 /** A scripted turn input: `script({ say: "hi" }, { sleep: 100 })`. */
@@ -71,6 +75,8 @@ export class LoomHarness {
         progressIntervalMs: options.progressIntervalMs ?? 100,
         diagnosticsTools: options.diagnosticsTools ?? false,
         ...(options.log === undefined ? {} : { log: options.log }),
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+        ...(options.schedulerTimers === undefined ? {} : { schedulerTimers: options.schedulerTimers }),
       });
       const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
       const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");
