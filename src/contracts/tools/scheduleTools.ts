@@ -31,7 +31,7 @@ export const IntervalTriggerInput = z
 export const DailyTriggerInput = z
   .object({
     type: z.literal("daily"),
-    at: z.string().regex(CLOCK_TIME_PATTERN, { error: 'must be "HH:MM" (24-hour)' }).describe('"HH:MM", 24-hour, in the server\'s local time zone'),
+    at: z.string().max(5).regex(CLOCK_TIME_PATTERN, { error: 'must be "HH:MM" (24-hour)' }).describe('"HH:MM", 24-hour, in the server\'s local time zone'),
     weekdays: z.array(z.number().int().min(0).max(6)).min(1).max(7).optional().describe("Days to fire on, 0 = Sunday; default every day"),
   })
   .strict();
@@ -49,7 +49,7 @@ export const WebhookTriggerInput = z
         z
           .object({
             path: z.string().min(1).max(SCHEDULE_LIMITS.filterPathChars).describe("Dot-separated path into the JSON body, e.g. action or pull_request.base.ref"),
-            equals: z.union([z.string().max(SCHEDULE_LIMITS.filterValueChars), z.number(), z.boolean(), z.null()]),
+            equals: z.union([z.string().max(SCHEDULE_LIMITS.filterValueChars), z.number().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER), z.boolean(), z.null()]),
           })
           .strict(),
       )
