@@ -1,6 +1,6 @@
 /**
  * The closed set of domain event names: the 45 of spec 004 §3.2 plus Loom's
- * own extensions, listed last.
+ * own extensions (idempotency records, scheduled tasks), listed last.
  */
 export const EventType = {
   // Thread state (23)
