@@ -50,5 +50,10 @@ export const TOOL_ACCESS: { readonly [N in ToolName]: OperationAccess } = {
   // Like task_status: reading a result acknowledges its delivery.
   t3_background_wait: read,
   request_secret: write,
+  schedule_task: write,
+  list_scheduled_tasks: read,
+  update_scheduled_task: write,
+  delete_scheduled_task: write,
+  run_scheduled_task_now: write,
   loom_echo: read,
 };

@@ -13,6 +13,7 @@ import type { ThreadSearchIndex } from "./search/threadSearch.js";
 import type { SecretDelivery } from "./secrets/secretRequests.js";
 import type { TitleRegenerations } from "./threads/titleRegeneration.js";
 import type { WorkspaceSettings } from "./workspaces/paths.js";
+import type { ScheduleServices } from "./schedules/services.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
@@ -41,6 +42,8 @@ export interface AppContext {
   readonly titles: TitleRegenerations;
   /** Where Loom-managed worktrees go and how they are named (docs/workspaces.md). */
   readonly workspaces: WorkspaceSettings;
+  /** Scheduled tasks: limits, time zone, webhook keys and URLs (docs/schedules.md). */
+  readonly schedules: ScheduleServices;
 }
 
 /** An accepted command with the events it wrote (none when its commandId was already known). */

@@ -49,6 +49,8 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "provider-session.detached":
       case "node.updated":
       case "client-request.recorded":
+      case "scheduled-task.updated":
+      case "scheduled-task.deleted":
       case "unknown":
         break;
       case "context-transfer.created":

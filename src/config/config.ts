@@ -31,6 +31,8 @@ export const CONFIG_MAXIMUMS = {
   maxDelegationDepth: 64,
   titleTimeoutMs: 10 * 60_000,
   setupTimeoutMs: 24 * 60 * 60_000,
+  schedulerMinIntervalMs: 366 * 24 * 60 * 60_000,
+  webhookMaxBodyBytes: 64 * 1024 * 1024,
 } as const;
 
 /** A whole positive number of milliseconds, at most `max`. */
@@ -119,6 +121,16 @@ export const TitlesSchema = z.strictObject({
   timeoutMs: positiveMs(CONFIG_MAXIMUMS.titleTimeoutMs).optional(),
 });
 
+/** Scheduled tasks (docs/schedules.md). */
+export const SchedulerSchema = z.strictObject({
+  /** The shortest interval a task may fire at. */
+  minIntervalMs: positiveMs(CONFIG_MAXIMUMS.schedulerMinIntervalMs).optional(),
+  /** IANA time zone of daily triggers; default: the server's local time zone. */
+  timeZone: NonEmptySchema.optional(),
+  /** Largest webhook body accepted, in bytes. */
+  webhookMaxBodyBytes: positiveCount(CONFIG_MAXIMUMS.webhookMaxBodyBytes).optional(),
+});
+
 function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
   ids.forEach((id, index) => {
@@ -139,6 +151,7 @@ export const LoomConfigSchema = z
     sessions: SessionsSchema.optional(),
     titles: TitlesSchema.optional(),
     workspaces: WorkspacesSchema.optional(),
+    scheduler: SchedulerSchema.optional(),
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
@@ -208,6 +221,13 @@ export interface TitlesConfig {
   readonly timeoutMs: number;
 }
 
+export interface SchedulerConfig {
+  readonly minIntervalMs: number;
+  /** Null: the server's local time zone. */
+  readonly timeZone: string | null;
+  readonly webhookMaxBodyBytes: number;
+}
+
 export interface LoomConfig {
   /** Absolute path of the file that was read, or null when none was. */
   readonly source: string | null;
@@ -219,8 +239,10 @@ export interface LoomConfig {
   readonly sessions: SessionsConfig;
   readonly titles: TitlesConfig;
   readonly workspaces: WorkspacesConfig;
+  readonly scheduler: SchedulerConfig;
 }
 
+export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024 };
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
 export const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_WORKSPACES: WorkspacesConfig = { worktreesDir: null, branchPrefix: "loom/", checkpoints: true };
@@ -336,6 +358,11 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       worktreesDir: file.workspaces?.worktreesDir === undefined ? null : resolve(baseDir, file.workspaces.worktreesDir),
       branchPrefix: file.workspaces?.branchPrefix ?? DEFAULT_WORKSPACES.branchPrefix,
       checkpoints: file.workspaces?.checkpoints ?? DEFAULT_WORKSPACES.checkpoints,
+    },
+    scheduler: {
+      minIntervalMs: file.scheduler?.minIntervalMs ?? DEFAULT_SCHEDULER.minIntervalMs,
+      timeZone: file.scheduler?.timeZone ?? DEFAULT_SCHEDULER.timeZone,
+      webhookMaxBodyBytes: file.scheduler?.webhookMaxBodyBytes ?? DEFAULT_SCHEDULER.webhookMaxBodyBytes,
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The closed set of domain event names: the 45 of spec 004 §3.2 plus Loom's
- * own extensions, listed last.
+ * own extensions (idempotency records, scheduled tasks), listed last.
  */
 export const EventType = {
   // Thread state (23)
@@ -55,6 +55,10 @@ export const EventType = {
   // Loom extensions (1)
   /** The first use of a clientRequestId and its request fingerprint (docs/mcp.md, Idempotency). */
   clientRequestRecorded: "client-request.recorded",
+  /** A scheduled task after a change or a fire (docs/schedules.md). */
+  scheduledTaskUpdated: "scheduled-task.updated",
+  /** A scheduled task deleted for good. */
+  scheduledTaskDeleted: "scheduled-task.deleted",
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 

@@ -17,6 +17,7 @@ import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, t
 import { SubagentSchema, type Subagent } from "./entities/subagents.js";
 import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
+import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
 import { AppThreadSchema } from "./thread.js";
 import { TurnItemSchema, type TurnItem } from "./turnItems.js";
 
@@ -154,6 +155,13 @@ export interface CheckpointRollbackEvent {
   readonly data: { readonly rollback: CheckpointRollback };
 }
 
+/** A scheduled task after the change; `fire` is the fire that changed it (null for a save). Environment-wide (stream ""). */
+export interface ScheduledTaskEvent {
+  readonly type: "scheduled-task.updated" | "scheduled-task.deleted";
+  readonly streamId: string;
+  readonly data: { readonly task: ScheduledTask; readonly fire: ScheduledFire | null };
+}
+
 export type KnownDomainEvent =
   | CheckpointScopeEvent
   | CheckpointEvent
@@ -170,7 +178,8 @@ export type KnownDomainEvent =
   | NodeEvent
   | ContextTransferEvent
   | ClientRequestEvent
-  | ContextHandoffEvent;
+  | ContextHandoffEvent
+  | ScheduledTaskEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -207,6 +216,8 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("checkpoint-scope.created", z.object({ scope: CheckpointScopeSchema })),
   eventSchema("checkpoint.captured", z.object({ checkpoint: CheckpointSchema })),
   eventSchema("checkpoint.rollback-requested", z.object({ rollback: CheckpointRollbackSchema })),
+  eventSchema("scheduled-task.updated", z.object({ task: ScheduledTaskSchema, fire: ScheduledFireSchema.nullable() })),
+  eventSchema("scheduled-task.deleted", z.object({ task: ScheduledTaskSchema, fire: z.null() })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -297,4 +308,8 @@ export function checkpointEvent(checkpoint: Checkpoint): CheckpointEvent {
 
 export function checkpointRollbackEvent(rollback: CheckpointRollback): CheckpointRollbackEvent {
   return { type: "checkpoint.rollback-requested", streamId: rollback.threadId, data: { rollback } };
+}
+
+export function scheduledTaskEvent(type: ScheduledTaskEvent["type"], task: ScheduledTask, fire: ScheduledFire | null = null): ScheduledTaskEvent {
+  return { type, streamId: "", data: { task, fire } };
 }

@@ -31,6 +31,8 @@ import { decideMessageDispatch } from "./run/send.js";
 import { decideWaitEnded, decideWaitStarted } from "./run/waits.js";
 import { decideNotificationDeliveryAccept } from "./run/notificationAccept.js";
 import { decideSecretRequestRecord } from "./secrets/secretRequests.js";
+import { decideScheduledTaskFire } from "./schedules/fire.js";
+import { decideScheduledTaskDelete, decideScheduledTaskSave } from "./schedules/save.js";
 import { decideThreadCreatedRecord, decideTitleRegenerationComplete } from "./thread/records.js";
 import { decideCheckpointCaptured } from "./workspace/checkpoints.js";
 import { decidePreparedRunFail, decidePreparedRunProgress, decidePreparedRunRelease, decidePreparedRunRetry, decideRollbackFail } from "./workspace/prepared.js";
@@ -225,6 +227,13 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideRollbackFail(state, command, ctx);
     case "workspace-runtime.checkpoint-captured":
       return decideCheckpointCaptured(state, command, ctx);
+    // Scheduled tasks (schedules/)
+    case "scheduled-task.save":
+      return decideScheduledTaskSave(state, command, ctx);
+    case "scheduled-task.delete":
+      return decideScheduledTaskDelete(state, command, ctx);
+    case "scheduled-task.fire":
+      return decideScheduledTaskFire(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

@@ -97,6 +97,13 @@ export const RejectionCode = {
   rollbackInProgress: "rollback_in_progress",
   preparationNotActive: "preparation_not_active",
   runNotRetryable: "run_not_retryable",
+  // Scheduled tasks (docs/schedules.md)
+  scheduledTaskNotFound: "scheduled_task_not_found",
+  scheduledTaskAlreadyExists: "scheduled_task_already_exists",
+  scheduledTaskInvalid: "scheduled_task_invalid",
+  /** A timed fire whose instant is no longer the task's next due time: it was fired already, or the task changed. */
+  scheduledFireStale: "scheduled_fire_stale",
+  scheduledTaskPaused: "scheduled_task_paused",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

@@ -7,6 +7,7 @@ import type { ProviderThread, ProviderTurn } from "../contracts/entities/provide
 import type { ExecutionNode, Run, RunAttempt } from "../contracts/entities/runs.js";
 import type { Subagent } from "../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
+import type { ScheduledTask } from "../contracts/entities/scheduledTasks.js";
 import type { DomainEvent } from "../contracts/events.js";
 import type { AppThread } from "../contracts/thread.js";
 import type { TurnItem } from "../contracts/turnItems.js";
@@ -56,6 +57,10 @@ export interface OrchestrationState {
   readonly checkpoints: Map<string, Checkpoint>;
   /** Checkpoint ids per scope, in the order they were recorded. */
   readonly scopeCheckpoints: Map<string, string[]>;
+  /** Scheduled tasks by id (deleted ones are removed). */
+  readonly scheduledTasks: Map<string, ScheduledTask>;
+  /** Run id → the scheduled task whose fire created it: a run's lineage back to its schedule. */
+  readonly scheduledRuns: Map<string, string>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -86,6 +91,8 @@ export function initialState(): OrchestrationState {
     checkpointScopes: new Map(),
     checkpoints: new Map(),
     scopeCheckpoints: new Map(),
+    scheduledTasks: new Map(),
+    scheduledRuns: new Map(),
     lastSequence: 0,
   };
 }
@@ -171,6 +178,13 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       return state;
     case "checkpoint.rollback-requested":
       // The request is history; the rollback_recovery run it created carries its progress.
+      return state;
+    case "scheduled-task.updated":
+      state.scheduledTasks.set(event.data.task.id, event.data.task);
+      if (event.data.fire?.runId != null) state.scheduledRuns.set(event.data.fire.runId, event.data.task.id);
+      return state;
+    case "scheduled-task.deleted":
+      state.scheduledTasks.delete(event.data.task.id);
       return state;
     case "unknown":
       return state;

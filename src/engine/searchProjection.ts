@@ -123,6 +123,8 @@ export class SearchProjection {
       case "checkpoint-scope.created":
       case "checkpoint.captured":
       case "checkpoint.rollback-requested":
+      case "scheduled-task.updated":
+      case "scheduled-task.deleted":
       case "unknown":
         break;
       default: {

@@ -55,6 +55,11 @@ const VALID: { readonly [N in ToolName]: Record<string, unknown> } = {
   t3_thread_search: { query: "x" },
   t3_background_wait: { threadId: "thread:x" },
   request_secret: { secretName: "Token", envVarName: "SOME_TOKEN", description: "x" },
+  schedule_task: { prompt: "audit", trigger: { type: "interval", everyMs: 3_600_000 } },
+  list_scheduled_tasks: {},
+  update_scheduled_task: { scheduledTaskId: "scheduled-task:none", enabled: false },
+  delete_scheduled_task: { scheduledTaskId: "scheduled-task:none" },
+  run_scheduled_task_now: { scheduledTaskId: "scheduled-task:none" },
   loom_echo: { text: "hi" },
 };
 

@@ -148,6 +148,20 @@ describe("tool outputs match their declared schemas", () => {
     expect((found.hits as unknown[]).length).toBeGreaterThan(0);
   });
 
+  it("scheduled-task tools, as the owner", async () => {
+    const task = await owner("schedule_task", { prompt: script({ say: "scheduled" }), trigger: { type: "daily", at: "03:00" }, target: { providerInstanceId: "a" } });
+    const scheduledTaskId = task.scheduledTaskId as string;
+    await owner("update_scheduled_task", { scheduledTaskId, enabled: false });
+    await owner("schedule_task", { scheduledTaskId, enabled: true });
+    await owner("list_scheduled_tasks", {});
+    const fired = await owner("run_scheduled_task_now", { scheduledTaskId });
+    await h.waitForEnd(fired.runId as string);
+    const listed = await owner("list_scheduled_tasks", {});
+    expect((listed.tasks as { lastFire: { status: string } }[])[0]!.lastFire.status).toBe("completed");
+    await owner("schedule_task", { prompt: "on a hook", trigger: { type: "webhook", signature: { secret: "s".repeat(32) }, filters: [{ path: "action", equals: "opened" }], dedupeKey: "header:X-Delivery" } });
+    await owner("delete_scheduled_task", { scheduledTaskId });
+  });
+
   it("covered every tool of the contract table", () => {
     expect([...seen].sort()).toEqual(Object.keys(TOOL_CONTRACTS).sort());
   });

@@ -31,6 +31,11 @@ import { backgroundToolkit } from "../mcp/toolkits/background/tools.js";
 import { searchToolkit } from "../mcp/toolkits/search/tools.js";
 import { secretsToolkit } from "../mcp/toolkits/secrets/tools.js";
 import { secretRoutes } from "../api/secretRoutes.js";
+import { scheduleRoutes } from "../api/scheduleRoutes.js";
+import { schedulesToolkit } from "../mcp/toolkits/schedules/tools.js";
+import { isTimeZone, schedulerTimeZone } from "../app/schedules/dueTimes.js";
+import { FileWebhookKeyStore } from "../app/schedules/webhookKeys.js";
+import { Scheduler, type SchedulerTimers } from "../scheduler/scheduler.js";
 import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/titleRegeneration.js";
 import { SearchProjection } from "../engine/searchProjection.js";
 import { SecretVault } from "../providers/secretVault.js";
@@ -61,6 +66,9 @@ export interface LoomServerOptions {
   readonly log?: (line: string) => void;
   /** The built web UI served at `/`. Default dist/ui of this checkout (npm run build makes it). */
   readonly uiDir?: string;
+  /** The scheduler's clock and timers (docs/schedules.md); tests pass a manual clock. Default: Date.now and setTimeout. */
+  readonly clock?: () => number;
+  readonly schedulerTimers?: SchedulerTimers;
 }
 
 /** dist/ui, two folders up from this module in src/server/ and dist/server/ alike. */
@@ -83,6 +91,8 @@ export interface LoomServer {
   readonly titles: TitleRegenerations;
   /** Waits holding delegated tasks (delegate_task, t3_background_wait), so tests can wait for one to begin. */
   readonly waiters: TaskWaiters;
+  /** Fires timed scheduled tasks. */
+  readonly scheduler: Scheduler;
   close(): Promise<void>;
 }
 
@@ -97,6 +107,9 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   if (problems.length > 0) {
     const lines = problems.flatMap((p) => p.errors.map((error) => `  providers.${p.instanceId}: ${error}`));
     throw new ConfigError(ConfigErrorCode.invalid, `invalid provider configuration (${lines.length} problem${lines.length === 1 ? "" : "s"}):\n${lines.join("\n")}`);
+  }
+  if (config.scheduler.timeZone !== null && !isTimeZone(config.scheduler.timeZone)) {
+    throw new ConfigError(ConfigErrorCode.invalid, `invalid config: scheduler.timeZone ${JSON.stringify(config.scheduler.timeZone)} is not an IANA time zone this runtime knows`);
   }
   const ownerToken = ensureOwnerToken(dir);
   const environmentId = ensureEnvironmentId(dir);
@@ -125,6 +138,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   }
 
   let mcpUrl = "";
+  let baseUrl = "";
   const secrets = new SecretVault();
   const projects = new Map(config.projects.map((p) => [p.id, p.root]));
   const sessions = new ProviderSessionManager({
@@ -162,13 +176,21 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     scratchRoot: join(dir.root, "scratch"),
     maxWaitMs: config.waits.maxWaitMs,
     progressIntervalMs: options.progressIntervalMs ?? 5_000,
-    clock: Date.now,
+    clock: options.clock ?? Date.now,
     waiters,
     search,
     secrets: { vault: secrets, isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
     titles,
     workspaces,
+    schedules: {
+      keys: new FileWebhookKeyStore(join(dir.root, "webhook-keys.json")),
+      baseUrl: () => baseUrl,
+      minIntervalMs: config.scheduler.minIntervalMs,
+      timeZone: schedulerTimeZone(config.scheduler.timeZone),
+      webhookMaxBodyBytes: config.scheduler.webhookMaxBodyBytes,
+    },
   };
+  const scheduler = new Scheduler({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
   const titlesReconciled = await reconcileTitleRegenerations(app);
   if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
   const toolkits = [
@@ -178,6 +200,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     searchToolkit(app),
     backgroundToolkit(app),
     secretsToolkit(app),
+    schedulesToolkit(app),
     ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
   ];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
@@ -194,6 +217,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     secretRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     workspaceRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     uiRoutes({ app, ownerTokenHash: sha256(ownerToken), sessions: uiSessions, allowedOrigins: () => origins, baseUrl: () => url }),
+    scheduleRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION, tickets, alsoOwner: (req) => isUiSessionRequest(req, uiSessions, () => origins) }),
     mcp.route,
     // Last: the web UI's files (docs/ui.md) at every path the routes above leave.
@@ -211,12 +235,14 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   origins = ownOrigins(host, port, url);
   mcpUrl = `${url}/mcp`;
+  baseUrl = url;
   worker.start();
   await reactor.start();
   await budgets.start();
   // The index catches up in the background; searches wait briefly for it and say when it is not complete yet.
   search.start().catch((error: unknown) => log(`loom: the search index could not start: ${error instanceof Error ? error.message : String(error)}`));
   sessions.startReaper();
+  await scheduler.start();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
   let closing: Promise<void> | null = null;
@@ -235,8 +261,10 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     search,
     titles,
     waiters,
+    scheduler,
     close() {
       closing ??= (async () => {
+        await scheduler.stop();
         idleSessions.close();
         await mcp.close();
         await ws.close();

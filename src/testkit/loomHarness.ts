@@ -7,6 +7,7 @@ import { runsOf } from "../engine/queries.js";
 import type { LoomConfigFile } from "../config/config.js";
 import { type LoomServer, startLoomServer } from "../server/loomServer.js";
 import { LoomMcpClient } from "./mcpClient.js";
+import type { SchedulerTimers } from "../scheduler/scheduler.js";
 
 /**
  * Integration-test setup (DESIGN §6): the real Loom server on 127.0.0.1 in a
@@ -36,6 +37,9 @@ export interface HarnessOptions {
   readonly log?: (line: string) => void;
   /** The WebSocket endpoint's heartbeat interval (default: the server's). */
   readonly wsHeartbeatMs?: number;
+  /** The scheduler's clock and timers (src/testkit/manualClock.ts). */
+  readonly clock?: () => number;
+  readonly schedulerTimers?: SchedulerTimers;
 }
 
 /** A scripted turn input: `script({ say: "hi" }, { sleep: 100 })`. */
@@ -81,6 +85,8 @@ export class LoomHarness {
         diagnosticsTools: options.diagnosticsTools ?? false,
         ...(options.log === undefined ? {} : { log: options.log }),
         ...(options.wsHeartbeatMs === undefined ? {} : { wsHeartbeatMs: options.wsHeartbeatMs }),
+        ...(options.clock === undefined ? {} : { clock: options.clock }),
+        ...(options.schedulerTimers === undefined ? {} : { schedulerTimers: options.schedulerTimers }),
       });
       const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
       const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");

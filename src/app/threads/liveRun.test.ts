@@ -81,6 +81,11 @@ describe("an agent whose run has ended", () => {
       t3_thread_search: { query: "x" },
       t3_background_wait: { threadId },
       request_secret: { secretName: "Token", envVarName: "SOME_TOKEN", description: "x" },
+      schedule_task: { prompt: "audit", trigger: { type: "interval", everyMs: 3_600_000 } },
+      list_scheduled_tasks: {},
+      update_scheduled_task: { scheduledTaskId: "scheduled-task:none", enabled: false },
+      delete_scheduled_task: { scheduledTaskId: "scheduled-task:none" },
+      run_scheduled_task_now: { scheduledTaskId: "scheduled-task:none" },
       loom_echo: { text: "hi" },
     };
     const before = h.state.lastSequence;

@@ -245,18 +245,24 @@ const cases: readonly EntityCase[] = [
     sample: {
       id: "scheduled-task:1",
       projectId: "project:1",
+      title: "Triage",
       prompt: "triage new issues",
-      schedule: { kind: "fixed-time", time: "09:30", weekdays: [1, 2, 3, 4, 5] },
-      bindToThreadId: null,
+      trigger: { type: "daily", at: "09:30", weekdays: [1, 2, 3, 4, 5] },
+      boundThreadId: null,
       enabled: true,
-      target: { driverKind: "codex" },
+      overlap: "skip",
+      providerInstanceId: "codex",
+      model: null,
       runtimeMode: "approval-required",
       interactionMode: "default",
+      createdBy: "user",
+      createdByThreadId: null,
       ...times,
-      lastRunAt: null,
-      nextRunAt: at,
+      nextFireAt: at,
+      lastFire: null,
+      fireCount: 0,
     },
-    bad: ["schedule", { kind: "cron", expression: "* * * * *" }],
+    bad: ["trigger", { type: "cron", expression: "* * * * *" }],
   },
 ];
 
@@ -268,16 +274,16 @@ describe("entity schemas", () => {
     });
   }
 
-  it("ScheduledTask accepts interval and webhook schedules and refuses a bad fixed time", () => {
+  it("ScheduledTask accepts interval and webhook triggers and refuses a bad daily time", () => {
     const task = cases.find((c) => c.name === "ScheduledTask")!;
-    const withSchedule = (schedule: unknown) => ({ ...task.sample, schedule });
-    expect(ScheduledTaskSchema.safeParse(withSchedule({ kind: "interval", everyMs: 3_600_000 })).success).toBe(true);
+    const withTrigger = (trigger: unknown) => ({ ...task.sample, trigger });
+    expect(ScheduledTaskSchema.safeParse(withTrigger({ type: "interval", everyMs: 3_600_000 })).success).toBe(true);
     expect(
       ScheduledTaskSchema.safeParse(
-        withSchedule({ kind: "webhook", hookId: "h1", signature: null, filters: [{ path: "action", equals: "opened" }], dedupeHeader: null }),
+        withTrigger({ type: "webhook", signed: false, filters: [{ path: "action", equals: "opened" }], dedupeKey: null, tokenHash: "a".repeat(64) }),
       ).success,
     ).toBe(true);
-    expect(ScheduledTaskSchema.safeParse(withSchedule({ kind: "fixed-time", time: "24:00", weekdays: null })).success).toBe(false);
+    expect(ScheduledTaskSchema.safeParse(withTrigger({ type: "daily", at: "24:00", weekdays: null })).success).toBe(false);
   });
 
   it("ContextHandoff refuses an inverted run ordinal range", () => {

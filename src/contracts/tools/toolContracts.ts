@@ -60,6 +60,16 @@ import {
 import { BackgroundWaitInput, BackgroundWaitOutput } from "./backgroundTools.js";
 import { ThreadSearchInput, ThreadSearchOutput } from "./searchTools.js";
 import { RequestSecretInput, RequestSecretOutput } from "./secretTools.js";
+import {
+  DeleteScheduledTaskOutput,
+  ListScheduledTasksInput,
+  ListScheduledTasksOutput,
+  RunScheduledTaskNowOutput,
+  ScheduleTaskInput,
+  ScheduledTaskIdOnlyInput,
+  ScheduledTaskOutput,
+  UpdateScheduledTaskInput,
+} from "./scheduleTools.js";
 
 /** A tool's contract: what it takes and the structuredContent it answers with on success. */
 export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
@@ -112,6 +122,11 @@ export const TOOL_CONTRACTS = {
   t3_thread_search: contract(ThreadSearchInput, ThreadSearchOutput),
   t3_background_wait: contract(BackgroundWaitInput, BackgroundWaitOutput),
   request_secret: contract(RequestSecretInput, RequestSecretOutput),
+  schedule_task: contract(ScheduleTaskInput, ScheduledTaskOutput),
+  list_scheduled_tasks: contract(ListScheduledTasksInput, ListScheduledTasksOutput),
+  update_scheduled_task: contract(UpdateScheduledTaskInput, ScheduledTaskOutput),
+  delete_scheduled_task: contract(ScheduledTaskIdOnlyInput, DeleteScheduledTaskOutput),
+  run_scheduled_task_now: contract(ScheduledTaskIdOnlyInput, RunScheduledTaskNowOutput),
 } as const;
 
 export type ToolName = keyof typeof TOOL_CONTRACTS;

@@ -157,7 +157,7 @@ function checkedEvent(event: NewEvent): DomainEvent {
 /** The thread an event belongs to, read from the entity it carries. */
 function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   const data = event.data;
-  if ("clientRequest" in data) return "";
+  if ("clientRequest" in data || "fire" in data) return "";
   if ("thread" in data) return data.thread.id;
   if ("run" in data) return data.run.threadId;
   if ("item" in data) return data.item.threadId;
@@ -192,6 +192,7 @@ function snapshot(state: OrchestrationState): unknown {
     providerTurns: [...state.providerTurns.entries()],
     checkpointScopes: [...state.checkpointScopes.entries()],
     checkpoints: [...state.checkpoints.entries()],
+    scheduledTasks: [...state.scheduledTasks.entries()],
     lastSequence: state.lastSequence,
   };
 }

@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { z } from "zod";
+import { ownerCaller } from "../app/caller.js";
+import type { AppContext } from "../app/context.js";
+import { AppError, toFailure } from "../app/errors.js";
+import { deleteScheduledTask, listScheduledTasks, runScheduledTaskNow, scheduleTask, updateScheduledTask } from "../app/schedules/scheduledTasks.js";
+import { receiveWebhook } from "../app/schedules/webhooks.js";
+import { ListScheduledTasksInput, ScheduleTaskInput, ScheduledTaskIdOnlyInput, UpdateScheduledTaskInput } from "../contracts/tools/scheduleTools.js";
+import { formatZodIssues } from "../contracts/zodIssues.js";
+import { CLOSE_CONNECTION, readBody } from "../http/body.js";
+import { HttpError, type RouteHandler, decodePathSegment, readJsonBody, sendError, sendJson } from "../http/http.js";
+import { isOwnerRequest } from "./ownerAuth.js";
+import { statusOf } from "./routes.js";
+
+const HOOK = /^\/hooks\/([^/]+)\/([^/]+)$/;
+const TASKS = "/api/schedules";
+const TASK = /^\/api\/schedules\/([^/]+)$/;
+const RUN_NOW = /^\/api\/schedules\/([^/]+)\/run$/;
+
+export interface ScheduleRouteOptions {
+  readonly app: AppContext;
+  readonly ownerTokenHash: Buffer;
+}
+
+function parsed<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (!result.success) throw new AppError("invalid_request", `invalid request: ${formatZodIssues(result.error)}`);
+  return result.data;
+}
+
+/**
+ * Scheduled tasks over HTTP (docs/schedules.md).
+ *
+ * `POST /hooks/:scheduledTaskId/:token` is the webhook trigger: no bearer
+ * token (the URL's token is the credential, and a signature when the task
+ * requires one). 202 with `{ status: "fired" | "skipped", ... }`, 401 for a
+ * missing or wrong signature, 404 for an unknown task or token, 413 for a
+ * body over scheduler.webhookMaxBodyBytes; only "fired" records anything.
+ *
+ * The owner's routes, with the owner bearer token, call the same app
+ * functions as the MCP tools: `GET /api/schedules[?projectId=]`,
+ * `POST /api/schedules` (schedule_task's input), `PATCH /api/schedules/:id`
+ * (update_scheduled_task's fields), `DELETE /api/schedules/:id`,
+ * `POST /api/schedules/:id/run` (run now).
+ */
+export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
+  const { app } = options;
+  const owner = ownerCaller(app.environmentId);
+  return async (req, res, url) => {
+    const hook = HOOK.exec(url.pathname);
+    if (hook !== null) {
+      await webhook(app, req, res, decodePathSegment(hook[1]!), decodePathSegment(hook[2]!));
+      return true;
+    }
+    const path = url.pathname;
+    if (path !== TASKS && !path.startsWith(`${TASKS}/`)) return false;
+    if (!isOwnerRequest(req, options.ownerTokenHash)) {
+      sendError(res, new HttpError(401, "unauthorized", "missing or invalid bearer token"), { "www-authenticate": "Bearer" });
+      return true;
+    }
+    try {
+      const one = TASK.exec(path);
+      const run = RUN_NOW.exec(path);
+      if (path === TASKS && req.method === "GET") {
+        const projectId = url.searchParams.get("projectId");
+        sendJson(res, 200, listScheduledTasks(app, owner, parsed(ListScheduledTasksInput, projectId === null ? {} : { projectId })));
+      } else if (path === TASKS && req.method === "POST") {
+        sendJson(res, 201, await scheduleTask(app, owner, parsed(ScheduleTaskInput, await readJsonBody(req))));
+      } else if (one !== null && req.method === "PATCH") {
+        const body = await readJsonBody(req);
+        const fields = typeof body === "object" && body !== null ? body : {};
+        sendJson(res, 200, await updateScheduledTask(app, owner, parsed(UpdateScheduledTaskInput, { ...fields, scheduledTaskId: decodePathSegment(one[1]!) })));
+      } else if (one !== null && req.method === "DELETE") {
+        sendJson(res, 200, await deleteScheduledTask(app, owner, parsed(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(one[1]!) })));
+      } else if (run !== null && req.method === "POST") {
+        sendJson(res, 200, await runScheduledTaskNow(app, owner, parsed(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(run[1]!) })));
+      } else {
+        throw new HttpError(405, "method_not_allowed", `${req.method ?? "?"} is not allowed on ${path}`);
+      }
+      return true;
+    } catch (error) {
+      if (error instanceof AppError) {
+        sendJson(res, statusOf(error), { error: toFailure(error) });
+        return true;
+      }
+      throw error;
+    }
+  };
+}
+
+async function webhook(app: AppContext, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string): Promise<void> {
+  if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
+  const body = await readBody(req, app.schedules.webhookMaxBodyBytes);
+  if (!body.ok) {
+    const error =
+      body.reason === "too_large"
+        ? new HttpError(413, "body_too_large", `webhook body exceeds ${app.schedules.webhookMaxBodyBytes} bytes`)
+        : new HttpError(400, "unreadable_body", "the request body could not be read");
+    sendError(res, error, CLOSE_CONNECTION);
+    return;
+  }
+  const headers: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(req.headers)) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+  const outcome = await receiveWebhook(app, { scheduledTaskId, token, headers, body: body.bytes });
+  switch (outcome.kind) {
+    case "not_found":
+      sendError(res, new HttpError(404, "not_found", "no webhook at this URL"));
+      return;
+    case "unauthorized":
+      sendError(res, new HttpError(401, "invalid_signature", outcome.reason));
+      return;
+    case "skipped":
+      sendJson(res, 202, { status: "skipped", reason: outcome.reason });
+      return;
+    case "fired":
+      sendJson(res, 202, { status: "fired", outcome: outcome.outcome, runId: outcome.runId, threadId: outcome.threadId, reason: outcome.reason });
+      return;
+    default: {
+      const exhaustive: never = outcome;
+      return exhaustive;
+    }
+  }
+}
