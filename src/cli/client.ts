@@ -12,7 +12,37 @@ export class LoomToolCaller {
   constructor(
     private readonly client: LoomMcpClient,
     readonly server: ServerInfo,
+    private readonly token: string,
   ) {}
+
+  /**
+   * One owner route of the HTTP API (docs/cli.md, HTTP API). A failure answer
+   * (`{ error: Failure }`) throws ToolFailedError with the server's code, as a tool failure does.
+   */
+  async api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+    const res = await fetch(`${this.server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(text) as unknown;
+    } catch {
+      // A non-JSON answer is reported below with its status.
+    }
+    if (res.ok) return parsed as T;
+    // A rejected command answers 409 with its receipt ({ status: "rejected", rejection }), anything else with { error }.
+    const answer = parsed as { error?: { code?: unknown; message?: unknown }; rejection?: { code?: unknown; message?: unknown } } | null;
+    const error = answer?.error ?? answer?.rejection;
+    throw new ToolFailedError(path, typeof error?.code === "string" ? error.code : "orchestration_error", typeof error?.message === "string" ? error.message : `HTTP ${res.status} from ${method} ${path}`);
+  }
+
+  /** The full id of a thread named by its id or a unique prefix of it. */
+  async resolveThread(ref: string): Promise<string> {
+    return (await this.api<{ threadId: string }>("GET", `/api/threads/resolve?id=${encodeURIComponent(ref)}`)).threadId;
+  }
 
   /** Call a tool; a failure answer throws ToolFailedError with the server's code. */
   async call<T>(tool: string, args: Record<string, unknown>, options: ToolCallOptions = {}): Promise<T> {
@@ -39,7 +69,7 @@ export async function connectToLoom(stateDirFlag: string | undefined): Promise<L
   if (!existsSync(dir.ownerTokenPath)) throw new Error(`the server is running but ${dir.ownerTokenPath} is missing`);
   const token = readFileSync(dir.ownerTokenPath, "utf8").trim();
   try {
-    return new LoomToolCaller(await LoomMcpClient.connect(info.mcpUrl, token, "loom-cli"), info);
+    return new LoomToolCaller(await LoomMcpClient.connect(info.mcpUrl, token, "loom-cli"), info, token);
   } catch (error) {
     if ((error as { code?: unknown }).code === 401) {
       throw new Error(`the server at ${info.mcpUrl} refused the owner token in ${dir.ownerTokenPath} (HTTP 401)`, { cause: error });

@@ -6,6 +6,8 @@ import { MODEL_SERVER_USAGE, runModelServer } from "./modelServerCommand.js";
 import { PROVIDERS_USAGE, runProviders } from "./providersCommand.js";
 import { runServe } from "./serve.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
+import { REQUESTS_USAGE, runRequests } from "./requestsCommand.js";
+import { TASKS_USAGE, runTasks } from "./tasksCommand.js";
 
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 
@@ -14,6 +16,8 @@ Usage:
 ${THREADS_USAGE}
 ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
+${REQUESTS_USAGE}
+${TASKS_USAGE}
   loom --help
   loom --version
 
@@ -31,12 +35,16 @@ Commands:
             of real agent CLIs without a model account (docs/model-server.md).
   providers Search the ACP registry, prepare a registry agent as a provider
             instance, list instances and prepared agents (loom providers --help).
+  requests  The inbox: every pending approval and question across threads,
+            and answering one (loom requests --help).
+  tasks     A delegated task's status, or cancelling it (loom tasks --help).
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
 
 Exit codes: 0 done; 1 a tool failed (stderr: "code: message") or another
-error; 2 usage error; 3 no server is running for the state dir.
+error; 2 usage error; 3 no server is running for the state dir; 4 a wait's
+--timeout passed first. Ids may be given as unique prefixes (docs/cli.md).
 `;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -52,6 +60,8 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "threads") return runThreads(rest);
   if (command === "model-server") return runModelServer(rest);
   if (command === "providers") return runProviders(rest);
+  if (command === "requests") return runRequests(rest);
+  if (command === "tasks") return runTasks(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],
