@@ -8,6 +8,7 @@ import { runServe } from "./serve.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 import { REQUESTS_USAGE, runRequests } from "./requestsCommand.js";
 import { TASKS_USAGE, runTasks } from "./tasksCommand.js";
+import { MCP_CONFIG_USAGE, runMcpConfig } from "./mcpConfigCommand.js";
 
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 
@@ -18,6 +19,7 @@ ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
 ${REQUESTS_USAGE}
 ${TASKS_USAGE}
+${MCP_CONFIG_USAGE}
   loom --help
   loom --version
 
@@ -38,6 +40,9 @@ Commands:
   requests  The inbox: every pending approval and question across threads,
             and answering one (loom requests --help).
   tasks     A delegated task's status, or cancelling it (loom tasks --help).
+  mcp-config
+            The snippet that mounts this Loom in an agent's MCP config
+            (server key t3-code, token by environment variable).
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
@@ -62,6 +67,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "providers") return runProviders(rest);
   if (command === "requests") return runRequests(rest);
   if (command === "tasks") return runTasks(rest);
+  if (command === "mcp-config") return runMcpConfig(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],
