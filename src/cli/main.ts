@@ -9,6 +9,7 @@ import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 import { REQUESTS_USAGE, runRequests } from "./requestsCommand.js";
 import { TASKS_USAGE, runTasks } from "./tasksCommand.js";
 import { MCP_CONFIG_USAGE, runMcpConfig } from "./mcpConfigCommand.js";
+import { DOCTOR_USAGE, runDoctor } from "./doctorCommand.js";
 
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 
@@ -20,6 +21,7 @@ ${PROVIDERS_USAGE}
 ${REQUESTS_USAGE}
 ${TASKS_USAGE}
 ${MCP_CONFIG_USAGE}
+${DOCTOR_USAGE}
   loom --help
   loom --version
 
@@ -43,6 +45,8 @@ Commands:
   mcp-config
             The snippet that mounts this Loom in an agent's MCP config
             (server key t3-code, token by environment variable).
+  doctor    Check Node, SQLite, the state dir, the config, every provider's
+            executable and credentials, and the running server; print fixes.
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
@@ -68,6 +72,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "requests") return runRequests(rest);
   if (command === "tasks") return runTasks(rest);
   if (command === "mcp-config") return runMcpConfig(rest);
+  if (command === "doctor") return runDoctor(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],
