@@ -8,6 +8,7 @@ import { WS_TICKET_PATH } from "../contracts/wire/messages.js";
 import { HttpError, type RouteHandler, readJsonBody, sendError, sendJson } from "../http/http.js";
 import { type WsTicketBook, isOwnerRequest } from "./ownerAuth.js";
 import { threadRoute } from "./threadRoutes.js";
+import { ownerRoute } from "./ownerRoutes.js";
 import { compactRecord, wireOptionsOf } from "./wireCompaction.js";
 
 export { sha256 } from "./ownerAuth.js";
@@ -86,6 +87,7 @@ export function orchestrationRoutes(options: ApiOptions): RouteHandler {
       return true;
     }
     if (await threadRoute(app, owner, req, res, url)) return true;
+    if (await ownerRoute(app, owner, req, res, url)) return true;
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);
   };
   return async (req, res, url) => {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { LoomMcpClient, type ToolCallOptions } from "../client/loomMcpClient.js";
 import { type ServerInfo, readServerInfo, resolveStateDir, stateDirPaths } from "../server/stateDir.js";
 import { ServerNotRunningError, ToolFailedError } from "./errors.js";
+import { OwnerApi } from "./ownerApi.js";
 
 /**
  * The CLI as an outside client of a running server: it finds the server
@@ -12,7 +13,19 @@ export class LoomToolCaller {
   constructor(
     private readonly client: LoomMcpClient,
     readonly server: ServerInfo,
+    private readonly token: string,
+    private readonly stateDir: string,
   ) {}
+
+  /** The owner routes of the HTTP API (docs/cli.md, HTTP API); failures throw ToolFailedError like a failed tool call. */
+  get api(): OwnerApi {
+    return new OwnerApi(this.server.url, this.token, this.stateDir);
+  }
+
+  /** The full id of a thread named by its id or a unique prefix of it. */
+  resolveThread(ref: string): Promise<string> {
+    return this.api.resolveThread(ref);
+  }
 
   /** Call a tool; a failure answer throws ToolFailedError with the server's code. */
   async call<T>(tool: string, args: Record<string, unknown>, options: ToolCallOptions = {}): Promise<T> {
@@ -52,7 +65,7 @@ export async function connectToLoom(stateDirFlag: string | undefined): Promise<L
   const { info, token, ownerTokenPath, stateDir } = findRunningServer(stateDirFlag);
   const dir = { root: stateDir, ownerTokenPath };
   try {
-    return new LoomToolCaller(await LoomMcpClient.connect(info.mcpUrl, token, "loom-cli"), info);
+    return new LoomToolCaller(await LoomMcpClient.connect(info.mcpUrl, token, "loom-cli"), info, token, stateDir);
   } catch (error) {
     if ((error as { code?: unknown }).code === 401) {
       throw new Error(`the server at ${info.mcpUrl} refused the owner token in ${dir.ownerTokenPath} (HTTP 401)`, { cause: error });

@@ -10,6 +10,8 @@ export const ExitCode = {
   usage: 2,
   /** No server answers for the state dir. */
   noServer: 3,
+  /** A wait's --timeout passed before what it waited for ended (the result so far is still printed). */
+  timedOut: 4,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

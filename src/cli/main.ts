@@ -8,6 +8,10 @@ import { PROVIDERS_USAGE, runProviders } from "./providersCommand.js";
 import { runServe } from "./serve.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 import { WORKTREES_USAGE, runWorktrees } from "./worktreesCommand.js";
+import { REQUESTS_USAGE, runRequests } from "./requestsCommand.js";
+import { TASKS_USAGE, runTasks } from "./tasksCommand.js";
+import { MCP_CONFIG_USAGE, runMcpConfig } from "./mcpConfigCommand.js";
+import { DOCTOR_USAGE, runDoctor } from "./doctorCommand.js";
 
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 
@@ -18,6 +22,10 @@ ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
 ${WORKTREES_USAGE}
 ${OPEN_USAGE}
+${REQUESTS_USAGE}
+${TASKS_USAGE}
+${MCP_CONFIG_USAGE}
+${DOCTOR_USAGE}
   loom --help
   loom --version
 
@@ -40,12 +48,21 @@ Commands:
   open      Print a one-time login link for the running server's web UI and
             open it in the desktop's browser when there is one (--no-browser:
             print only). The link signs one browser in once (docs/ui.md).
+  requests  The inbox: every pending approval and question across threads,
+            and answering one (loom requests --help).
+  tasks     A delegated task's status, or cancelling it (loom tasks --help).
+  mcp-config
+            The snippet that mounts this Loom in an agent's MCP config
+            (server key t3-code, token by environment variable).
+  doctor    Check Node, SQLite, the state dir, the config, every provider's
+            executable and credentials, and the running server; print fixes.
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
 
 Exit codes: 0 done; 1 a tool failed (stderr: "code: message") or another
-error; 2 usage error; 3 no server is running for the state dir.
+error; 2 usage error; 3 no server is running for the state dir; 4 a wait's
+--timeout passed first. Ids may be given as unique prefixes (docs/cli.md).
 `;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -63,6 +80,10 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "providers") return runProviders(rest);
   if (command === "worktrees") return runWorktrees(rest);
   if (command === "open") return runOpen(rest);
+  if (command === "requests") return runRequests(rest);
+  if (command === "tasks") return runTasks(rest);
+  if (command === "mcp-config") return runMcpConfig(rest);
+  if (command === "doctor") return runDoctor(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],

@@ -28,12 +28,15 @@ function table(rows: readonly (readonly string[])[]): string {
 }
 
 /** `loom threads list`: one row per thread, newest first, and where the next page starts. */
-export function formatThreadList(result: ThreadListResult): string {
+export function formatThreadList(result: ThreadListResult, options: { readonly parents?: boolean } = {}): string {
   if (result.threads.length === 0) return result.total === 0 ? "no threads\n" : `no threads at offset ${result.offset} (${result.total} in all)\n`;
-  const rows = [
-    ["THREAD", "STATUS", "PROVIDER", "UPDATED", "TITLE"],
-    ...result.threads.map((t) => [t.threadId, t.status, t.providerInstanceId ?? "-", t.updatedAt.replace("T", " ").slice(0, 19), oneLine(t.title, 60)]),
-  ];
+  const row = (t: ThreadListResult["threads"][number]): string[] => {
+    const cells = [t.threadId, t.status, t.providerInstanceId ?? "-", t.updatedAt.replace("T", " ").slice(0, 19)];
+    if (options.parents === true) cells.push(t.parentThreadId === null ? "-" : `${t.parentThreadId} (${t.relation})`);
+    return [...cells, oneLine(t.title, 60)];
+  };
+  const heading = options.parents === true ? ["THREAD", "STATUS", "PROVIDER", "UPDATED", "PARENT", "TITLE"] : ["THREAD", "STATUS", "PROVIDER", "UPDATED", "TITLE"];
+  const rows = [heading, ...result.threads.map(row)];
   const first = result.offset + 1;
   const last = result.offset + result.threads.length;
   const footer = `threads ${first}-${last} of ${result.total}${result.nextOffset === null ? "" : `; next page: --offset ${result.nextOffset}`}`;
@@ -42,6 +45,8 @@ export function formatThreadList(result: ThreadListResult): string {
 
 function itemLabel(item: ItemView): string {
   const status = "status" in item && typeof item.status === "string" ? ` (${item.status})` : "";
+  // Approvals and questions name their request, so `loom requests respond ID` can answer them.
+  const request = item.requestId === undefined ? "" : ` [${item.requestId}]`;
   switch (item.type) {
     case "user_message":
       return "user";
@@ -49,8 +54,10 @@ function itemLabel(item: ItemView): string {
       return "assistant";
     case "proposed_plan":
       return "plan";
+    case "notification":
+      return `notice${item.title === null || item.title === undefined ? "" : ` "${item.title}"`}`;
     default:
-      return `${item.type}${status}`;
+      return `${item.type}${status}${request}`;
   }
 }
 
@@ -62,11 +69,12 @@ function runHeading(runId: string | null, runs: readonly RunSummary[]): string {
 }
 
 /** `loom threads read`: a heading for the thread, then the items grouped by run. */
-export function formatTranscript(read: ThreadReadResult): string {
+export function formatTranscript(read: ThreadReadResult, lineage: readonly string[] = []): string {
   const t = read.thread;
   const lines = [
     t.title,
     `thread ${t.threadId} · ${t.status} · ${t.providerInstanceId ?? "no provider"}${t.model === null ? "" : ` (${t.model})`} · project ${t.projectId}`,
+    ...lineage,
   ];
   if (read.items.length === 0) lines.push("", read.view === "messages" ? "(no messages)" : "(no activity)");
   let currentRun: string | null | undefined;

@@ -8,7 +8,7 @@ import { findRunningServer, isConnectionFailure } from "./client.js";
  * failed tool call.
  */
 export class OwnerApi {
-  private constructor(
+  constructor(
     private readonly url: string,
     private readonly token: string,
     private readonly stateDir: string,
@@ -29,7 +29,12 @@ export class OwnerApi {
     return this.request<T>("POST", path, body);
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** The full id of a thread named by its id or a unique prefix of it. */
+  async resolveThread(ref: string): Promise<string> {
+    return (await this.get<{ threadId: string }>("/api/threads/resolve", { id: ref })).threadId;
+  }
+
+  async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
     let res: Response;
     try {
       res = await fetch(`${this.url}${path}`, {
@@ -41,8 +46,10 @@ export class OwnerApi {
       if (isConnectionFailure(error)) throw new ServerNotRunningError(this.stateDir, `${this.url} did not answer`);
       throw error;
     }
-    const answer = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-    if (!res.ok) throw new ToolFailedError(path, answer?.error?.code ?? `http_${res.status}`, answer?.error?.message ?? `HTTP ${res.status}`);
-    return answer as T;
+    const answer = (await res.json().catch(() => null)) as { error?: { code?: unknown; message?: unknown }; rejection?: { code?: unknown; message?: unknown } } | null;
+    if (res.ok) return answer as T;
+    // A rejected command answers 409 with its receipt ({ status: "rejected", rejection }), anything else with { error }.
+    const error = answer?.error ?? answer?.rejection;
+    throw new ToolFailedError(path, typeof error?.code === "string" ? error.code : `http_${res.status}`, typeof error?.message === "string" ? error.message : `HTTP ${res.status} from ${method} ${path}`);
   }
 }

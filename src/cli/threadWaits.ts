@@ -1,6 +1,7 @@
 import type { LoomToolCaller } from "./client.js";
 import { WaitProgress, type ProgressStream } from "./progress.js";
 import type { ThreadWaitResult } from "./results.js";
+import { type ThreadTreeResult, formatTree, treeNodes } from "./treeOutput.js";
 
 export interface RunWaitRequest {
   readonly threadId: string;
@@ -41,6 +42,48 @@ export async function waitForRun(caller: LoomToolCaller, request: RunWaitRequest
       runId = result.runId;
       progress.update(`run ${runId} is ${result.status}`);
       if (deadline !== null && clock() >= deadline) return result;
+    }
+  } finally {
+    progress.stop();
+  }
+}
+
+export interface TreeWaitResult {
+  readonly threadId: string;
+  readonly timedOut: boolean;
+  readonly tree: ThreadTreeResult;
+  /** The tree as `loom threads tree` prints it, after a line saying how the wait ended. */
+  readonly text: string;
+}
+
+const FINISHED = new Set(["idle", "completed", "failed", "interrupted", "cancelled"]);
+
+/**
+ * Wait until the thread and every descendant has no unfinished run. Each round
+ * reads the tree, then waits (t3_thread_wait, a server-side wait on the run's
+ * events) on the first unfinished run; a child delegated meanwhile shows up in
+ * the next round's tree.
+ */
+export async function waitForTree(caller: LoomToolCaller, request: { readonly threadId: string; readonly timeoutMs?: number | undefined }, stream: ProgressStream, clock: () => number = Date.now): Promise<TreeWaitResult> {
+  const deadline = request.timeoutMs === undefined ? null : clock() + request.timeoutMs;
+  const progress = new WaitProgress({ stream, clock, initial: `tree of ${request.threadId}: reading` }).start();
+  const path = `/api/threads/tree?root=${encodeURIComponent(request.threadId)}`;
+  try {
+    for (;;) {
+      const tree = await caller.api.request<ThreadTreeResult>("GET", path);
+      const open = treeNodes(tree).filter((node) => !FINISHED.has(node.status));
+      if (open.length === 0) return { threadId: request.threadId, timedOut: false, tree, text: `tree of ${request.threadId} is idle\n${formatTree(tree)}` };
+      const remaining = deadline === null ? undefined : deadline - clock();
+      if (remaining !== undefined && remaining <= 0) {
+        return { threadId: request.threadId, timedOut: true, tree, text: `tree of ${request.threadId} still has ${open.length} unfinished thread(s) (wait timed out)\n${formatTree(tree)}` };
+      }
+      const next = open[0]!;
+      progress.update(`${open.length} unfinished; ${next.threadId} is ${next.status}${next.waitingOn === null ? "" : ` (waiting on ${next.waitingOn})`}`);
+      await caller.call<ThreadWaitResult>(
+        "t3_thread_wait",
+        { threadId: next.threadId, ...(next.latestRunId === null ? {} : { runId: next.latestRunId }), ...(remaining === undefined ? {} : { timeoutMs: remaining }) },
+        { timeout: SILENCE_TIMEOUT_MS, resetTimeoutOnProgress: true, onprogress: () => undefined },
+      );
     }
   } finally {
     progress.stop();

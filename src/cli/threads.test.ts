@@ -144,7 +144,10 @@ describe("loom threads", () => {
     const script = { script: [{ sleep: 120_000 }, { say: "never" }] };
     const { threadId, runId } = json<{ threadId: string; runId: string }>(await threads("launch", "--message", JSON.stringify(script), "--json"));
 
-    const early = json<{ runId: string; status: string; waitTimedOut: boolean }>(await threads("wait", threadId, "--timeout", "200", "--json"));
+    // --timeout expiry still prints where the run stands, and exits 4.
+    const earlyRan = await threads("wait", threadId, "--timeout", "200", "--json");
+    expect(earlyRan.status).toBe(4);
+    const early = JSON.parse(earlyRan.stdout) as { runId: string; status: string; waitTimedOut: boolean };
     expect(early).toMatchObject({ runId, waitTimedOut: true });
     expect(["starting", "running"]).toContain(early.status);
 
@@ -191,7 +194,7 @@ describe("loom threads", () => {
     });
     const help = await loom(["threads", "--help"]);
     expect(help.status).toBe(0);
-    expect(help.stdout).toContain("loom threads wait ID [--run RUNID] [--timeout MS] [--json]");
+    expect(help.stdout).toContain("loom threads wait ID [--run RUNID | --tree] [--timeout MS] [--json]");
     const mainHelp = await loom(["--help"]);
     expect(mainHelp.stdout).toContain("loom threads launch --message TEXT [--provider ID]");
   });

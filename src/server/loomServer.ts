@@ -43,6 +43,7 @@ import { SqliteSearchIndex } from "../store/search/sqliteSearchIndex.js";
 import { ConfigError, ConfigErrorCode, type LoomConfig, loadConfig } from "../config/config.js";
 import { validateProviderInstances } from "../providers/kit/validateInstances.js";
 import { ProviderRegistry } from "../providers/registry.js";
+import { reportProviders } from "./providerReport.js";
 import { ProviderSessionManager } from "../providers/sessionManager.js";
 import { SqliteEventStore } from "../store/sqlite/sqliteEventStore.js";
 import { LOOM_VERSION } from "../version.js";
@@ -245,6 +246,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   await scheduler.start();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
+  void reportProviders(registry, log);
   let closing: Promise<void> | null = null;
   return {
     url,

@@ -56,9 +56,9 @@ export const ThreadListInput = z
     projectId: z.string().min(1).max(INPUT_LIMITS.providerIdChars).optional().describe("Project to list; default: the calling thread's project"),
     title: z.string().min(1).max(200).optional().describe("Case-insensitive substring of the title"),
     status: z
-      .enum(["idle", "active", "queued", "starting", "running", "waiting", "completed", "failed", "interrupted", "cancelled"])
+      .enum(["idle", "active", "queued", "starting", "running", "waiting", "completed", "failed", "interrupted", "cancelled", "waiting_on_approval", "waiting_on_user_input", "waiting_on_subagent"])
       .optional()
-      .describe("Latest run status; `active` matches any unfinished run, `waiting` any waiting_* status"),
+      .describe("Latest run status; `active` matches any unfinished run, `waiting` any waiting_* status, `waiting_on_*` that one"),
     includeSubagents: z.boolean().optional().describe("Include app-owned sub-agent threads, delegated forks too (default false)"),
     snoozed: z.boolean().optional().describe("Only threads whose snooze is (true) or is not (false) in force; a pending request or a failure wakes a snoozed thread early"),
     includeArchived: z.boolean().optional(),

@@ -1,0 +1,91 @@
+import { randomUUID } from "node:crypto";
+import { parseArgs } from "node:util";
+import type { ToolOutput } from "../contracts/tools/toolContracts.js";
+import { COMMON, type Output, positionals, withServer } from "./args.js";
+import { formatJson } from "./output.js";
+import { type ThreadTreeResult, formatTree } from "./treeOutput.js";
+
+/**
+ * `loom threads tree|interrupt|stop|archive|unarchive|rename`: steering a
+ * thread from the terminal. Each maps onto one tool or command the server
+ * already has; ids may be unique prefixes.
+ */
+export const THREAD_CONTROL_COMMANDS = ["tree", "interrupt", "stop", "archive", "unarchive", "rename"] as const;
+export type ThreadControlCommand = (typeof THREAD_CONTROL_COMMANDS)[number];
+
+export const THREAD_CONTROL_USAGE = `  loom threads tree [ID] [--archived] [--json]
+  loom threads interrupt ID [--json]
+  loom threads stop ID [--reason TEXT] [--json]
+  loom threads archive|unarchive ID [--json]
+  loom threads rename ID TITLE [--json]`;
+
+export const THREAD_CONTROL_HELP = `  tree     the lineage under ID (or under every root thread): each node's
+           id, status, relation, provider, title and what it waits on
+           (an approval or question by request id, its children, the queue).
+           --archived includes archived threads.
+  interrupt
+           t3_thread_interrupt: end the running turn; the thread stays usable.
+  stop     thread.stop: end the active run and cancel the thread's queued runs.
+  archive, unarchive
+           t3_thread_organize: hide the thread from lists, or bring it back.
+  rename   t3_thread_update: give the thread TITLE.
+`;
+
+export async function runThreadControl(sub: string, rest: readonly string[], out: Output): Promise<number> {
+  const { values, positionals: args } = parseArgs({
+    args: [...rest],
+    options: { ...COMMON, archived: { type: "boolean" }, reason: { type: "string" } },
+    allowPositionals: true,
+  });
+  if (values.help === true) {
+    out(`Usage:\n${THREAD_CONTROL_USAGE}\n\n${THREAD_CONTROL_HELP}`);
+    return 0;
+  }
+  const json = values.json === true;
+  // Arguments are checked before connecting, so a usage error never waits on the server.
+  const expected: Record<ThreadControlCommand, readonly string[]> = { tree: args.length === 0 ? [] : ["ID"], interrupt: ["ID"], stop: ["ID"], archive: ["ID"], unarchive: ["ID"], rename: ["ID", "TITLE"] };
+  positionals("threads", sub, args, expected[sub as ThreadControlCommand]);
+  return withServer(values["state-dir"], async (caller) => {
+    switch (sub) {
+      case "tree": {
+        const ref = args[0];
+        const query = new URLSearchParams();
+        if (ref !== undefined) query.set("root", await caller.resolveThread(ref));
+        if (values.archived === true) query.set("includeArchived", "1");
+        const tree = await caller.api.request<ThreadTreeResult>("GET", `/api/threads/tree${query.size === 0 ? "" : `?${query.toString()}`}`);
+        out(json ? formatJson(tree) : formatTree(tree));
+        return;
+      }
+      case "interrupt": {
+        const threadId = await caller.resolveThread(args[0]!);
+        const result = await caller.call<ToolOutput<"t3_thread_interrupt">>("t3_thread_interrupt", { threadId });
+        const said = { no_active_run: "has no active run", already_terminal: `run ${result.runId} had already ended`, interrupt_requested: `run ${result.runId} interrupted` };
+        out(json ? formatJson(result) : `${threadId}: ${said[result.outcome]}\n`);
+        return;
+      }
+      case "stop": {
+        const threadId = await caller.resolveThread(args[0]!);
+        const command = { type: "thread.stop", commandId: `cmd:cli-stop:${randomUUID()}`, data: { threadId, ...(values.reason === undefined ? {} : { reason: values.reason }) } };
+        const receipt = await caller.api.request<{ status: string }>("POST", "/api/orchestration/dispatch", command);
+        out(json ? formatJson({ threadId, ...receipt }) : `${threadId}: stopped\n`);
+        return;
+      }
+      case "archive":
+      case "unarchive": {
+        const threadId = await caller.resolveThread(args[0]!);
+        const result = await caller.call<ToolOutput<"t3_thread_organize">>("t3_thread_organize", { threadId, action: sub });
+        out(json ? formatJson(result) : `${threadId}: ${sub}d\n`);
+        return;
+      }
+      case "rename": {
+        const [ref, title] = args;
+        const threadId = await caller.resolveThread(ref!);
+        const result = await caller.call<ToolOutput<"t3_thread_update">>("t3_thread_update", { threadId, action: "rename", title });
+        out(json ? formatJson(result) : `${threadId}: renamed to "${title}"\n`);
+        return;
+      }
+      default:
+        throw new Error(`unhandled threads command ${sub}`);
+    }
+  });
+}
