@@ -10,16 +10,17 @@ import { SECRET_COMMAND_SCHEMAS, type SecretCommand } from "./commands/secretCom
 import type { WaitCommand } from "./commands/waitCommands.js";
 import { WORKSPACE_COMMAND_SCHEMAS, type WorkspaceCommand } from "./commands/workspaceCommands.js";
 import type { ScheduleCommand } from "./commands/scheduleCommands.js";
+import { PULL_REQUEST_COMMAND_SCHEMAS, PULL_REQUEST_INTERNAL_COMMAND_SCHEMAS, type PullRequestCommand, type ThreadPullRequestWatchSyncCommand } from "./commands/pullRequestCommands.js";
 import { formatZodIssues } from "./zodIssues.js";
 
 /** Commands that outside clients may send (after validation). */
-export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand | LineageCommand | NoticeCommand | WorkspaceCommand;
+export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand | LineageCommand | NoticeCommand | WorkspaceCommand | PullRequestCommand;
 /** Spec 004's internal commands this build implements: only the server sends them (parseCommand refuses them from outside). */
-export type InternalCommand = SecretCommand;
+export type InternalCommand = SecretCommand | ThreadPullRequestWatchSyncCommand;
 /** Every command this build can decide, including the engine's runtime ingestion and recorded waits. */
 export type Command = ClientCommand | InternalCommand | RuntimeIngestCommand | WaitCommand | ScheduleCommand;
 
-const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS, ...LINEAGE_COMMAND_SCHEMAS, ...NOTICE_COMMAND_SCHEMAS, ...SECRET_COMMAND_SCHEMAS, ...WORKSPACE_COMMAND_SCHEMAS] as const;
+const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS, ...LINEAGE_COMMAND_SCHEMAS, ...NOTICE_COMMAND_SCHEMAS, ...SECRET_COMMAND_SCHEMAS, ...WORKSPACE_COMMAND_SCHEMAS, ...PULL_REQUEST_COMMAND_SCHEMAS, ...PULL_REQUEST_INTERNAL_COMMAND_SCHEMAS] as const;
 const CommandSchema = z.discriminatedUnion("type", SCHEMAS);
 const implemented: ReadonlySet<string> = new Set(SCHEMAS.map((s) => s.shape.type.value));
 

@@ -40,6 +40,7 @@ const THREAD_EVENT_TYPES = [
   "thread.marked-unread",
   "thread.metadata-updated",
   "thread.pull-request-link-updated",
+  "thread.pull-request-synced",
   "thread.runtime-mode-updated",
   "thread.interaction-mode-updated",
   "thread.model-selection-updated",

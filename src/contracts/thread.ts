@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PullRequestStatusSchema, PullRequestWatchSchema } from "./pullRequests.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "./modes.js";
 
 export const IsoTimeSchema = z.string().min(1);
@@ -15,6 +16,8 @@ export const PullRequestLinkSchema = z.object({
   title: z.string().nullable(),
   linkedAt: IsoTimeSchema,
   unlinkedAt: IsoTimeSchema.nullable(),
+  /** The last status a pull request sync read (docs/pull-requests.md); absent until the first sync. */
+  status: PullRequestStatusSchema.nullable().optional(),
 });
 export type PullRequestLink = z.infer<typeof PullRequestLinkSchema>;
 
@@ -95,5 +98,7 @@ export const AppThreadSchema = z.object({
   pendingBackgroundTasks: z.array(PendingBackgroundTaskSchema),
   /** The worktree Loom makes and owns for this thread; absent for a thread on a checkout it was given. */
   workspace: ThreadWorkspaceSchema.nullable().optional(),
+  /** The thread's pull request watch; absent or null when none runs. */
+  pullRequestWatch: PullRequestWatchSchema.nullable().optional(),
 });
 export type AppThread = z.infer<typeof AppThreadSchema>;

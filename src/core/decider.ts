@@ -33,6 +33,7 @@ import { decideNotificationDeliveryAccept } from "./run/notificationAccept.js";
 import { decideSecretRequestRecord } from "./secrets/secretRequests.js";
 import { decideScheduledTaskFire } from "./schedules/fire.js";
 import { decideScheduledTaskDelete, decideScheduledTaskSave } from "./schedules/save.js";
+import { decideThreadPullRequestLinkSync, decideThreadPullRequestSync, decideThreadPullRequestWatch, decideThreadPullRequestWatchSync } from "./thread/pullRequestWatch.js";
 import { decideThreadCreatedRecord, decideTitleRegenerationComplete } from "./thread/records.js";
 import { decideCheckpointCaptured } from "./workspace/checkpoints.js";
 import { decidePreparedRunFail, decidePreparedRunProgress, decidePreparedRunRelease, decidePreparedRunRetry, decideRollbackFail } from "./workspace/prepared.js";
@@ -121,6 +122,14 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideThreadMetadataUpdate(state, command, ctx);
     case "thread.pull-request.link":
       return decideThreadPullRequestLink(state, command, ctx);
+    case "thread.pull-request.watch":
+      return decideThreadPullRequestWatch(state, command, ctx);
+    case "thread.pull-request.sync":
+      return decideThreadPullRequestSync(state, command, ctx);
+    case "thread.pull-request-link.sync":
+      return decideThreadPullRequestLinkSync(state, command, ctx);
+    case "thread.pull-request-watch.sync":
+      return decideThreadPullRequestWatchSync(state, command, ctx);
     case "thread.pull-request.unlink":
       return decideThreadPullRequestUnlink(state, command, ctx);
     case "thread.runtime-mode.set":

@@ -36,6 +36,8 @@ export const RejectionCode = {
   modelSelectionUnchanged: "model_selection_unchanged",
   pullRequestAlreadyLinked: "pull_request_already_linked",
   pullRequestNotLinked: "pull_request_not_linked",
+  /** A pull request sync for a due time the watch no longer has: synced already, or the watch changed. */
+  pullRequestSyncStale: "pull_request_sync_stale",
   // Runs and sends
   providerNotSet: "provider_not_set",
   providerUnavailable: "provider_unavailable",

@@ -116,6 +116,7 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "thread.marked-unread":
     case "thread.metadata-updated":
     case "thread.pull-request-link-updated":
+    case "thread.pull-request-synced":
     case "thread.runtime-mode-updated":
     case "thread.interaction-mode-updated":
     case "thread.model-selection-updated":

@@ -4,20 +4,10 @@ import { AppError } from "../app/errors.js";
 import { type TimedTrigger, instantsThrough, nextDueAfter } from "../app/schedules/dueTimes.js";
 import { fireScheduledTask } from "../app/schedules/fire.js";
 import { joinId } from "../core/ids.js";
+import { DueTimer, REAL_TIMERS, type SchedulerTimers } from "./dueTimer.js";
 
-/** The timer seam: production uses setTimeout; tests pass a manual clock's timers. */
-export interface SchedulerTimers {
-  set(callback: () => void, delayMs: number): unknown;
-  clear(handle: unknown): void;
-}
+export type { SchedulerTimers } from "./dueTimer.js";
 
-export const REAL_TIMERS: SchedulerTimers = {
-  set: (callback, delayMs) => setTimeout(callback, delayMs),
-  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
-/** setTimeout's longest delay; a later due time is re-armed on waking. */
-const MAX_DELAY_MS = 2_147_483_647;
 /** Rejections that mean another fire (a retry, another node) got there first or the task changed: nothing to do. */
 const SETTLED_REJECTIONS: ReadonlySet<string> = new Set(["scheduled_fire_stale", "scheduled_task_paused", "scheduled_task_not_found"]);
 
@@ -41,28 +31,31 @@ export interface SchedulerOptions {
  * a catch-up that says how many instants it stands for.
  */
 export class Scheduler {
-  private readonly timers: SchedulerTimers;
   private readonly log: (line: string) => void;
   private readonly startedAtMs: number;
+  private readonly timer: DueTimer;
   private subscription: ReturnType<AppContext["orchestrator"]["follow"]> | null = null;
-  private timer: unknown = null;
-  private running: Promise<void> | null = null;
-  private again = false;
   private stopped = false;
   /** Tasks whose last fire failed unexpectedly: not before this time, and the current backoff. */
   private readonly backoff = new Map<string, { untilMs: number; delayMs: number }>();
 
   constructor(private readonly options: SchedulerOptions) {
-    this.timers = options.timers ?? REAL_TIMERS;
     this.log = options.log ?? (() => undefined);
     this.startedAtMs = options.app.clock();
+    this.timer = new DueTimer({
+      timers: options.timers ?? REAL_TIMERS,
+      clock: options.app.clock,
+      earliest: () => this.earliest(),
+      run: () => this.fireDue(),
+      onError: (error) => this.log(`loom: scheduler: ${error instanceof Error ? error.message : String(error)}`),
+    });
   }
 
   /** Follow task changes and fire what is already due (catch-up after downtime). */
   async start(): Promise<void> {
     const orchestrator = this.options.app.orchestrator;
     this.subscription = orchestrator.follow(orchestrator.state.lastSequence, (event) => {
-      if (event.type === "scheduled-task.updated" || event.type === "scheduled-task.deleted") this.rearm();
+      if (event.type === "scheduled-task.updated" || event.type === "scheduled-task.deleted") this.timer.rearm();
     });
     await this.subscription.caughtUp;
     this.wake();
@@ -72,29 +65,12 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.subscription?.close();
-    if (this.timer !== null) this.timers.clear(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.timer.stop();
   }
 
   /** Fire every due task now (the timer's callback; tests with a manual clock call it through their timers). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running !== null) {
-      this.again = true;
-      return;
-    }
-    this.running = this.fireDue()
-      .catch((error: unknown) => this.log(`loom: scheduler: ${error instanceof Error ? error.message : String(error)}`))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        } else {
-          this.rearm();
-        }
-      });
+    this.timer.wake();
   }
 
   private dueTasks(nowMs: number): ScheduledTask[] {
@@ -134,21 +110,13 @@ export class Scheduler {
     }
   }
 
-  /** Arm the one timer for the earliest due time (or a backoff's end). */
-  private rearm(): void {
-    if (this.stopped || this.running !== null) return;
-    if (this.timer !== null) this.timers.clear(this.timer);
-    this.timer = null;
+  /** The earliest due time of the enabled tasks (or a backoff's end). */
+  private earliest(): number | null {
     let earliest = Number.POSITIVE_INFINITY;
     for (const task of this.options.app.orchestrator.state.scheduledTasks.values()) {
       if (!task.enabled || task.nextFireAt === null) continue;
       earliest = Math.min(earliest, Math.max(Date.parse(task.nextFireAt), this.backoff.get(task.id)?.untilMs ?? 0));
     }
-    if (earliest === Number.POSITIVE_INFINITY) return;
-    const delayMs = Math.min(MAX_DELAY_MS, Math.max(0, earliest - this.options.app.clock()));
-    this.timer = this.timers.set(() => {
-      this.timer = null;
-      this.wake();
-    }, delayMs);
+    return earliest === Number.POSITIVE_INFINITY ? null : earliest;
   }
 }

@@ -36,6 +36,7 @@ import { schedulesToolkit } from "../mcp/toolkits/schedules/tools.js";
 import { isTimeZone, schedulerTimeZone } from "../app/schedules/dueTimes.js";
 import { FileWebhookKeyStore } from "../app/schedules/webhookKeys.js";
 import { Scheduler, type SchedulerTimers } from "../scheduler/scheduler.js";
+import { PullRequestWatcher } from "../scheduler/pullRequestWatcher.js";
 import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/titleRegeneration.js";
 import { SearchProjection } from "../engine/searchProjection.js";
 import { SecretVault } from "../providers/secretVault.js";
@@ -192,6 +193,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     },
   };
   const scheduler = new Scheduler({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
+  const pullRequests = new PullRequestWatcher({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
   const titlesReconciled = await reconcileTitleRegenerations(app);
   if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
   const toolkits = [
@@ -244,6 +246,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   search.start().catch((error: unknown) => log(`loom: the search index could not start: ${error instanceof Error ? error.message : String(error)}`));
   sessions.startReaper();
   await scheduler.start();
+  await pullRequests.start();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
   void reportProviders(registry, log);
@@ -267,6 +270,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     close() {
       closing ??= (async () => {
         await scheduler.stop();
+        await pullRequests.stop();
         idleSessions.close();
         await mcp.close();
         await ws.close();

@@ -32,12 +32,18 @@ export function runSummary(run: Run): RunSummary {
   };
 }
 
+/** The thread's linked pull request as results show it (the first one still linked), with its last synced status. */
+export function linkedPullRequest(thread: AppThread): ThreadSummary["pullRequest"] {
+  const linked = thread.pullRequests.find((pr) => pr.unlinkedAt === null) ?? null;
+  if (linked === null) return null;
+  return { url: linked.url, number: linked.number, title: linked.title, status: linked.status ?? null, watched: (thread.pullRequestWatch ?? null) !== null };
+}
+
 /** A thread as list and read results show it, with provenance and what it still waits on. */
 export function threadSummary(state: OrchestrationState, environmentId: string, thread: AppThread, now: string): ThreadSummary {
   const latest = latestRunOf(state, thread.id);
   const active = activeRunOf(state, thread.id);
   const pendingRequests = pendingRequestCount(state, thread.id);
-  const linked = thread.pullRequests.find((pr) => pr.unlinkedAt === null) ?? null;
   return {
     threadId: thread.id,
     link: threadLink(environmentId, thread.id),
@@ -55,7 +61,7 @@ export function threadSummary(state: OrchestrationState, environmentId: string, 
     activeRunId: active?.id ?? null,
     queuedRuns: thread.queuedRuns.length,
     pendingRequests,
-    pullRequest: linked === null ? null : { url: linked.url, number: linked.number, title: linked.title },
+    pullRequest: linkedPullRequest(thread),
     archived: thread.archivedAt !== null,
     snoozed: isEffectivelySnoozed(state, thread, now, pendingRequests),
     snoozedUntil: thread.snoozedUntil,

@@ -17,6 +17,7 @@ import { checkClaim, claimField, claimRequest } from "../idempotency.js";
 import { touched } from "../touched.js";
 import { authorizeChange } from "./authorize.js";
 import { actorOf, sentMessage } from "./sent.js";
+import { linkedPullRequest } from "./views.js";
 import { regenerateTitle } from "./titleRegeneration.js";
 
 /** t3_thread_send: the send modes of spec 000; the result says which path the message took. */
@@ -65,14 +66,13 @@ export async function interruptThread(ctx: AppContext, caller: Caller, input: Th
 
 function metadataResult(ctx: AppContext, threadId: string, executed: Executed): ThreadMetadataOutput {
   const thread = touched(executed.events).threads.get(threadId) ?? ctx.orchestrator.state.threads.get(threadId)!;
-  const linked = thread.pullRequests.find((pr) => pr.unlinkedAt === null) ?? null;
   return {
     threadId,
     commandId: executed.receipt.commandId,
     sequence: executed.receipt.sequence,
     title: thread.title,
     titleRegenerating: thread.titleRegenerating,
-    pullRequest: linked === null ? null : { url: linked.url, number: linked.number, title: linked.title },
+    pullRequest: linkedPullRequest(thread),
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PullRequestStatusSchema } from "../pullRequests.js";
 import { DelegatedTaskStatusSchema } from "../entities/delegatedTasks.js";
 import { BudgetExceededSchema, BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
 import { RunKindSchema, RunStatusSchema } from "../entities/runs.js";
@@ -19,7 +20,14 @@ const Nullable = <T extends z.ZodType>(schema: T) => schema.nullable();
 /** A thread's latest run status, or idle when it has never run. */
 export const ThreadStatusSchema = z.union([z.literal("idle"), RunStatusSchema]);
 
-export const LinkedPullRequestSchema = z.object({ url: z.string(), number: Nullable(z.number().int()), title: Nullable(z.string()) });
+/** The thread's linked pull request; `status` is what the last sync read, `watched` whether a watch runs (docs/pull-requests.md). */
+export const LinkedPullRequestSchema = z.object({
+  url: z.string(),
+  number: Nullable(z.number().int()),
+  title: Nullable(z.string()),
+  status: Nullable(PullRequestStatusSchema),
+  watched: z.boolean(),
+});
 
 export const RunSummarySchema = z.object({
   runId: z.string(),

@@ -8,7 +8,7 @@ import type {
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import type { OrchestrationState } from "../state.js";
-import { liveThread } from "../thread/guards.js";
+import { changed, liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
 import { settleTask } from "../delegation/settle.js";
 import { activeRun, queuedRuns, requestInterrupt, startNext, stopThreadWork, turnFacts } from "./lifecycle.js";
@@ -40,7 +40,7 @@ export function decideRunInterrupt(state: OrchestrationState, command: RunInterr
 
 /**
  * thread.stop: like a user's Stop. Interrupts the running turn and holds the
- * queued runs until queue.resume. A turn whose provider cannot be interrupted
+ * queued runs until queue.resume, and ends a pull request watch. A turn whose provider cannot be interrupted
  * ends here, and its session is released so the process stops too. Stopping an idle thread is accepted and
  * changes nothing, so a repeated Stop is harmless.
  */
@@ -50,6 +50,9 @@ export function decideThreadStop(state: OrchestrationState, command: ThreadStopC
   const changes = new Changes(state, ctx);
   const ended = stopThreadWork(changes, found.thread.id, command.data.reason ?? "stopped");
   if (ended !== null) settleTask(changes, found.thread.id);
+  // Stop ends the thread's pull request watch (spec 000).
+  const thread = changes.thread(found.thread.id) ?? found.thread;
+  if ((thread.pullRequestWatch ?? null) !== null) changes.putThread("thread.pull-request-link-updated", changed(thread, ctx, { pullRequestWatch: null }));
   return changes.done();
 }
 
