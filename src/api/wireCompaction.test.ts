@@ -71,6 +71,7 @@ describe("record compaction round trip", () => {
     const pairs = [subagentPair(1, "review the parser", "two bugs found"), subagentPair(2, "write the docs", null)];
     const pool: TurnItem[] = [...snapshot.items, ...pairs.map((pair) => pair.item)];
     const omitted = new Set<string>();
+    const message = pool.findIndex((item) => item.type === "user_message" || item.type === "assistant_message");
     fc.assert(
       fc.property(
         fc.array(fc.nat(pool.length - 1), { maxLength: 60 }),
@@ -85,7 +86,8 @@ describe("record compaction round trip", () => {
           expect(expandRecord(sent, options)).toEqual(record);
         },
       ),
-      { numRuns: 200 },
+      // Besides the random runs, one that surely repeats a message and a subagent with both bodies.
+      { numRuns: 200, examples: [[[message, message, pool.length - 2, pool.length - 2], [], false, true]] },
     );
     // The runs did exercise dedupe: repeated message texts and subagent bodies were left out.
     expect([...omitted].sort()).toEqual(["promptOmitted", "resultOmitted", "textOmitted"]);

@@ -7,6 +7,7 @@ import { IdInterner } from "../contracts/wire/idTable.js";
 import { ClientMessageSchema, type ServerMessage, type WireOptions, WsCloseCode } from "../contracts/wire/messages.js";
 import { WS_METHOD_KIND, WS_METHOD_PARAMS, type WsMethod, type WsRequestMethod, type WsSubscriptionMethod } from "../contracts/wire/methods.js";
 import type { ThreadStreamUpdate } from "../contracts/wire/projections.js";
+import { eventStreamFrame, isEventUpdate } from "./streamFrames.js";
 import { compactRecord } from "./wireCompaction.js";
 import type { RequestHandler, SubscriptionHandler, WsMethodTable } from "./wsMethods.js";
 
@@ -141,7 +142,8 @@ export class WsConnection {
         if (subscription.closed) return;
         const deduped = dedupe ? dedupeThreadUpdate(update as ThreadStreamUpdate, this.bodies, false) : update;
         if (subscription.interner === null) {
-          this.send({ type: "stream", id, update: deduped });
+          if (!dedupe && isEventUpdate(update)) this.sendText(eventStreamFrame(id, update));
+          else this.send({ type: "stream", id, update: deduped });
         } else {
           const { value, added } = subscription.interner.intern(deduped);
           this.send(added.length === 0 ? { type: "stream", id, update: value } : { type: "stream", id, update: value, ids: added });
@@ -193,8 +195,12 @@ export class WsConnection {
   }
 
   private send(message: ServerMessage): void {
+    this.sendText(JSON.stringify(message));
+  }
+
+  private sendText(text: string): void {
     if (this.closed || this.socket.readyState !== this.socket.OPEN) return;
-    this.socket.send(JSON.stringify(message));
+    this.socket.send(text);
     if (this.socket.bufferedAmount > this.options.maxBufferedBytes) {
       this.options.log(`loom: closing a WebSocket client that is ${this.socket.bufferedAmount} bytes behind`);
       this.shutdown();

@@ -56,12 +56,9 @@ describe("WebSocket methods", () => {
   });
 
   it.each<[WsRequestMethod, Record<string, unknown>]>([
-    ["orchestration.getTurnDiff", { threadId: "thread:x", runId: "run:x" }],
-    ["orchestration.getFullThreadDiff", { threadId: "thread:x" }],
-    ["orchestration.getWorktreeThreadIds", { worktreePath: "/tmp" }],
     ["orchestration.getWorkflowScript", { workflowId: "wf:1" }],
     ["orchestration.stopWorkflow", { workflowId: "wf:1" }],
-  ])("%s answers the typed unsupported failure until its feature lands", async (method, params) => {
+  ])("%s answers the typed unsupported failure until workflows land (the workspace methods: wsDiffs.test.ts)", async (method, params) => {
     const error = await failure(client.request(method, params as never));
     expect(error.failure).toMatchObject({ code: "unsupported", retryable: false });
     expect(error.failure.message).toContain(method);

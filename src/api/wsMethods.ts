@@ -9,6 +9,8 @@ import { searchThreadStream } from "../app/search/searchStream.js";
 import { searchThread, searchThreads } from "../app/search/threadSearch.js";
 import { getArchivedShellSnapshot } from "../app/snapshots.js";
 import { launchThread } from "../app/threads/creation.js";
+import { getFullThreadDiff, getTurnDiff } from "../app/workspaces/diffs.js";
+import { getWorktreeThreadIds } from "../app/workspaces/worktrees.js";
 import type { WS_METHOD_PARAMS, WsRequestMethod, WsResults, WsSubscriptionMethod, WsUpdates } from "../contracts/wire/methods.js";
 
 type Params<M extends keyof typeof WS_METHOD_PARAMS> = z.output<(typeof WS_METHOD_PARAMS)[M]>;
@@ -31,14 +33,14 @@ export type WsMethodTable = { readonly [M in WsRequestMethod]: RequestHandler<M>
 export function wsMethodTable(app: AppContext): WsMethodTable {
   return {
     "orchestration.dispatchCommand": (params, caller) => dispatchCommand(app, caller, params.command),
-    "orchestration.getTurnDiff": () => notYetSupported("orchestration.getTurnDiff", "workspaces"),
-    "orchestration.getFullThreadDiff": () => notYetSupported("orchestration.getFullThreadDiff", "workspaces"),
+    "orchestration.getTurnDiff": (params, caller) => getTurnDiff(app, caller, params),
+    "orchestration.getFullThreadDiff": (params, caller) => getFullThreadDiff(app, caller, params),
     "orchestration.searchThreads": (params, caller) => searchThreads(app, caller, params),
     "orchestration.searchThread": (params, caller) => searchThread(app, caller, params),
     "orchestration.searchThreadStream": (params, caller, sink) => searchThreadStream(app, caller, params, sink),
     "orchestration.getArchivedShellSnapshot": (_params, caller) => getArchivedShellSnapshot(app, caller),
     "orchestration.getThreadFamily": (params, caller) => getThreadFamily(app, caller, params.threadId),
-    "orchestration.getWorktreeThreadIds": () => notYetSupported("orchestration.getWorktreeThreadIds", "workspaces"),
+    "orchestration.getWorktreeThreadIds": (params, caller) => getWorktreeThreadIds(app, caller, params),
     "orchestration.getThreadProjection": (params, caller) => getThreadProjection(app, caller, params.threadId),
     "orchestration.getWorkflowScript": () => notYetSupported("orchestration.getWorkflowScript", "workflows"),
     "orchestration.stopWorkflow": () => notYetSupported("orchestration.stopWorkflow", "workflows"),

@@ -11,6 +11,7 @@ import { type ThreadTreeResult, formatLineageHeader } from "./treeOutput.js";
 import { MAX_DIFF_BYTES, type ThreadDiffOutput } from "../contracts/workspaceQueries.js";
 import { OwnerApi } from "./ownerApi.js";
 import { formatDiff } from "./workspaceOutput.js";
+import { THREAD_WATCH_HELP, THREAD_WATCH_USAGE, runThreadWatch } from "./threadWatchCommand.js";
 
 export const THREADS_USAGE = `  loom threads list [--all] [--project ID] [--status S] [--limit N] [--offset N] [--json]
   loom threads launch --message TEXT [--provider ID] [--model M] [--title T] [--project ID] [--wait] [--json]
@@ -18,6 +19,7 @@ export const THREADS_USAGE = `  loom threads list [--all] [--project ID] [--stat
   loom threads send ID TEXT [--mode auto|queue|steer|restart] [--wait] [--timeout MS] [--json]
   loom threads wait ID [--run RUNID | --tree] [--timeout MS] [--json]
   loom threads diff ID [--run RUNID | --full] [--max-bytes N] [--json]
+${THREAD_WATCH_USAGE}
 ${THREAD_CONTROL_USAGE}`;
 
 /** The status filters of `threads list`: the tool's values, and dashed spellings for the waiting ones. */
@@ -73,7 +75,7 @@ and lists the threads it matches.
            changed since its first checkpoint, uncaptured changes included:
            per-file stats, then the unified diff. --max-bytes caps the patch
            (default 1 MiB); a cut patch ends with a "# loom: diff truncated" line.
-${THREAD_CONTROL_HELP}
+${THREAD_WATCH_HELP}${THREAD_CONTROL_HELP}
 --json prints the tool's structuredContent as JSON on stdout. Waits show
 progress on stderr: a spinner on a terminal, else a line every few seconds.
 Exit codes: 0 done; 1 a tool failed (stderr: "code: message") or another
@@ -85,7 +87,7 @@ error; 2 usage error; 3 no server is running for the state dir; 4 a wait's
 export async function runThreads(argv: readonly string[], out: Output = (t) => process.stdout.write(t)): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
-    if (sub === undefined) throw new UsageError(`loom threads needs a command: list, launch, read, send, wait, diff, ${THREAD_CONTROL_COMMANDS.join(", ")} (see loom threads --help)`);
+    if (sub === undefined) throw new UsageError(`loom threads needs a command: list, launch, read, send, wait, diff, watch, ${THREAD_CONTROL_COMMANDS.join(", ")} (see loom threads --help)`);
     out(THREADS_HELP);
     return 0;
   }
@@ -220,6 +222,8 @@ export async function runThreads(argv: readonly string[], out: Output = (t) => p
       out(values.json === true ? formatJson(diff) : formatDiff(diff));
       return 0;
     }
+    case "watch":
+      return runThreadWatch(rest, out);
     default:
       if ((THREAD_CONTROL_COMMANDS as readonly string[]).includes(sub)) return runThreadControl(sub, rest, out);
       throw new UsageError(`unknown threads command "${sub}" (see loom threads --help)`);

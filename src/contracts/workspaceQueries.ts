@@ -4,9 +4,9 @@ import { CheckpointFileSchema, CheckpointSchema } from "./entities/checkpoints.j
 /**
  * Inputs and outputs of the workspace app functions (src/app/workspaces/):
  * turn and thread diffs, the threads sharing a worktree, Loom-managed
- * worktrees and merging a child into its parent. The HTTP API serves them
- * now; the WebSocket RPC (orchestration.getTurnDiff, getFullThreadDiff,
- * getWorktreeThreadIds) will serve the same shapes.
+ * worktrees and merging a child into its parent. The HTTP API and the
+ * WebSocket RPC (orchestration.getTurnDiff, getFullThreadDiff,
+ * getWorktreeThreadIds) serve the same shapes.
  */
 
 const ThreadId = z.string().min(1).max(512);

@@ -1,12 +1,36 @@
 import { describe, expect, it } from "vitest";
 import type { Command } from "../contracts/commands.js";
 import type { DecidedCommit } from "../store/eventStore.js";
+import { decide } from "../core/decider.js";
 import { MemoryEventStore } from "../store/memory/memoryEventStore.js";
 import { Orchestrator, replay } from "./orchestrator.js";
 
 const create = (n: number): Command => ({ type: "thread.create", commandId: `cmd:create:${n}`, data: { threadId: `thread:${n}`, projectId: "p", title: `T${n}` } });
 
 describe("Dispatcher", () => {
+  it("tells commit listeners whether the commit wrote outbox effects (the outbox worker is woken only then)", async () => {
+    const store = new MemoryEventStore();
+    // A decider that adds one effect to thread.create for thread:fx, and none otherwise.
+    const orchestrator = await Orchestrator.open({
+      store,
+      decide: (state, command, ctx) => {
+        const decision = decide(state, command, ctx);
+        if (decision.kind !== "accepted" || command.commandId !== "cmd:fx") return decision;
+        return { ...decision, effects: [{ kind: "test.effect", streamId: "thread:fx", payload: {}, replaySafe: true }] };
+      },
+    });
+    const heard: [number, boolean][] = [];
+    orchestrator.onCommitted((events, wroteEffects) => heard.push([events.length, wroteEffects]));
+    await orchestrator.dispatch(create(1));
+    await orchestrator.dispatch({ type: "thread.create", commandId: "cmd:fx", data: { threadId: "thread:fx", projectId: "p" } });
+    expect(heard).toEqual([
+      [1, false],
+      [1, true],
+    ]);
+    expect(await store.listOutbox("pending")).toHaveLength(1);
+    await orchestrator.close();
+  });
+
   it("contains a decider failure to its own command: the rest of the group commit is accepted", async () => {
     const store = new MemoryEventStore();
     const orchestrator = await Orchestrator.open({ store });

@@ -24,8 +24,8 @@ export interface DispatcherOptions {
   readonly maxBatch?: number;
   /** Called with each event right after the state folded it in: read models kept in step with the state. */
   readonly onEvolved?: (event: DomainEvent) => void;
-  /** Called with the events of each commit that wrote events or effects, after the state has them. */
-  readonly onCommitted?: (events: readonly StoredEvent[]) => void;
+  /** Called with the events of each commit that wrote events or effects, after the state has them; `wroteEffects`: it added outbox rows. */
+  readonly onCommitted?: (events: readonly StoredEvent[], wroteEffects: boolean) => void;
   /** Rebuilds the state from the log after a failed commit left it ahead of the store. */
   readonly rebuild: () => Promise<void>;
 }
@@ -155,7 +155,7 @@ export class Dispatcher {
       });
       this.settle();
       // A command may write only outbox effects (provider-session.detach): listeners still hear of it, so the outbox worker wakes.
-      if (committed.length > 0 || wroteEffects) this.options.onCommitted?.(committed);
+      if (committed.length > 0 || wroteEffects) this.options.onCommitted?.(committed, wroteEffects);
     } catch (error) {
       // The state may hold events that never reached the log: start again from the log.
       if (decided) await this.options.rebuild().catch(() => undefined);

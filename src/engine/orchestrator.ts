@@ -26,7 +26,8 @@ export interface OrchestratorOptions {
   readonly turnCheckpoints?: boolean;
 }
 
-export type CommittedListener = (events: readonly StoredEvent[]) => void;
+/** A commit's events; `wroteEffects` when it also added outbox rows (the outbox worker has work). */
+export type CommittedListener = (events: readonly StoredEvent[], wroteEffects: boolean) => void;
 
 /** Page size for replaying the log into the state. */
 const REPLAY_PAGE = 10_000;
@@ -68,7 +69,7 @@ export class Orchestrator {
       limits: options.limits,
       onEvolved: (event) => this.index.apply(event),
       turnCheckpoints: options.turnCheckpoints,
-      onCommitted: (events) => this.notify(events),
+      onCommitted: (events, wroteEffects) => this.notify(events, wroteEffects),
       rebuild: async () => {
         const fresh = await replayWithIndex(store);
         Object.assign(this.live, fresh.state);
@@ -165,10 +166,10 @@ export class Orchestrator {
     return () => this.listeners.delete(listener);
   }
 
-  private notify(events: readonly StoredEvent[]): void {
+  private notify(events: readonly StoredEvent[], wroteEffects: boolean): void {
     for (const listener of this.listeners) {
       try {
-        listener(events);
+        listener(events, wroteEffects);
       } catch (error) {
         console.error("loom: commit listener failed", error);
       }

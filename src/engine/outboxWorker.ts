@@ -69,7 +69,7 @@ export class OutboxWorker {
     this.kick();
   }
 
-  /** Look for work now (called after every commit). */
+  /** Look for work now (called after every commit that wrote outbox rows). */
   kick(): void {
     if (this.stopped) return;
     if (this.polling !== null) {

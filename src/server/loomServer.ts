@@ -163,7 +163,10 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     onFailed: (row, error) => (Object.hasOwn(workspaceHandlers, row.kind) ? workspaceEffects.onEffectFailed(row, error) : sessions.onEffectFailed(row, error)),
     log,
   });
-  const stopKicking = orchestrator.onCommitted(() => worker.kick());
+  // Only a commit that wrote outbox rows gives the worker work; retries and expired leases are its poll's.
+  const stopKicking = orchestrator.onCommitted((_events, wroteEffects) => {
+    if (wroteEffects) worker.kick();
+  });
   const waiters = new TaskWaiters();
   const reactor = new DelegationReactor(orchestrator, waiters, log);
   const budgets = new BudgetReactor(orchestrator, Date.now, log);

@@ -164,6 +164,14 @@ export function subscribeCommandOutput(
   return { close: () => undefined };
 }
 
+/** One wire shape per stored event, shared by every subscription it fans out to (so its frame is serialized once: api/streamFrames.ts). */
+const wireEvents = new WeakMap<StoredEvent, { sequence: number; type: string; data: unknown; occurredAt: string }>();
+
 export function wireEvent(event: StoredEvent): { sequence: number; type: string; data: unknown; occurredAt: string } {
-  return { sequence: event.sequence, type: event.type, data: event.data, occurredAt: event.occurredAt };
+  let shaped = wireEvents.get(event);
+  if (shaped === undefined) {
+    shaped = { sequence: event.sequence, type: event.type, data: event.data, occurredAt: event.occurredAt };
+    wireEvents.set(event, shaped);
+  }
+  return shaped;
 }

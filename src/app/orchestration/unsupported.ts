@@ -6,7 +6,6 @@ import { fail } from "../errors.js";
  * answer the `unsupported` failure (retryable: false), listed in docs/wire.md.
  */
 export const PENDING_FEATURES = {
-  workspaces: "turn diffs and worktree lookups arrive with the workspaces integration",
   workflows: "workflows are not part of this server yet",
 } as const;
 export type PendingFeature = keyof typeof PENDING_FEATURES;

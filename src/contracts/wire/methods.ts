@@ -3,6 +3,7 @@ import type { CommandReceipt } from "../envelopes.js";
 import { SEARCH_KINDS, type ThreadSearchOutput } from "../tools/searchTools.js";
 import { ThreadLaunchInput, type ThreadLaunchOutput } from "../tools/threadTools.js";
 import type { TurnItem } from "../turnItems.js";
+import { FullThreadDiffInput, type ThreadDiffOutput, TurnDiffInput, WorktreeThreadIdsInput, type WorktreeThreadIdsOutput } from "../workspaceQueries.js";
 import { BOUNDED_SNAPSHOT_LIMITS } from "./projections.js";
 import type { CommandOutputUpdate, SearchStreamUpdate, ShellSnapshot, ShellStreamUpdate, ThreadFamily, ThreadProjection, ThreadStreamUpdate } from "./projections.js";
 
@@ -50,14 +51,14 @@ const SearchPaging = { limit: z.number().int().min(1).max(50).optional(), offset
  */
 export const WS_METHOD_PARAMS = {
   "orchestration.dispatchCommand": z.object({ command: z.unknown() }).strict(),
-  "orchestration.getTurnDiff": z.object({ threadId: ThreadIdParam, runId: z.string().min(1) }).strict(),
-  "orchestration.getFullThreadDiff": z.object({ threadId: ThreadIdParam }).strict(),
+  "orchestration.getTurnDiff": TurnDiffInput,
+  "orchestration.getFullThreadDiff": FullThreadDiffInput,
   "orchestration.searchThreads": z.object({ ...SearchFields, ...SearchPaging, projectId: z.string().min(1).max(512).optional() }).strict(),
   "orchestration.searchThread": z.object({ threadId: ThreadIdParam, ...SearchFields, ...SearchPaging }).strict(),
   "orchestration.searchThreadStream": z.object({ threadId: ThreadIdParam, ...SearchFields, pageSize: z.number().int().min(1).max(50).optional() }).strict(),
   "orchestration.getArchivedShellSnapshot": z.object({}).strict(),
   "orchestration.getThreadFamily": z.object({ threadId: ThreadIdParam }).strict(),
-  "orchestration.getWorktreeThreadIds": z.object({ worktreePath: z.string().min(1) }).strict(),
+  "orchestration.getWorktreeThreadIds": WorktreeThreadIdsInput,
   "orchestration.getThreadProjection": z.object({ threadId: ThreadIdParam }).strict(),
   "orchestration.getWorkflowScript": z.object({ workflowId: z.string().min(1) }).strict(),
   "orchestration.stopWorkflow": z.object({ workflowId: z.string().min(1) }).strict(),
@@ -110,13 +111,13 @@ export const WS_METHOD_KIND: { readonly [M in WsMethod]: WsMethodKind } = {
  */
 export interface WsResults {
   "orchestration.dispatchCommand": CommandReceipt;
-  "orchestration.getTurnDiff": never;
-  "orchestration.getFullThreadDiff": never;
+  "orchestration.getTurnDiff": ThreadDiffOutput;
+  "orchestration.getFullThreadDiff": ThreadDiffOutput;
   "orchestration.searchThreads": ThreadSearchOutput;
   "orchestration.searchThread": ThreadSearchOutput;
   "orchestration.getArchivedShellSnapshot": ShellSnapshot;
   "orchestration.getThreadFamily": ThreadFamily;
-  "orchestration.getWorktreeThreadIds": never;
+  "orchestration.getWorktreeThreadIds": WorktreeThreadIdsOutput;
   "orchestration.getThreadProjection": ThreadProjection;
   "orchestration.getWorkflowScript": never;
   "orchestration.stopWorkflow": never;
