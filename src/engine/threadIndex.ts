@@ -113,6 +113,13 @@ export class ThreadIndex {
     return this.pinnedIds;
   }
 
+  /** The index of these threads as folding their history would leave it (membership depends only on each thread's latest record). */
+  static of(threads: Iterable<AppThread>): ThreadIndex {
+    const index = new ThreadIndex();
+    for (const thread of threads) index.upsert(thread);
+    return index;
+  }
+
   /** Take over another index's contents (the state was rebuilt from the log). */
   replaceWith(other: ThreadIndex): void {
     this.lists.clear();
