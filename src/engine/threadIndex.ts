@@ -116,7 +116,10 @@ export class ThreadIndex {
   /** The index of these threads as folding their history would leave it (membership depends only on each thread's latest record). */
   static of(threads: Iterable<AppThread>): ThreadIndex {
     const index = new ThreadIndex();
-    for (const thread of threads) index.upsert(thread);
+    // In sort-key order every insert is an append, not a binary search and a splice.
+    const keyed = Array.from(threads, (thread) => ({ key: threadSortKey(thread), thread }));
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const { thread } of keyed) index.upsert(thread);
     return index;
   }
 
