@@ -8,7 +8,9 @@ import { runCoreBench } from "./coreBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
 import { runMcpBench } from "./mcpBench.js";
+import { runMemoryBench } from "./memoryBench.js";
 import { runPostgresBench } from "./postgresBench.js";
+import { runRestartBench } from "./restartBench.js";
 import { runScaleBench } from "./scaleBench.js";
 import { runSearchBench } from "./searchBench.js";
 import { runSimBench } from "./simBench.js";
@@ -31,6 +33,8 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   agentStartup: () => runAgentStartupBench(),
   wire: () => runWireBench({ transcriptRepeats: quick ? 3 : 10, commits: quick ? 200 : 1_000, clients: 100, warmup: quick ? 20 : 100 }),
   ui: () => runUiBench({ items: 5_000, rounds: quick ? 3 : 10 }),
+  restart: () => runRestartBench({ events: quick ? 100_000 : 1_000_000, tail: quick ? 5_000 : 50_000 }),
+  memory: () => runMemoryBench({ threads: quick ? 2_000 : 10_000 }),
   sim: () => runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 }),
 };
 

@@ -65,6 +65,15 @@ export interface OrchestrationState {
   lastSequence: number;
 }
 
+/**
+ * The fold's version, part of every state snapshot's version (engine
+ * stateSnapshot.ts). Bump it whenever evolve folds any event differently or
+ * a field's meaning changes: snapshots of the old fold are then discarded and
+ * start-up replays the whole log. Adding or removing a field, or an event
+ * type, changes the snapshot version by itself.
+ */
+export const STATE_FOLD_VERSION = 1;
+
 export function initialState(): OrchestrationState {
   return {
     threads: new Map(),

@@ -3,14 +3,16 @@ import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
 import { toDomainEvent } from "../contracts/events.js";
 import type { DelegationLimits, ProviderFacts } from "../core/decision.js";
 import type { UuidSource } from "../core/ids.js";
-import { evolve, initialState, type OrchestrationState } from "../core/state.js";
+import { evolve, type OrchestrationState } from "../core/state.js";
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
 import { SubscriptionHub } from "../store/subscriptions.js";
 import { type Decide, type Dispatched, Dispatcher } from "./dispatcher.js";
 import { LiveChannel } from "./liveChannel.js";
 import { type Timeline, stateTimeline } from "./timeline.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
-import { ThreadIndex } from "./threadIndex.js";
+import { type Folded, type RestoreReport, replayAll, restore } from "./restore.js";
+import { DEFAULT_SNAPSHOT_EVERY, SnapshotWriter } from "./snapshotWriter.js";
+import type { ThreadIndex } from "./threadIndex.js";
 
 export interface OrchestratorOptions {
   readonly store: EventStore;
@@ -24,13 +26,16 @@ export interface OrchestratorOptions {
   readonly decide?: Decide;
   /** Capture a checkpoint before and after every turn that may write; off unless set. */
   readonly turnCheckpoints?: boolean;
+  /**
+   * Save a state snapshot into the store every this many events, and on
+   * close (default DEFAULT_SNAPSHOT_EVERY); null never saves one. Start-up
+   * loads the latest snapshot of this code's state version either way.
+   */
+  readonly snapshotEvery?: number | null;
 }
 
 /** A commit's events; `wroteEffects` when it also added outbox rows (the outbox worker has work). */
 export type CommittedListener = (events: readonly StoredEvent[], wroteEffects: boolean) => void;
-
-/** Page size for replaying the log into the state. */
-const REPLAY_PAGE = 10_000;
 
 /**
  * The engine's front door: dispatches commands through the single writer and
@@ -47,15 +52,17 @@ export class Orchestrator {
   private readonly tail: Subscription;
   /** Streaming that is not history: assistant deltas and command output (DESIGN invariant 14). */
   readonly liveChannel = new LiveChannel();
+  private readonly snapshots: SnapshotWriter | null;
 
   private constructor(
     private readonly store: EventStore,
-    folded: Folded,
+    folded: Folded & { readonly report: RestoreReport },
     options: OrchestratorOptions,
   ) {
     const { state, index } = folded;
     this.live = state;
     this.index = index;
+    this.restored = folded.report;
     this.followers = new SubscriptionHub((after, limit) => store.readAll(after, limit), { onListenerError: (error, event) => reportFollowerError(error, event) });
     this.tail = store.subscribe(state.lastSequence, (event) => this.onLogEvent(event));
     this.dispatcher = new Dispatcher({
@@ -71,15 +78,35 @@ export class Orchestrator {
       turnCheckpoints: options.turnCheckpoints,
       onCommitted: (events, wroteEffects) => this.notify(events, wroteEffects),
       rebuild: async () => {
-        const fresh = await replayWithIndex(store);
+        const fresh = await restore(store);
         Object.assign(this.live, fresh.state);
         this.index.replaceWith(fresh.index);
       },
     });
+    const every = options.snapshotEvery === undefined ? DEFAULT_SNAPSHOT_EVERY : options.snapshotEvery;
+    this.snapshots =
+      every === null
+        ? null
+        : new SnapshotWriter({
+            store,
+            state,
+            every: Math.max(1, Math.floor(every)),
+            savedThrough: folded.report.snapshotSequence ?? 0,
+            atSettledState: (read) => this.dispatcher.atSettledState(read),
+          });
   }
 
+  /** Load the latest snapshot and fold the log's tail (or the whole log without one), then take commands. */
   static async open(options: OrchestratorOptions): Promise<Orchestrator> {
-    return new Orchestrator(options.store, await replayWithIndex(options.store), options);
+    return new Orchestrator(options.store, await restore(options.store), options);
+  }
+
+  /** How start-up got its state: from which snapshot, how many events it replayed. */
+  readonly restored: RestoreReport;
+
+  /** Save a state snapshot now (unless the last one is current); resolves once written. */
+  snapshot(): Promise<void> {
+    return this.snapshots?.save() ?? Promise.resolve();
   }
 
   /** Decide and commit a command; resolves with its receipt. */
@@ -113,6 +140,7 @@ export class Orchestrator {
       evolve(this.live, domain);
       this.index.apply(domain);
       this.live.lastSequence = event.sequence;
+      this.snapshots?.progressed();
     }
     this.followers.publish([event]);
   }
@@ -167,6 +195,7 @@ export class Orchestrator {
   }
 
   private notify(events: readonly StoredEvent[], wroteEffects: boolean): void {
+    this.snapshots?.progressed();
     for (const listener of this.listeners) {
       try {
         listener(events, wroteEffects);
@@ -176,38 +205,18 @@ export class Orchestrator {
     }
   }
 
-  /** Wait for queued commands to finish, then close the store. */
+  /** Save a last state snapshot, then close the store. */
   async close(): Promise<void> {
     this.tail.close();
     this.followers.closeAll();
+    await this.snapshots?.close();
     await this.store.close();
   }
 }
 
-interface Folded {
-  readonly state: OrchestrationState;
-  readonly index: ThreadIndex;
-}
-
-/** Fold the whole log into a fresh state. */
+/** Fold the whole log into a fresh state (no snapshot). */
 export async function replay(store: EventStore): Promise<OrchestrationState> {
-  return (await replayWithIndex(store)).state;
-}
-
-/** Fold the whole log into a fresh state and its thread lists. */
-async function replayWithIndex(store: EventStore): Promise<Folded> {
-  const state = initialState();
-  const index = new ThreadIndex();
-  for (;;) {
-    const page = await store.readAll(state.lastSequence, REPLAY_PAGE);
-    if (page.length === 0) return { state, index };
-    for (const stored of page) {
-      const event = toDomainEvent(stored);
-      evolve(state, event);
-      index.apply(event);
-    }
-    state.lastSequence = page[page.length - 1]!.sequence;
-  }
+  return (await replayAll(store)).state;
 }
 
 function reportFollowerError(error: unknown, event: StoredEvent | null): void {

@@ -113,6 +113,16 @@ export class ThreadIndex {
     return this.pinnedIds;
   }
 
+  /** The index of these threads as folding their history would leave it (membership depends only on each thread's latest record). */
+  static of(threads: Iterable<AppThread>): ThreadIndex {
+    const index = new ThreadIndex();
+    // In sort-key order every insert is an append, not a binary search and a splice.
+    const keyed = Array.from(threads, (thread) => ({ key: threadSortKey(thread), thread }));
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const { thread } of keyed) index.upsert(thread);
+    return index;
+  }
+
   /** Take over another index's contents (the state was rebuilt from the log). */
   replaceWith(other: ThreadIndex): void {
     this.lists.clear();

@@ -62,6 +62,18 @@ export interface DecidedCommit {
   readonly decide: (view: LockedView) => readonly CommitEntry[];
 }
 
+/**
+ * A saved fold of the log: the engine's state snapshot (docs/architecture.md,
+ * "Snapshots"). The store keeps the bytes as given and never looks inside.
+ */
+export interface StateSnapshot {
+  /** The code's state shape and serializer version; a load asks for exactly one. */
+  readonly version: string;
+  /** The last log sequence folded into `body`: start-up replays only the events after it. */
+  readonly sequence: number;
+  readonly body: Uint8Array;
+}
+
 export interface OutboxClaim {
   readonly owner: string;
   /** Epoch milliseconds used as "now" for availability and lease expiry. */
@@ -167,6 +179,17 @@ export interface EventStore {
    * the log after a short delay (the backend's poll interval or notification).
    */
   subscribe(after: number, listener: EventListener): Subscription;
+  /**
+   * Keep `snapshot` as the store's one snapshot, replacing the previous one in
+   * the same transaction (a crash mid-save leaves the previous one whole).
+   * Returns false, and keeps the stored one, when that has the same version
+   * and a higher sequence (another writer saved a later fold). Throws
+   * StoreError `store_bad_snapshot` when the version is empty or the sequence
+   * is not a whole number from 0 to the log's head.
+   */
+  saveSnapshot(snapshot: StateSnapshot): Promise<boolean>;
+  /** The stored snapshot if it has this version (its body byte for byte), else null. */
+  loadSnapshot(version: string): Promise<StateSnapshot | null>;
   /** Close every subscription and release the backend. Idempotent; other calls fail afterwards. */
   close(): Promise<void>;
 }

@@ -17,6 +17,8 @@ export const StoreErrorCode = {
   unknownMigration: "store_unknown_migration",
   /** A store option is invalid (such as a PostgreSQL schema name that is not a plain identifier). */
   badConfiguration: "store_bad_configuration",
+  /** A state snapshot with no version, or a sequence that is not a position of the log. */
+  badSnapshot: "store_bad_snapshot",
 } as const;
 export type StoreErrorCode = (typeof StoreErrorCode)[keyof typeof StoreErrorCode];
 
@@ -41,5 +43,13 @@ export function settle<T>(work: () => T): Promise<T> {
     return Promise.resolve(work());
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+/** Throw `store_bad_snapshot` unless the snapshot names a version and a position from 0 to `head`. */
+export function assertSnapshotFits(snapshot: { readonly version: string; readonly sequence: number }, head: number): void {
+  if (typeof snapshot.version !== "string" || snapshot.version === "") throw new StoreError(StoreErrorCode.badSnapshot, "a snapshot needs a non-empty version");
+  if (!Number.isSafeInteger(snapshot.sequence) || snapshot.sequence < 0 || snapshot.sequence > head) {
+    throw new StoreError(StoreErrorCode.badSnapshot, `snapshot sequence ${snapshot.sequence} is not a log position (the log ends at ${head})`);
   }
 }

@@ -3,6 +3,7 @@ import { DEFAULT_READ_LIMIT } from "./eventStore.js";
 import { describeDecidedContract } from "./testSuiteDecided.js";
 import { describeFollowContract } from "./testSuiteFollow.js";
 import { describeOutboxContract } from "./testSuiteOutbox.js";
+import { describeSnapshotContract } from "./testSuiteSnapshots.js";
 import { describeSubscribeContract } from "./testSuiteSubscribe.js";
 import {
   accepted,
@@ -42,6 +43,7 @@ export function eventStoreContract(name: string, open: OpenStore, features: Back
     describeSubscribeContract(harness);
     describeFollowContract(harness, features);
     describeDecidedContract(harness, features);
+    describeSnapshotContract(harness, features);
     if (features.durable) describeDurabilityContract(harness);
   });
 }

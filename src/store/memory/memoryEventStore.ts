@@ -8,9 +8,10 @@ import {
   type EventListener,
   type EventStore,
   type OutboxClaim,
+  type StateSnapshot,
   type Subscription,
 } from "../eventStore.js";
-import { settle, StoreError, StoreErrorCode } from "../storeErrors.js";
+import { assertSnapshotFits, settle, StoreError, StoreErrorCode } from "../storeErrors.js";
 import { timeOrderedUuid } from "../storeIds.js";
 import { SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
 import { MemoryOutbox, type StagedOutboxRow } from "./memoryOutbox.js";
@@ -40,6 +41,7 @@ export class MemoryEventStore implements EventStore {
   private readonly streams = new Map<string, StoredEvent[]>();
   private readonly receipts = new Map<string, CommandReceipt>();
   private readonly outbox = new MemoryOutbox();
+  private snapshot: StateSnapshot | null = null;
   private readonly hub: SubscriptionHub;
   private closed = false;
 
@@ -174,6 +176,25 @@ export class MemoryEventStore implements EventStore {
 
   listOutbox(status: OutboxRow["status"]): Promise<readonly OutboxRow[]> {
     return this.run(() => this.outbox.list(status));
+  }
+
+  /** The body is copied in and out, as a database would: callers never share its bytes. */
+  saveSnapshot(snapshot: StateSnapshot): Promise<boolean> {
+    return this.run(() => {
+      assertSnapshotFits(snapshot, this.events.length);
+      const kept = this.snapshot;
+      if (kept !== null && kept.version === snapshot.version && kept.sequence > snapshot.sequence) return false;
+      this.snapshot = { version: snapshot.version, sequence: snapshot.sequence, body: Uint8Array.from(snapshot.body) };
+      return true;
+    });
+  }
+
+  loadSnapshot(version: string): Promise<StateSnapshot | null> {
+    return this.run(() => {
+      const kept = this.snapshot;
+      if (kept === null || kept.version !== version) return null;
+      return { version: kept.version, sequence: kept.sequence, body: Uint8Array.from(kept.body) };
+    });
   }
 
   subscribe(after: number, listener: EventListener): Subscription {

@@ -63,6 +63,20 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_by_status ON outbox (status, position);
     `,
   },
+  {
+    version: 2,
+    name: "state snapshot",
+    sql: `
+      -- At most one row (id 1): the latest saved fold of the log.
+      CREATE TABLE state_snapshots (
+        id       integer PRIMARY KEY CHECK (id = 1),
+        version  text NOT NULL,
+        sequence bigint NOT NULL,
+        body     bytea NOT NULL,
+        saved_at text NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

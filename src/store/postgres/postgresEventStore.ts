@@ -9,8 +9,10 @@ import {
   type EventListener,
   type EventStore,
   type OutboxClaim,
+  type StateSnapshot,
   type Subscription,
 } from "../eventStore.js";
+import { isoTime } from "../commitRecords.js";
 import { StoreError, StoreErrorCode } from "../storeErrors.js";
 import { timeOrderedUuid } from "../storeIds.js";
 import { DEFAULT_REPLAY_PAGE_SIZE, SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
@@ -20,6 +22,7 @@ import { DEFAULT_POSTGRES_POLL_INTERVAL_MS, PostgresLogFeed } from "./postgresLo
 import { storeNamespace, type StoreNamespace } from "./postgresLocks.js";
 import { PostgresNotifications } from "./postgresNotifications.js";
 import { PostgresOutbox } from "./postgresOutbox.js";
+import { PostgresSnapshots } from "./postgresSnapshots.js";
 import { ReceiptLoader } from "./receiptLoader.js";
 import { EVENT_COLUMNS, type EventTuple, toStoredEvent } from "./postgresRows.js";
 
@@ -70,6 +73,7 @@ export class PostgresEventStore implements EventStore {
   private readonly hub: SubscriptionHub;
   private readonly feed: PostgresLogFeed;
   private readonly outbox: PostgresOutbox;
+  private readonly snapshots: PostgresSnapshots;
   private readonly receipts: ReceiptLoader;
   private closing: Promise<void> | null = null;
 
@@ -118,6 +122,7 @@ export class PostgresEventStore implements EventStore {
     this.clock = options.clock ?? Date.now;
     this.newId = options.newId ?? (() => timeOrderedUuid(Date.now()));
     this.outbox = new PostgresOutbox(pool);
+    this.snapshots = new PostgresSnapshots(pool);
     this.receipts = new ReceiptLoader(pool);
     this.hub = new SubscriptionHub((after, limit) => this.readAll(after, limit), options);
     const notifications =
@@ -224,6 +229,16 @@ export class PostgresEventStore implements EventStore {
   async listOutbox(status: OutboxRow["status"]): Promise<readonly OutboxRow[]> {
     this.assertOpen();
     return this.outbox.list(status);
+  }
+
+  async saveSnapshot(snapshot: StateSnapshot): Promise<boolean> {
+    this.assertOpen();
+    return this.snapshots.save(snapshot, isoTime(this.clock()));
+  }
+
+  async loadSnapshot(version: string): Promise<StateSnapshot | null> {
+    this.assertOpen();
+    return this.snapshots.load(version);
   }
 
   subscribe(after: number, listener: EventListener): Subscription {

@@ -52,6 +52,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX outbox_claimable ON outbox (status, available_at);
     `,
   },
+  {
+    version: 2,
+    name: "state snapshot",
+    sql: `
+      -- At most one row (id 1): the latest saved fold of the log.
+      CREATE TABLE state_snapshots (
+        id       INTEGER PRIMARY KEY CHECK (id = 1),
+        version  TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        body     BLOB NOT NULL,
+        saved_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

@@ -12,6 +12,7 @@ import {
   type EventListener,
   type EventStore,
   type OutboxClaim,
+  type StateSnapshot,
   type Subscription,
 } from "../eventStore.js";
 import { settle, StoreError, StoreErrorCode } from "../storeErrors.js";
@@ -20,6 +21,7 @@ import { DEFAULT_REPLAY_PAGE_SIZE, SubscriptionHub, type SubscriptionOptions } f
 import { runMigrations } from "./migrations.js";
 import { DEFAULT_SQLITE_POLL_INTERVAL_MS, SqliteLogFeed } from "./sqliteLogFeed.js";
 import { SqliteOutbox } from "./sqliteOutbox.js";
+import { SqliteSnapshots } from "./sqliteSnapshots.js";
 
 export interface SqliteEventStoreOptions extends SubscriptionOptions {
   /** Epoch milliseconds; stamps occurredAt, createdAt and availableAt. Default Date.now. */
@@ -74,6 +76,7 @@ export class SqliteEventStore implements EventStore {
   private readonly hub: SubscriptionHub;
   private readonly feed: SqliteLogFeed;
   private readonly outbox: SqliteOutbox;
+  private readonly snapshots: SqliteSnapshots;
   private readonly selectLastSequence: Statement<[], number>;
   private readonly insertEvent: Statement<[string, string, string, string, string, string]>;
   private readonly insertReceipt: Statement<[string, string, string]>;
@@ -120,6 +123,7 @@ export class SqliteEventStore implements EventStore {
     this.clock = options.clock ?? Date.now;
     this.newId = options.newId ?? (() => timeOrderedUuid(Date.now()));
     this.outbox = new SqliteOutbox(db);
+    this.snapshots = new SqliteSnapshots(db);
     this.selectLastSequence = db.prepare<[], number>("SELECT COALESCE(MAX(sequence), 0) FROM events").pluck();
     this.insertEvent = db.prepare(
       "INSERT INTO events (event_id, command_id, stream_id, type, data, occurred_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -260,6 +264,20 @@ export class SqliteEventStore implements EventStore {
     return settle(() => {
       this.assertOpen();
       return this.outbox.list(status);
+    });
+  }
+
+  saveSnapshot(snapshot: StateSnapshot): Promise<boolean> {
+    return settle(() => {
+      this.assertOpen();
+      return this.snapshots.save(snapshot, isoTime(this.clock()));
+    });
+  }
+
+  loadSnapshot(version: string): Promise<StateSnapshot | null> {
+    return settle(() => {
+      this.assertOpen();
+      return this.snapshots.load(version);
     });
   }
 

@@ -1,0 +1,76 @@
+import { toDomainEvent } from "../contracts/events.js";
+import { evolve, initialState, type OrchestrationState } from "../core/state.js";
+import type { EventStore } from "../store/eventStore.js";
+import { STATE_SNAPSHOT_VERSION, decodeState } from "./stateSnapshot.js";
+import { ThreadIndex } from "./threadIndex.js";
+
+/** Page size for replaying the log into the state. */
+const REPLAY_PAGE = 10_000;
+
+/** The state and the thread lists kept in step with it. */
+export interface Folded {
+  readonly state: OrchestrationState;
+  readonly index: ThreadIndex;
+}
+
+/** How start-up got its state: from a snapshot plus the log's tail, or from the whole log (and why). */
+export interface RestoreReport {
+  /** The snapshot's log position, or null when the whole log was replayed. */
+  readonly snapshotSequence: number | null;
+  /** Events folded from the log after the snapshot (all of them without one). */
+  readonly replayed: number;
+  /** Why a stored snapshot was not used; null when there was none of this version or it was used. */
+  readonly discarded: string | null;
+}
+
+/** Fold the log's events after `state.lastSequence` into the state and its index. Returns how many. */
+export async function foldTail(store: EventStore, folded: Folded): Promise<number> {
+  const { state, index } = folded;
+  let count = 0;
+  for (;;) {
+    const page = await store.readAll(state.lastSequence, REPLAY_PAGE);
+    if (page.length === 0) return count;
+    for (const stored of page) {
+      const event = toDomainEvent(stored);
+      evolve(state, event);
+      index.apply(event);
+    }
+    count += page.length;
+    state.lastSequence = page[page.length - 1]!.sequence;
+  }
+}
+
+/** Fold the whole log into a fresh state and its thread lists. */
+export async function replayAll(store: EventStore): Promise<Folded> {
+  const folded = { state: initialState(), index: new ThreadIndex() };
+  await foldTail(store, folded);
+  return folded;
+}
+
+/**
+ * Start from the store's snapshot of this code's state version, if any, and
+ * fold only the events after it; without a usable snapshot (none, another
+ * version, bytes that do not decode to this state) replay the whole log.
+ * Snapshots of another version are never loaded: loadSnapshot asks for this one.
+ */
+export async function restore(store: EventStore): Promise<Folded & { readonly report: RestoreReport }> {
+  const snapshot = await store.loadSnapshot(STATE_SNAPSHOT_VERSION);
+  let discarded: string | null = null;
+  if (snapshot !== null) {
+    let state: OrchestrationState | null = null;
+    try {
+      state = decodeState(snapshot.body);
+      if (state.lastSequence !== snapshot.sequence) throw new Error(`it holds position ${state.lastSequence}, its row says ${snapshot.sequence}`);
+    } catch (error) {
+      state = null;
+      discarded = error instanceof Error ? error.message : String(error);
+    }
+    if (state !== null) {
+      const folded = { state, index: ThreadIndex.of(state.threads.values()) };
+      const replayed = await foldTail(store, folded);
+      return { ...folded, report: { snapshotSequence: snapshot.sequence, replayed, discarded: null } };
+    }
+  }
+  const folded = await replayAll(store);
+  return { ...folded, report: { snapshotSequence: null, replayed: folded.state.lastSequence, discarded } };
+}
