@@ -57,7 +57,7 @@ async function stand(threads: number): Promise<Stand> {
   }
   const session = [...server.orchestrator.state.providerSessions.values()].find((s) => s.threadId === parent.threadId && s.releasedAt === null);
   if (session === undefined) throw new Error("the bench parent has no provider session");
-  const credential = server.credentials.issue({ environmentId: server.environmentId, threadId: parent.threadId, providerInstanceId: session.providerInstanceId, providerSessionId: session.id });
+  const credential = await server.credentials.issue({ environmentId: server.environmentId, threadId: parent.threadId, providerInstanceId: session.providerInstanceId, providerSessionId: session.id });
   const agent = await LoomMcpClient.connect(server.mcpUrl, credential.token, "loom-bench-agent");
   return { threads, server, dir, owner, agent, parentThreadId: parent.threadId };
 }

@@ -6,6 +6,7 @@ import { MODEL_SERVER_USAGE, runModelServer } from "./modelServerCommand.js";
 import { OPEN_USAGE, runOpen } from "./openCommand.js";
 import { PROVIDERS_USAGE, runProviders } from "./providersCommand.js";
 import { runServe } from "./serve.js";
+import { runNodes } from "./nodesCommand.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 import { WORKTREES_USAGE, runWorktrees } from "./worktreesCommand.js";
 import { REQUESTS_USAGE, runRequests } from "./requestsCommand.js";
@@ -16,7 +17,7 @@ import { DOCTOR_USAGE, runDoctor } from "./doctorCommand.js";
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 
 Usage:
-  loom serve [--host 127.0.0.1] [--port N] [--state-dir DIR] [--config FILE]
+  loom serve [--host 127.0.0.1] [--port N] [--state-dir DIR] [--config FILE] [--database postgres://...]
 ${THREADS_USAGE}
 ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
@@ -26,13 +27,16 @@ ${REQUESTS_USAGE}
 ${TASKS_USAGE}
 ${MCP_CONFIG_USAGE}
 ${DOCTOR_USAGE}
+  loom nodes [--state-dir DIR] [--json]
   loom --help
   loom --version
 
 Commands:
   serve     Start the server. --port 0 (the default) picks a free port.
             The state dir defaults to $LOOM_STATE_DIR, else ~/.loom.
-            The config defaults to <state-dir>/config.json.
+            The config defaults to <state-dir>/config.json. --database
+            postgres://... shares one PostgreSQL database with other nodes
+            (docs/postgres.md); the default is SQLite in the state dir.
   threads   List, launch, read, send to and wait for threads on the running
             server, over MCP as its owner. Each takes --state-dir DIR to find
             the server and --json to print the tool's result as JSON.
@@ -56,6 +60,8 @@ Commands:
             (server key t3-code, token by environment variable).
   doctor    Check Node, SQLite, the state dir, the config, every provider's
             executable and credentials, and the running server; print fixes.
+  nodes     The nodes sharing the running server's database: heartbeat age,
+            status (live, stopped, lost), the sessions and leases each holds.
 
 The running server writes <state-dir>/server.json ({ url, mcpUrl, pid, ... })
 and keeps its owner token in <state-dir>/owner-token (mode 0600).
@@ -84,6 +90,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "tasks") return runTasks(rest);
   if (command === "mcp-config") return runMcpConfig(rest);
   if (command === "doctor") return runDoctor(rest);
+  if (command === "nodes") return runNodes(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],
@@ -92,6 +99,7 @@ async function main(argv: readonly string[]): Promise<number> {
         port: { type: "string" },
         "state-dir": { type: "string" },
         config: { type: "string" },
+        database: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -100,7 +108,7 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(HELP);
       return 0;
     }
-    return runServe({ host: values.host, port: values.port, stateDir: values["state-dir"], config: values.config });
+    return runServe({ host: values.host, port: values.port, stateDir: values["state-dir"], config: values.config, database: values.database });
   }
   throw new UsageError(`unknown command "${command}" (see loom --help)`);
 }

@@ -7,6 +7,8 @@ export interface ServeArgs {
   readonly port: string | undefined;
   readonly stateDir: string | undefined;
   readonly config: string | undefined;
+  /** postgres://... : the shared PostgreSQL database instead of SQLite (docs/postgres.md). */
+  readonly database?: string | undefined;
 }
 
 /** Run the server until SIGINT or SIGTERM, then shut down cleanly. */
@@ -20,6 +22,7 @@ export async function runServe(args: ServeArgs): Promise<number> {
     host: args.host ?? "127.0.0.1",
     port,
     configPath: args.config,
+    ...(args.database === undefined ? {} : { database: parseDatabaseUrl(args.database) }),
     log: (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(`${JSON.stringify({ url: server.url, mcpUrl: server.mcpUrl, environmentId: server.environmentId })}\n`);
@@ -33,4 +36,9 @@ export async function runServe(args: ServeArgs): Promise<number> {
   });
   await server.close();
   return 0;
+}
+
+function parseDatabaseUrl(value: string): string {
+  if (!/^postgres(ql)?:\/\/[^/]/.test(value)) throw new UsageError(`--database must be a postgres:// URL (postgres://user:password@host:port/database), got "${value.replace(/:[^:@/]*@/, ":***@")}"`);
+  return value;
 }

@@ -33,6 +33,8 @@ export const CONFIG_MAXIMUMS = {
   setupTimeoutMs: 24 * 60 * 60_000,
   schedulerMinIntervalMs: 366 * 24 * 60 * 60_000,
   webhookMaxBodyBytes: 64 * 1024 * 1024,
+  nodeHeartbeatMs: 60_000,
+  nodeLeaseMs: 60 * 60_000,
 } as const;
 
 /** A whole positive number of milliseconds, at most `max`. */
@@ -131,6 +133,26 @@ export const SchedulerSchema = z.strictObject({
   webhookMaxBodyBytes: positiveCount(CONFIG_MAXIMUMS.webhookMaxBodyBytes).optional(),
 });
 
+/** The shared database of several Loom nodes (docs/postgres.md). */
+export const DatabaseSchema = z.strictObject({
+  /** postgres://user:password@host:port/database; absent: SQLite in the state directory. */
+  url: z.string({ error: "must be a string" }).regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// or postgresql:// URL" }).optional(),
+  /** The schema holding Loom's tables: a lower-case identifier. */
+  schema: z.string({ error: "must be a string" }).regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "must be a lower-case identifier" }).optional(),
+});
+
+/** Node heartbeats and leases on a shared database (docs/postgres.md). */
+export const NodesSchema = z
+  .strictObject({
+    /** How often a node records that it is alive. */
+    heartbeatMs: positiveMs(CONFIG_MAXIMUMS.nodeHeartbeatMs).optional(),
+    /** A node silent this long loses its leases; its runs end node_lost. */
+    leaseMs: positiveMs(CONFIG_MAXIMUMS.nodeLeaseMs).optional(),
+  })
+  .refine((nodes) => (nodes.leaseMs ?? DEFAULT_NODES.leaseMs) >= 2 * (nodes.heartbeatMs ?? DEFAULT_NODES.heartbeatMs), {
+    error: "leaseMs must be at least twice heartbeatMs",
+  });
+
 function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
   ids.forEach((id, index) => {
@@ -152,6 +174,8 @@ export const LoomConfigSchema = z
     titles: TitlesSchema.optional(),
     workspaces: WorkspacesSchema.optional(),
     scheduler: SchedulerSchema.optional(),
+    database: DatabaseSchema.optional(),
+    nodes: NodesSchema.optional(),
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
@@ -228,6 +252,17 @@ export interface SchedulerConfig {
   readonly webhookMaxBodyBytes: number;
 }
 
+export interface DatabaseConfig {
+  /** Null: SQLite in the state directory. */
+  readonly url: string | null;
+  readonly schema: string;
+}
+
+export interface NodesConfig {
+  readonly heartbeatMs: number;
+  readonly leaseMs: number;
+}
+
 export interface LoomConfig {
   /** Absolute path of the file that was read, or null when none was. */
   readonly source: string | null;
@@ -240,8 +275,12 @@ export interface LoomConfig {
   readonly titles: TitlesConfig;
   readonly workspaces: WorkspacesConfig;
   readonly scheduler: SchedulerConfig;
+  readonly database: DatabaseConfig;
+  readonly nodes: NodesConfig;
 }
 
+export const DEFAULT_DATABASE: DatabaseConfig = { url: null, schema: "public" };
+export const DEFAULT_NODES: NodesConfig = { heartbeatMs: 2_000, leaseMs: 15_000 };
 export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024 };
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
 export const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000;
@@ -364,6 +403,8 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       timeZone: file.scheduler?.timeZone ?? DEFAULT_SCHEDULER.timeZone,
       webhookMaxBodyBytes: file.scheduler?.webhookMaxBodyBytes ?? DEFAULT_SCHEDULER.webhookMaxBodyBytes,
     },
+    database: { url: file.database?.url ?? DEFAULT_DATABASE.url, schema: file.database?.schema ?? DEFAULT_DATABASE.schema },
+    nodes: { heartbeatMs: file.nodes?.heartbeatMs ?? DEFAULT_NODES.heartbeatMs, leaseMs: file.nodes?.leaseMs ?? DEFAULT_NODES.leaseMs },
   };
 }
 

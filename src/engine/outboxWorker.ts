@@ -34,6 +34,8 @@ export interface OutboxWorkerOptions {
   /** Called once when an effect fails for good (its retry policy spent, or a payload that does not decode). */
   readonly onFailed?: (row: OutboxRow, error: unknown) => void;
   readonly log?: (line: string) => void;
+  /** Threads whose effects another node runs (its agent holds them): read before each claim. None by default. */
+  readonly skipStreams?: () => Promise<readonly string[]>;
 }
 
 /**
@@ -95,8 +97,16 @@ export class OutboxWorker {
 
   private async poll(): Promise<void> {
     try {
+      const skipStreams = this.options.skipStreams === undefined ? undefined : await this.options.skipStreams();
       for (;;) {
-        const rows = await this.options.store.claimOutbox({ owner: this.options.owner, now: this.clock(), leaseMs: this.leaseMs, limit: 64, kinds: EFFECT_KINDS });
+        const rows = await this.options.store.claimOutbox({
+          owner: this.options.owner,
+          now: this.clock(),
+          leaseMs: this.leaseMs,
+          limit: 64,
+          kinds: EFFECT_KINDS,
+          ...(skipStreams === undefined ? {} : { skipStreams }),
+        });
         for (const row of rows) this.enqueue(row);
         if (rows.length < 64 || this.stopped) return;
       }

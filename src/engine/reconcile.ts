@@ -32,30 +32,9 @@ export interface ReconcileReport {
  * Must run before the outbox worker starts.
  */
 export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventStore, bootId: string): Promise<ReconcileReport> {
-  let lostEffects = 0;
-  const lostSteers: OutboxRow[] = [];
-  for (const status of ["pending", "leased"] as const) {
-    for (const row of await store.listOutbox(status)) {
-      if (row.replaySafe || !(await store.abandonOutbox(row.id, "lost with the previous server process"))) continue;
-      lostEffects += 1;
-      if (row.kind === EffectKind.steerTurn) lostSteers.push(row);
-    }
-  }
+  const rows = [...(await store.listOutbox("pending")), ...(await store.listOutbox("leased"))];
+  const { lostEffects, resentSteers } = await abandonProcessBoundEffects(orchestrator, store, rows, "lost with the previous server process");
   const state = orchestrator.state;
-  let resentSteers = 0;
-  for (const row of lostSteers) {
-    const steer = EFFECTS[EffectKind.steerTurn].payload.safeParse(row.payload);
-    const run = steer.success ? state.runs.get(steer.data.runId) : undefined;
-    // A steer of a run still active is part of the run this boot interrupts, with its notice.
-    if (!steer.success || run === undefined || !isTerminalRunStatus(run.status)) continue;
-    const { threadId, messageId, text } = steer.data;
-    const resent = await orchestrator.dispatch({
-      type: "message.dispatch",
-      commandId: `cmd:resteer:${row.id}`,
-      data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
-    });
-    if (resent.status === "accepted") resentSteers += 1;
-  }
   const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status));
   for (const run of active) {
     await orchestrator.dispatch({
@@ -79,4 +58,43 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
     });
   }
   return { lostEffects, resentSteers, interruptedRuns: active.length, releasedSessions: sessions.length };
+}
+
+/**
+ * Fail for good the process-bound rows among `rows` (replay-safe ones stay
+ * and are retried by whoever claims them next), and re-send as a follow-up
+ * run the message of every lost steer whose run had already ended. Shared by
+ * boot reconciliation and the takeover of a lost node (nodeTakeover.ts).
+ */
+export async function abandonProcessBoundEffects(
+  orchestrator: Orchestrator,
+  store: EventStore,
+  rows: readonly OutboxRow[],
+  why: string,
+): Promise<{ lostEffects: number; resentSteers: number; lost: readonly OutboxRow[] }> {
+  let lostEffects = 0;
+  const lost: OutboxRow[] = [];
+  const lostSteers: OutboxRow[] = [];
+  for (const row of rows) {
+    if (row.replaySafe || !(await store.abandonOutbox(row.id, why))) continue;
+    lostEffects += 1;
+    lost.push(row);
+    if (row.kind === EffectKind.steerTurn) lostSteers.push(row);
+  }
+  const state = orchestrator.state;
+  let resentSteers = 0;
+  for (const row of lostSteers) {
+    const steer = EFFECTS[EffectKind.steerTurn].payload.safeParse(row.payload);
+    const run = steer.success ? state.runs.get(steer.data.runId) : undefined;
+    // A steer of a run still active is part of the run this boot interrupts, with its notice.
+    if (!steer.success || run === undefined || !isTerminalRunStatus(run.status)) continue;
+    const { threadId, messageId, text } = steer.data;
+    const resent = await orchestrator.dispatch({
+      type: "message.dispatch",
+      commandId: `cmd:resteer:${row.id}`,
+      data: { threadId, text, mode: "queue", messageId: `${messageId}:resent`, runKind: "system_follow_up", createdBy: "system", creationSource: "api" },
+    });
+    if (resent.status === "accepted") resentSteers += 1;
+  }
+  return { lostEffects, resentSteers, lost };
 }

@@ -4,7 +4,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { bearerToken, sendJson } from "../http/http.js";
 import type { RouteHandler } from "../http/http.js";
-import type { CredentialRejection, McpCredentialRegistry, McpInvocationScope } from "./credentialRegistry.js";
+import type { CredentialRejection, McpInvocationScope } from "./credentialRegistry.js";
+import type { McpCredentials } from "./storedCredentials.js";
 import { type McpBodyResult, readMcpBody, sendJsonRpcError } from "./httpBody.js";
 import { screenToolCalls } from "./toolArguments.js";
 import { type McpSession, McpSessionTable, OWNER_IDENTITY, SessionCloseReason, identityOf } from "./mcpSessions.js";
@@ -19,7 +20,7 @@ import { buildToolCatalog, createToolServer } from "./toolServer.js";
  */
 
 export interface McpRouteOptions {
-  readonly credentials: McpCredentialRegistry;
+  readonly credentials: McpCredentials;
   readonly toolkits: readonly McpToolkit[];
   /** The provider-visible server key (spec 000): "t3-code". */
   readonly serverName?: string;
@@ -68,7 +69,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
   const serverName = options.serverName ?? DEFAULT_MCP_SERVER_NAME;
   const catalog = buildToolCatalog(options.toolkits);
   const sessions = new McpSessionTable({ idleTtlMs: options.sessionIdleTtlMs ?? DEFAULT_SESSION_IDLE_TTL_MS, now: options.now ?? Date.now, log });
-  const credentialActive = (session: McpSession): boolean => session.identity === OWNER_IDENTITY || credentials.isActive(session.identity);
+  const credentialActive = async (session: McpSession): Promise<boolean> => session.identity === OWNER_IDENTITY || (await credentials.isActive(session.identity));
   let closed = false;
 
   const sweep = (): Promise<number> => sessions.sweep(credentialActive);
@@ -109,11 +110,11 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sessionId = headerValue(req, "mcp-session-id");
     const token = bearerToken(req);
-    const resolution = token === null ? null : credentials.resolve(token);
+    const resolution = token === null ? null : await credentials.resolve(token);
     if (resolution === null || !resolution.ok) {
       const session = sessionId === undefined ? undefined : sessions.get(sessionId);
       // Close the session only when its own credential has ended, so a stranger's bad token cannot end it.
-      if (session !== undefined && !credentialActive(session)) await sessions.close(session, SessionCloseReason.credentialEnded);
+      if (session !== undefined && !(await credentialActive(session))) await sessions.close(session, SessionCloseReason.credentialEnded);
       sendUnauthorized(res, resolution === null ? "missing" : resolution.reason);
       return;
     }

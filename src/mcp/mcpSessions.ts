@@ -105,11 +105,11 @@ export class McpSessionTable {
    * Close sessions whose credential has ended, and idle ones: no request in
    * flight and none for idleTtlMs. Returns how many were closed.
    */
-  async sweep(isCredentialActive: (session: McpSession) => boolean): Promise<number> {
+  async sweep(isCredentialActive: (session: McpSession) => boolean | Promise<boolean>): Promise<number> {
     const now = this.options.now();
     const doomed: [McpSession, SessionCloseReason][] = [];
-    for (const session of this.sessions.values()) {
-      if (!isCredentialActive(session)) {
+    for (const session of [...this.sessions.values()]) {
+      if (!(await isCredentialActive(session))) {
         doomed.push([session, SessionCloseReason.credentialEnded]);
       } else if (session.activeRequests === 0 && now - session.lastSeenAt >= this.options.idleTtlMs) {
         doomed.push([session, SessionCloseReason.idle]);

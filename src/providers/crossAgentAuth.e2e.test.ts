@@ -34,8 +34,8 @@ beforeEach(async () => {
   // Record every token Loom's MCP endpoint refuses (the 401s), keeping the real answers.
   const credentials = h.loom.server.credentials;
   const resolve = credentials.resolve.bind(credentials);
-  vi.spyOn(credentials, "resolve").mockImplementation((token) => {
-    const resolution = resolve(token);
+  vi.spyOn(credentials, "resolve").mockImplementation(async (token) => {
+    const resolution = await resolve(token);
     if (!resolution.ok) rejections.push(resolution.reason);
     return resolution;
   });
@@ -50,11 +50,11 @@ afterEach(async () => {
 function wrapIssue(wrongToken: boolean): void {
   const credentials = h.loom.server.credentials;
   const issue = credentials.issue.bind(credentials);
-  vi.spyOn(credentials, "issue").mockImplementation((scope, options) => {
+  vi.spyOn(credentials, "issue").mockImplementation(async (scope, options) => {
     issuedSessions.push(scope.providerSessionId);
-    const credential = issue(scope, options);
+    const credential = await issue(scope, options);
     if (!wrongToken) return credential;
-    credentials.revokeSession(scope.providerSessionId);
+    await credentials.revokeSession(scope.providerSessionId);
     return { ...credential, token: `wrong-${crypto.randomUUID()}` };
   });
 }
@@ -116,7 +116,7 @@ describe.each(["codex", "claude"] as const)("%s with a bad Loom token", (agent) 
       ]);
       await h.loom.until(() => h.model.requests.some((request) => request.ruleIndex === 0), `${agent} to take its nap`, TURN_MS);
       expect(issuedSessions).toHaveLength(1);
-      expect(h.loom.server.credentials.revokeSession(issuedSessions[0]!)).toBe(1);
+      expect(await h.loom.server.credentials.revokeSession(issuedSessions[0]!)).toBe(1);
 
       const run = await h.loom.waitForEnd(runId, TURN_MS);
       expect(run.status, dump(h.loom, threadId)).toBe("completed");

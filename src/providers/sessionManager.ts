@@ -15,8 +15,8 @@ import type { SecretVault } from "./secretVault.js";
 
 /** Issues and revokes the bearer tokens injected into agents (implemented by McpCredentialRegistry). */
 export interface SessionCredentials {
-  issue(scope: { environmentId: string; threadId: string; providerInstanceId: string; providerSessionId: string }): { token: string; credentialId: string };
-  revokeSession(providerSessionId: string): number;
+  issue(scope: { environmentId: string; threadId: string; providerInstanceId: string; providerSessionId: string }): { token: string; credentialId: string } | Promise<{ token: string; credentialId: string }>;
+  revokeSession(providerSessionId: string): number | Promise<number>;
 }
 
 export interface ProviderSessionManagerOptions {
@@ -183,7 +183,7 @@ export class ProviderSessionManager {
     const driver = registry.driverFor(providerInstanceId);
     if (instance === null || driver === null) throw new Error(`provider instance ${providerInstanceId} has no adapter`);
     const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: this.random.uuid() });
-    const credential = credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId });
+    const credential = await credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId });
     let live: LiveSession | null = null;
     try {
       const runtime = await driver.openSession({
@@ -199,7 +199,7 @@ export class ProviderSessionManager {
       });
       live = { providerSessionId, providerInstanceId, driver: driver.driver, runtime, lastActivity: this.clock(), sequence: 0, usage: new Map() };
     } catch (error) {
-      credentials.revokeSession(providerSessionId);
+      await credentials.revokeSession(providerSessionId);
       throw error;
     }
     this.sessions.set(thread.id, live);
@@ -323,7 +323,7 @@ export class ProviderSessionManager {
     const session = this.sessions.get(threadId);
     if (session === undefined) return;
     this.sessions.delete(threadId);
-    this.options.credentials.revokeSession(session.providerSessionId);
+    await this.options.credentials.revokeSession(session.providerSessionId);
     this.options.secrets?.dropSession(session.providerSessionId);
     // Queue the release before stopping the process: a send that arrives while it stops
     // starts a run on a new session, which a later release of this one must not end.

@@ -172,7 +172,7 @@ describe("binding, overlap, run now and delete", () => {
     // The privilege ceiling: an approval-required agent may not schedule full-access work.
     const careful = await harness.createThread({ runtimeMode: "approval-required", prompt: script({ sleep: 60_000 }) });
     await harness.waitForRun(careful.runId!, "running");
-    const credential = harness.server.credentials.issue({
+    const credential = await harness.server.credentials.issue({
       environmentId: harness.server.environmentId,
       threadId: careful.threadId,
       providerInstanceId: "scripted",

@@ -21,7 +21,12 @@ import { reconcileOnBoot } from "../engine/reconcile.js";
 import { reconcileWorkspacesOnBoot } from "../app/workspaces/boot.js";
 import { WorkspaceEffects } from "../app/workspaces/effects.js";
 import type { WorkspaceSettings } from "../app/workspaces/paths.js";
-import { McpCredentialRegistry } from "../mcp/credentialRegistry.js";
+import { StoredCredentialRegistry } from "../mcp/storedCredentials.js";
+import { nodeRoutes } from "../api/nodeRoutes.js";
+import { nodeHostname, openNodeBackend } from "./nodeBackend.js";
+import { NodeHeartbeats } from "./nodeHeartbeats.js";
+import { nodesReport } from "./nodesReport.js";
+import type { NodeRegistry } from "../store/nodes/nodeRegistry.js";
 import { createMcpRoute } from "../mcp/httpEndpoint.js";
 import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
 import { diagnosticsToolkit } from "../mcp/toolkits/diagnostics/tools.js";
@@ -46,7 +51,6 @@ import { validateProviderInstances } from "../providers/kit/validateInstances.js
 import { ProviderRegistry } from "../providers/registry.js";
 import { reportProviders } from "./providerReport.js";
 import { ProviderSessionManager } from "../providers/sessionManager.js";
-import { SqliteEventStore } from "../store/sqlite/sqliteEventStore.js";
 import { LOOM_VERSION } from "../version.js";
 import { builtInDrivers, providerFacts } from "./providerWiring.js";
 import { type StateDir, ensureEnvironmentId, ensureOwnerToken, openStateDir, removeServerInfo, writeServerInfo } from "./stateDir.js";
@@ -71,6 +75,8 @@ export interface LoomServerOptions {
   /** The scheduler's clock and timers (docs/schedules.md); tests pass a manual clock. Default: Date.now and setTimeout. */
   readonly clock?: () => number;
   readonly schedulerTimers?: SchedulerTimers;
+  /** A PostgreSQL URL: overrides the config's database.url (docs/postgres.md). Default: SQLite in the state dir. */
+  readonly database?: string;
 }
 
 /** dist/ui, two folders up from this module in src/server/ and dist/server/ alike. */
@@ -82,7 +88,10 @@ export interface LoomServer {
   readonly environmentId: string;
   readonly orchestrator: Orchestrator;
   readonly config: LoomConfig;
-  readonly credentials: McpCredentialRegistry;
+  readonly credentials: StoredCredentialRegistry;
+  /** This process in the node registry (`loom:<pid>:<boot id>`); also its outbox lease owner. */
+  readonly nodeId: string;
+  readonly nodes: NodeRegistry;
   readonly sessions: ProviderSessionManager;
   readonly stateDir: StateDir;
   /** Open MCP sessions (agents' and outside clients'). */
@@ -114,14 +123,16 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     throw new ConfigError(ConfigErrorCode.invalid, `invalid config: scheduler.timeZone ${JSON.stringify(config.scheduler.timeZone)} is not an IANA time zone this runtime knows`);
   }
   const ownerToken = ensureOwnerToken(dir);
-  const environmentId = ensureEnvironmentId(dir);
   const registry = new ProviderRegistry(config.providers, drivers);
-  const credentials = new McpCredentialRegistry({ environmentId, idleTtlMs: config.credentials.idleTtlMs, maxLifetimeMs: config.credentials.maxLifetimeMs });
-  credentials.registerOwnerToken(ownerToken);
-
-  const store = SqliteEventStore.open(dir.databasePath);
-  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits, turnCheckpoints: config.workspaces.checkpoints });
+  const backend = await openNodeBackend(dir, options.database === undefined ? config.database : { ...config.database, url: options.database });
+  const { store, nodes } = backend;
   const bootId = crypto.randomUUID();
+  const nodeId = `loom:${process.pid}:${bootId}`;
+  // Nodes sharing a database share one environment: the first node's id.
+  const environmentId = await nodes.sharedSetting("environment-id", ensureEnvironmentId(dir));
+  const credentials = new StoredCredentialRegistry({ store: backend.credentials, environmentId, nodeId, idleTtlMs: config.credentials.idleTtlMs, maxLifetimeMs: config.credentials.maxLifetimeMs });
+  await credentials.registerOwnerToken(ownerToken);
+  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits, turnCheckpoints: config.workspaces.checkpoints });
   const workspaces: WorkspaceSettings = {
     worktreesRoot: config.workspaces.worktreesDir ?? join(dir.root, "worktrees"),
     branchPrefix: config.workspaces.branchPrefix,
@@ -134,9 +145,13 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   if (workspaceReport.adopted + workspaceReport.removedHalfMade + workspaceReport.stoppedSetups > 0) {
     log(`loom: workspaces after restart: ${workspaceReport.adopted} worktree(s) recorded, ${workspaceReport.removedHalfMade} half-made removed, ${workspaceReport.stoppedSetups} setup(s) stopped`);
   }
-  const report = await reconcileOnBoot(orchestrator, store, bootId);
-  if (report.interruptedRuns > 0 || report.lostEffects > 0) {
-    log(`loom: reconciled after restart: ${report.interruptedRuns} run(s) interrupted, ${report.lostEffects} effect(s) lost`);
+  // On a shared database the other nodes' runs are theirs: a lost node's work is taken over by NodeHeartbeats instead.
+  if (!backend.shared) {
+    await credentials.revokeAllThreadCredentials();
+    const report = await reconcileOnBoot(orchestrator, store, bootId);
+    if (report.interruptedRuns > 0 || report.lostEffects > 0) {
+      log(`loom: reconciled after restart: ${report.interruptedRuns} run(s) interrupted, ${report.lostEffects} effect(s) lost`);
+    }
   }
 
   let mcpUrl = "";
@@ -159,7 +174,8 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const worker = new OutboxWorker({
     store,
     handlers: { ...sessions.handlers(), ...workspaceHandlers },
-    owner: `loom:${process.pid}:${bootId}`,
+    owner: nodeId,
+    ...(backend.shared ? { leaseMs: config.nodes.leaseMs, skipStreams: () => nodes.threadsHeldElsewhere(nodeId) } : {}),
     onFailed: (row, error) => (Object.hasOwn(workspaceHandlers, row.kind) ? workspaceEffects.onEffectFailed(row, error) : sessions.onEffectFailed(row, error)),
     log,
   });
@@ -214,6 +230,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const idleSessions = followIdleSessions(orchestrator, (providerSessionId) => {
     mcp.closeForProviderSession(providerSessionId).catch((error: unknown) => log(`loom: closing MCP sessions of ${providerSessionId} failed: ${String(error)}`));
   });
+  const heartbeats = new NodeHeartbeats({ nodeId, nodes, credentials, orchestrator, store, config: config.nodes, log });
   const tickets = new WsTicketBook();
   let origins: readonly string[] = [];
   let url = "";
@@ -224,6 +241,10 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     workspaceRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     uiRoutes({ app, ownerTokenHash: sha256(ownerToken), sessions: uiSessions, allowedOrigins: () => origins, baseUrl: () => url }),
     scheduleRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
+    nodeRoutes({
+      ownerTokenHash: sha256(ownerToken),
+      report: () => nodesReport({ self: nodeId, leaseMs: config.nodes.leaseMs, nodes, credentials, store, now: Date.now() }),
+    }),
     orchestrationRoutes({ app, ownerTokenHash: sha256(ownerToken), version: LOOM_VERSION, tickets, alsoOwner: (req) => isUiSessionRequest(req, uiSessions, () => origins) }),
     mcp.route,
     // Last: the web UI's files (docs/ui.md) at every path the routes above leave.
@@ -242,6 +263,8 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   origins = ownOrigins(host, port, url);
   mcpUrl = `${url}/mcp`;
   baseUrl = url;
+  await nodes.register({ nodeId, url, pid: process.pid, hostname: nodeHostname(), startedAt: Date.now() });
+  await heartbeats.start();
   worker.start();
   await reactor.start();
   await budgets.start();
@@ -261,6 +284,8 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     orchestrator,
     config,
     credentials,
+    nodeId,
+    nodes,
     sessions,
     stateDir: dir,
     get mcpSessionCount() {
@@ -286,9 +311,12 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
         // thread's next queued one, whose provider.turn.start must not open a new session.
         await worker.stop();
         await sessions.shutdown();
+        // Hand the node's leases back at once: its sessions ended above, its credentials end here.
+        await heartbeats.stop();
         stopKicking();
         await search.stop();
         await orchestrator.close();
+        await backend.credentials.close();
         removeServerInfo(dir, process.pid);
       })();
       return closing;

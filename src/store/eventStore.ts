@@ -82,6 +82,11 @@ export interface OutboxClaim {
   readonly limit: number;
   /** Only rows of these kinds; all kinds when omitted (an empty list claims nothing). */
   readonly kinds?: readonly string[];
+  /**
+   * Leave rows of these streams alone (threads whose agent process another
+   * node holds: docs/postgres.md). Nothing is skipped when omitted.
+   */
+  readonly skipStreams?: readonly string[];
 }
 
 /**

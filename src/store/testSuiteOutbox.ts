@@ -187,6 +187,15 @@ export function describeOutboxContract(harness: StoreHarness): void {
       expect(await store.listOutbox("pending")).toEqual([]);
     });
 
+    it("leaves the rows of skipped streams to others", async () => {
+      const { store } = harness;
+      const { rows, t0 } = await commitEffects(store, ["a", "b", "c"]);
+      const mine = await store.claimOutbox({ owner: "w1", now: t0, leaseMs: 1_000, limit: 10, skipStreams: ["thread:1", "thread:2"] });
+      expect(mine.map((row) => row.id)).toEqual([rows[0]!.id]);
+      const rest = await store.claimOutbox({ owner: "w2", now: t0, leaseMs: 1_000, limit: 10, skipStreams: [] });
+      expect(rest.map((row) => row.id)).toEqual([rows[1]!.id, rows[2]!.id]);
+    });
+
     it("writes outbox rows only for commands that were committed", async () => {
       const { store } = harness;
       const { commandId } = await commitEffects(store, ["a"]);

@@ -89,8 +89,8 @@ export function toolResults<T = Record<string, unknown>>(h: LoomHarness, threadI
 }
 
 /** Connect an MCP client with a credential of `threadId`, as that thread's agent would have. */
-export function connectAsThread(h: LoomHarness, threadId: string, providerInstanceId = "a"): Promise<LoomMcpClient> {
-  const credential = h.server.credentials.issue({
+export async function connectAsThread(h: LoomHarness, threadId: string, providerInstanceId = "a"): Promise<LoomMcpClient> {
+  const credential = await h.server.credentials.issue({
     environmentId: h.server.environmentId,
     threadId,
     providerInstanceId,

@@ -164,7 +164,7 @@ describe("idempotent retries", () => {
     await h.waitForRun(parent.runId, "running");
     // A second client on the parent's own provider session, as a retrying agent would be.
     const session = [...h.state.providerSessions.values()].find((candidate) => candidate.threadId === parent.threadId && candidate.releasedAt === null)!;
-    const credential = h.server.credentials.issue({ environmentId: h.server.environmentId, threadId: parent.threadId, providerInstanceId: "a", providerSessionId: session.id });
+    const credential = await h.server.credentials.issue({ environmentId: h.server.environmentId, threadId: parent.threadId, providerInstanceId: "a", providerSessionId: session.id });
     const agents = await Promise.all([1, 2, 3, 4].map(() => h.connect(credential.token)));
     const args = { task: script({ say: "once" }), target: { providerInstanceId: "b" }, clientRequestId: "concurrent" };
     const results = await Promise.all(agents.map((agent) => agent.ok<DelegateTaskResult>("delegate_task", args)));

@@ -57,7 +57,7 @@ describe("MCP authentication", () => {
   it("refuses a credential once it has been idle longer than the idle TTL", async () => {
     const h = await start({ config: { credentials: { idleTtlMs: 300 } } });
     const { threadId } = await h.createThread({ title: "Idle target" });
-    const credential = h.server.credentials.issue({
+    const credential = await h.server.credentials.issue({
       environmentId: h.server.environmentId,
       threadId,
       providerInstanceId: "scripted",
@@ -72,7 +72,7 @@ describe("MCP authentication", () => {
     const raw = await rawInitialize(h, credential.token);
     expect(raw.status).toBe(401);
     expect(raw.message).toBe("bearer token expired");
-    expect(h.server.credentials.resolve(credential.token)).toEqual({ ok: false, reason: "expired" });
+    expect(await h.server.credentials.resolve(credential.token)).toEqual({ ok: false, reason: "expired" });
     // The owner token has no idle expiry.
     expect((await h.owner.ok<{ total: number }>("t3_thread_list")).total).toBe(1);
   });
@@ -81,8 +81,8 @@ describe("MCP authentication", () => {
     const h = await start();
     const issued: { threadId: string; credential: IssuedCredential }[] = [];
     const issue = h.server.credentials.issue.bind(h.server.credentials);
-    vi.spyOn(h.server.credentials, "issue").mockImplementation((scope, options) => {
-      const credential = issue(scope, options);
+    vi.spyOn(h.server.credentials, "issue").mockImplementation(async (scope, options) => {
+      const credential = await issue(scope, options);
       issued.push({ threadId: scope.threadId, credential });
       return credential;
     });
@@ -115,7 +115,7 @@ describe("MCP authentication", () => {
     );
     expect(session.releaseReason).toBe("detached");
 
-    expect(h.server.credentials.resolve(token)).toEqual({ ok: false, reason: "revoked" });
+    expect(await h.server.credentials.resolve(token)).toEqual({ ok: false, reason: "revoked" });
     await expect(asAgent.call("t3_thread_list")).rejects.toThrow();
     const raw = await rawInitialize(h, token);
     expect(raw.status).toBe(401);

@@ -158,7 +158,7 @@ describe("t3_thread_configure of modes and models", () => {
 
 describe("t3_thread_configure failures", () => {
   async function agentOf(threadId: string, name: string): Promise<LoomMcpClient> {
-    const credential = h.server.credentials.issue({ environmentId: h.server.environmentId, threadId, providerInstanceId: "a", providerSessionId: `provider-session:${name}` });
+    const credential = await h.server.credentials.issue({ environmentId: h.server.environmentId, threadId, providerInstanceId: "a", providerSessionId: `provider-session:${name}` });
     return h.connect(credential.token, name);
   }
 

@@ -41,7 +41,7 @@ async function threadWithRuns(messages: readonly string[], extra: Record<string,
 }
 
 async function agentOf(threadId: string, name: string): Promise<LoomMcpClient> {
-  const credential = h.server.credentials.issue({ environmentId: h.server.environmentId, threadId, providerInstanceId: "a", providerSessionId: `provider-session:${name}` });
+  const credential = await h.server.credentials.issue({ environmentId: h.server.environmentId, threadId, providerInstanceId: "a", providerSessionId: `provider-session:${name}` });
   return h.connect(credential.token, name);
 }
 

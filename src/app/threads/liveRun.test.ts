@@ -23,7 +23,7 @@ afterAll(async () => {
 async function endedAgent(title: string): Promise<{ threadId: string; agent: LoomMcpClient }> {
   const { threadId, runId } = await h.createThread({ title, prompt: script({ say: "done" }) });
   expect((await h.waitForEnd(runId!)).status).toBe("completed");
-  const credential = h.server.credentials.issue({
+  const credential = await h.server.credentials.issue({
     environmentId: h.server.environmentId,
     threadId,
     providerInstanceId: "scripted",

@@ -23,7 +23,7 @@ function organize(args: Record<string, unknown>, client: LoomMcpClient = h.owner
 }
 
 async function agentOf(threadId: string, name: string): Promise<LoomMcpClient> {
-  const credential = h.server.credentials.issue({ environmentId: h.server.environmentId, threadId, providerInstanceId: "scripted", providerSessionId: `provider-session:${name}` });
+  const credential = await h.server.credentials.issue({ environmentId: h.server.environmentId, threadId, providerInstanceId: "scripted", providerSessionId: `provider-session:${name}` });
   return h.connect(credential.token, name);
 }
 

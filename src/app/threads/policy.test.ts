@@ -80,7 +80,7 @@ describe("a thread caller without a live run", () => {
   it("may read any thread but change none, its own included", async () => {
     const self = await h.createThread({ title: "Idle caller" });
     const target = await h.createThread({ title: "Target" });
-    const credential = h.server.credentials.issue({
+    const credential = await h.server.credentials.issue({
       environmentId: h.server.environmentId,
       threadId: self.threadId,
       providerInstanceId: "scripted",
@@ -107,7 +107,7 @@ describe("a thread caller without a live run", () => {
 
   it("refuses orchestration tools to a credential without the orchestration capability", async () => {
     const { threadId } = await h.createThread({ title: "Preview only" });
-    const credential = h.server.credentials.issue(
+    const credential = await h.server.credentials.issue(
       { environmentId: h.server.environmentId, threadId, providerInstanceId: "scripted", providerSessionId: "provider-session:preview" },
       { capabilities: ["preview"] },
     );
@@ -122,7 +122,7 @@ describe("workspace scope of t3_thread_launch", () => {
     // Launching is a write: the launcher needs a live run for its credential to act.
     const self = await h.createThread({ title: "Launcher", prompt: script({ sleep: 60_000 }) });
     await h.waitForRun(self.runId!, "running");
-    const credential = h.server.credentials.issue({
+    const credential = await h.server.credentials.issue({
       environmentId: h.server.environmentId,
       threadId: self.threadId,
       providerInstanceId: "scripted",

@@ -123,7 +123,7 @@ describe("t3_queue_promote_to_steer", () => {
 
 describe("the privilege ceiling on queue changes", () => {
   async function agentOf(threadId: string, name: string): Promise<LoomMcpClient> {
-    const credential = h.server.credentials.issue({ environmentId: h.server.environmentId, threadId, providerInstanceId: "scripted", providerSessionId: `provider-session:${name}` });
+    const credential = await h.server.credentials.issue({ environmentId: h.server.environmentId, threadId, providerInstanceId: "scripted", providerSessionId: `provider-session:${name}` });
     return h.connect(credential.token, name);
   }
 

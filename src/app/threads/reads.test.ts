@@ -39,7 +39,7 @@ beforeAll(async () => {
   messagePositions = h.items(bigThreadId).filter((item) => item.type === "user_message" || item.type === "assistant_message").map((item) => item.position);
   // A thread-scoped caller: an agent credential for another thread.
   const reader = await h.createThread({ title: "Reader" });
-  const credential = h.server.credentials.issue({
+  const credential = await h.server.credentials.issue({
     environmentId: h.server.environmentId,
     threadId: reader.threadId,
     providerInstanceId: "scripted",

@@ -44,13 +44,15 @@ export class MemoryOutbox {
     }
   }
 
-  claim({ owner, now, leaseMs, limit, kinds }: OutboxClaim): OutboxRow[] {
+  claim({ owner, now, leaseMs, limit, kinds, skipStreams }: OutboxClaim): OutboxRow[] {
     const claimed: OutboxRow[] = [];
     if (limit <= 0) return claimed;
     const kindSet = kinds === undefined ? null : new Set(kinds);
+    const skipped = new Set(skipStreams ?? []);
     for (const row of this.open.values()) {
       if (claimed.length >= limit) break;
       if (kindSet !== null && !kindSet.has(row.kind)) continue;
+      if (skipped.has(row.streamId)) continue;
       const claimable =
         (row.status === "pending" && row.availableAt <= now) ||
         (row.status === "leased" && row.leaseExpiresAt !== null && row.leaseExpiresAt <= now);

@@ -77,6 +77,46 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "nodes, credential hashes and shared settings",
+    // Several Loom nodes on one database (docs/postgres.md): a node's row is
+    // its heartbeat; credentials hold SHA-256 hashes of tokens, never tokens.
+    sql: `
+      CREATE TABLE loom_settings (
+        key   text PRIMARY KEY,
+        value text NOT NULL
+      );
+
+      CREATE TABLE loom_nodes (
+        node_id       text PRIMARY KEY,
+        url           text NOT NULL,
+        pid           integer NOT NULL,
+        hostname      text NOT NULL,
+        started_at    bigint NOT NULL,
+        heartbeat_at  bigint NOT NULL,
+        stopped_at    bigint,
+        lost_at       bigint,
+        taken_over_by text
+      );
+
+      CREATE TABLE loom_credentials (
+        token_hash          text PRIMARY KEY,
+        credential_id       text NOT NULL UNIQUE,
+        kind                text NOT NULL CHECK (kind IN ('thread', 'owner')),
+        node_id             text NOT NULL,
+        thread_id           text,
+        provider_session_id text,
+        scope               json NOT NULL,
+        expires_at          bigint,
+        last_used_at        bigint NOT NULL,
+        ended               text CHECK (ended IN ('expired', 'revoked')),
+        ended_at            bigint
+      );
+      CREATE INDEX loom_credentials_by_session ON loom_credentials (provider_session_id) WHERE ended IS NULL;
+      CREATE INDEX loom_credentials_by_node ON loom_credentials (node_id) WHERE ended IS NULL;
+    `,
+  },
 ];
 
 /**

@@ -185,7 +185,7 @@ describe("PostgreSQL outbox claims", () => {
     const client = await connect(schema);
     // The table is tiny, so forbid sequential scans: the question is whether the index is usable at all.
     await client.query("SET enable_seqscan = off");
-    const plan = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${CLAIM_SQL}`, [1, null, 10, "w", 2]);
+    const plan = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN ${CLAIM_SQL}`, [1, null, 10, "w", 2, null]);
     await client.end();
     const text = plan.rows.map((row) => row["QUERY PLAN"]).join("\n");
     expect(text).toContain("outbox_open");

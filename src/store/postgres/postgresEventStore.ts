@@ -143,6 +143,11 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
+  /** The store's pool (search_path set to its schema), for the node and credential tables beside the log. */
+  get connectionPool(): Pool {
+    return this.pool;
+  }
+
   /** One transaction per batch (postgresCommit.ts); settles after live subscribers have the events. */
   async commit(entries: readonly CommitEntry[]): Promise<readonly CommitResult[]> {
     this.assertOpen();

@@ -38,6 +38,7 @@ export const CLAIM_SQL = `
     WHERE status IN ('pending', 'leased')
       AND ((status = 'pending' AND available_at <= $1) OR (status = 'leased' AND lease_expires_at <= $1))
       AND ($2::text[] IS NULL OR kind = ANY($2::text[]))
+      AND ($6::text[] IS NULL OR NOT (stream_id = ANY($6::text[])))
     ORDER BY position
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -50,12 +51,12 @@ export const CLAIM_SQL = `
 export class PostgresOutbox {
   constructor(private readonly pool: Pool) {}
 
-  async claim({ owner, now, leaseMs, limit, kinds }: OutboxClaim): Promise<OutboxRow[]> {
+  async claim({ owner, now, leaseMs, limit, kinds, skipStreams }: OutboxClaim): Promise<OutboxRow[]> {
     if (limit <= 0 || (kinds !== undefined && kinds.length === 0)) return [];
     const result = await this.pool.query<OutboxRecord>({
       name: "loom_outbox_claim",
       text: CLAIM_SQL,
-      values: [now, kinds === undefined ? null : [...kinds], Math.floor(limit), owner, now + leaseMs],
+      values: [now, kinds === undefined ? null : [...kinds], Math.floor(limit), owner, now + leaseMs, skipStreams === undefined || skipStreams.length === 0 ? null : [...skipStreams]],
     });
     // RETURNING has no order of its own.
     return result.rows.sort((a, b) => a.position - b.position).map(toOutboxRow);

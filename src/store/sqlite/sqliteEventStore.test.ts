@@ -104,7 +104,7 @@ describe("SqliteEventStore", () => {
     const db = new BetterSqlite3(file);
     const plan = db
       .prepare(`EXPLAIN QUERY PLAN ${SELECT_CLAIMABLE_SQL}`)
-      .all({ now: 1, kinds: null, limit: 10 }) as { detail: string }[];
+      .all({ now: 1, kinds: null, skip: null, limit: 10 }) as { detail: string }[];
     db.close();
     const details = plan.map((row) => row.detail).join("\n");
     expect(details).toContain("outbox_claimable");

@@ -32,6 +32,7 @@ export const SELECT_CLAIMABLE_SQL = `
   SELECT ${COLUMNS} FROM outbox
   WHERE ((status = 'pending' AND available_at <= @now) OR (status = 'leased' AND lease_expires_at <= @now))
     AND (@kinds IS NULL OR kind IN (SELECT value FROM json_each(@kinds)))
+    AND (@skip IS NULL OR stream_id NOT IN (SELECT value FROM json_each(@skip)))
   ORDER BY rowid
   LIMIT @limit`;
 
@@ -42,7 +43,7 @@ export const SELECT_CLAIMABLE_SQL = `
  * prepared once, against the store's single connection.
  */
 export class SqliteOutbox {
-  private readonly selectClaimable: Statement<[{ now: number; kinds: string | null; limit: number }], OutboxRecord>;
+  private readonly selectClaimable: Statement<[{ now: number; kinds: string | null; skip: string | null; limit: number }], OutboxRecord>;
   private readonly lease: Statement<[string, number, number]>;
   private readonly markDone: Statement<[string, string]>;
   private readonly extendLease: Statement<[number, string, string]>;
@@ -75,10 +76,11 @@ export class SqliteOutbox {
     this.selectByStatus = db.prepare(`SELECT ${COLUMNS} FROM outbox WHERE status = ? ORDER BY rowid`);
 
     // Select and lease under one write lock, so two claimers never lease the same row.
-    const claimInTransaction = db.transaction(({ owner, now, leaseMs, limit, kinds }: OutboxClaim): OutboxRow[] => {
+    const claimInTransaction = db.transaction(({ owner, now, leaseMs, limit, kinds, skipStreams }: OutboxClaim): OutboxRow[] => {
       const candidates = this.selectClaimable.all({
         now,
         kinds: kinds === undefined ? null : JSON.stringify(kinds),
+        skip: skipStreams === undefined || skipStreams.length === 0 ? null : JSON.stringify(skipStreams),
         limit,
       });
       const leaseExpiresAt = now + leaseMs;

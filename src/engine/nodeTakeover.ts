@@ -1,0 +1,74 @@
+import type { OutboxRow } from "../contracts/envelopes.js";
+import { isActiveRunStatus } from "../core/run/lifecycle.js";
+import type { EventStore } from "../store/eventStore.js";
+import type { Orchestrator } from "./orchestrator.js";
+import { abandonProcessBoundEffects } from "./reconcile.js";
+
+export const NODE_LOST_NOTICE = "The Loom node running this run stopped heartbeating; its provider process was lost with it, so the run was interrupted (node_lost).";
+export const NODE_LOST_REASON = "node_lost";
+
+/** What a lost node held: the provider sessions of its agents (from its live credentials). */
+export interface LostNodeHoldings {
+  readonly nodeId: string;
+  /** Provider sessions (and their threads) whose agent process ran on the node. */
+  readonly sessions: readonly { readonly threadId: string; readonly providerSessionId: string }[];
+}
+
+export interface TakeoverReport {
+  readonly nodeId: string;
+  readonly lostEffects: number;
+  readonly resentSteers: number;
+  readonly interruptedRuns: number;
+  readonly releasedSessions: number;
+}
+
+/**
+ * Take the work of a lost node over (docs/postgres.md "When a node dies"),
+ * the way boot reconciliation does for a restarted single node, but only for
+ * what the lost node carried:
+ * 1. process-bound effects its outbox worker had leased fail for good
+ *    (replay-safe ones are claimed again once their lease lapses); a lost
+ *    steer whose run had ended is re-sent as a follow-up run;
+ * 2. every active run on a thread whose agent ran on the node, or whose lost
+ *    effect belonged to it, ends `interrupted` (reason node_lost) with a
+ *    notice — queued successors then start on whichever node claims them, and
+ *    the delegation reactor notifies parents of ended tasks as after a restart;
+ * 3. its provider sessions are recorded as released.
+ * Command ids are derived from the lost node's id, so two nodes taking the
+ * same node over write everything once.
+ */
+export async function takeOverLostNode(orchestrator: Orchestrator, store: EventStore, holdings: LostNodeHoldings): Promise<TakeoverReport> {
+  const { nodeId } = holdings;
+  const leased = (await store.listOutbox("leased")).filter((row) => row.leaseOwner === nodeId);
+  const { lostEffects, resentSteers, lost } = await abandonProcessBoundEffects(orchestrator, store, leased, `lost with node ${nodeId}`);
+  const state = orchestrator.state;
+  const threads = new Set(holdings.sessions.map((session) => session.threadId));
+  const runIds = new Set(lost.map(runIdOf).filter((runId): runId is string => runId !== null));
+  const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status) && (threads.has(run.threadId) || runIds.has(run.id)));
+  let interruptedRuns = 0;
+  for (const run of active) {
+    const receipt = await orchestrator.dispatch({
+      type: "provider-runtime.run-lost",
+      commandId: `cmd:node-lost:${nodeId}:run-lost:${run.id}`,
+      data: { threadId: run.threadId, runId: run.id, status: "interrupted", reason: NODE_LOST_REASON, message: NODE_LOST_NOTICE },
+    });
+    if (receipt.status === "accepted") interruptedRuns += 1;
+  }
+  let releasedSessions = 0;
+  for (const { threadId, providerSessionId } of holdings.sessions) {
+    const session = orchestrator.state.providerSessions.get(providerSessionId);
+    if (session === undefined || session.releasedAt !== null) continue;
+    const receipt = await orchestrator.dispatch({
+      type: "provider-runtime.session-released",
+      commandId: `cmd:node-lost:${nodeId}:session-released:${providerSessionId}`,
+      data: { threadId, providerSessionId, reason: "crashed", message: `Loom node ${nodeId} stopped heartbeating; the provider session ended with it.` },
+    });
+    if (receipt.status === "accepted") releasedSessions += 1;
+  }
+  return { nodeId, lostEffects, resentSteers, interruptedRuns, releasedSessions };
+}
+
+function runIdOf(row: OutboxRow): string | null {
+  const payload = row.payload as { readonly runId?: unknown } | null;
+  return payload !== null && typeof payload === "object" && typeof payload.runId === "string" ? payload.runId : null;
+}
