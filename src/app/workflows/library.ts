@@ -84,7 +84,8 @@ globalThis.verify = async (options) => {
   let result = await agent(job.task, { label: "work", phase: "Work", ...__loomTarget(job.target), ...schema });
   const history = [];
   for (let round = 1; round <= rounds; round += 1) {
-    const report = await agent((verifier.prompt ?? VERIFIER_PROMPT) + "\\n\\nTask:\\n" + job.task + "\\n\\nWork:\\n" + __loomText(result), {
+    const header = typeof verifier.prompt === "function" ? verifier.prompt(round, result) : (verifier.prompt ?? VERIFIER_PROMPT);
+    const report = await agent(header + "\\n\\nTask:\\n" + job.task + "\\n\\nWork:\\n" + __loomText(result), {
       label: "verify " + round, phase: "Verify", schema: __loomFindingsSchema, ...__loomTarget(verifier.target),
     });
     history.push({ round, findings: report.findings });
