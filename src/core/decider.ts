@@ -42,6 +42,7 @@ import {
   decideWorkflowProgress,
   decideWorkflowStart,
   decideWorkflowStepFinish,
+  decideWorkflowStepReissue,
   decideWorkflowStepStart,
   decideWorkflowStop,
 } from "./workflows/workflows.js";
@@ -251,6 +252,8 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideWorkflowStepStart(state, command, ctx);
     case "workflow.step.finish":
       return decideWorkflowStepFinish(state, command, ctx);
+    case "workflow.step.reissue":
+      return decideWorkflowStepReissue(state, command, ctx);
     case "workflow.finish":
       return decideWorkflowFinish(state, command, ctx);
     case "workflow.stop":

@@ -52,11 +52,15 @@ export function callKeyOf(call: AgentCall): string {
 }
 
 /** Step, task, thread, run and message ids all derive from (workflowId, call key): a re-run lands on the same ones. */
-export function stepIds(workflowId: string, callKey: string) {
+export function stepIds(workflowId: string, callKey: string, attempt = 1) {
   const hash = createHash("sha256").update(callKey).digest("hex").slice(0, 32);
   const id = (prefix: string) => joinId(prefix, "workflow", workflowId, "step", hash);
-  return { stepId: id("workflow-step"), taskId: id("subagent"), childThreadId: id("thread"), childRunId: id("run"), childMessageId: id("message") };
+  const task = (prefix: string) => (attempt === 1 ? id(prefix) : `${id(prefix)}:attempt:${attempt}`);
+  return { stepId: id("workflow-step"), taskId: task("subagent"), childThreadId: task("thread"), childRunId: task("run"), childMessageId: task("message") };
 }
+
+/** How many times one call's task is issued at most when restarts keep cutting it short. */
+const MAX_ATTEMPTS = 3;
 
 function failureOf(error: unknown): Failure {
   if (error instanceof AppError) return { code: error.code, message: error.message };
@@ -81,9 +85,11 @@ export interface StepRuntime {
 export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<unknown> {
   const state = rt.ctx.orchestrator.state;
   const callKey = callKeyOf(call);
-  const ids = stepIds(rt.workflowId, callKey);
+  const first = stepIds(rt.workflowId, callKey);
   const workflow = liveWorkflow(rt);
-  const journaled = workflow.steps.find((step) => step.stepId === ids.stepId);
+  const journaled = workflow.steps.find((step) => step.stepId === first.stepId);
+  let attempt = journaled?.attempt ?? 1;
+  let ids = stepIds(rt.workflowId, callKey, attempt);
   if (journaled !== undefined && journaled.status !== "running") return answered(journaled);
   const options = parseOptions(call.options);
   const now = () => new Date(rt.ctx.clock()).toISOString();
@@ -99,17 +105,30 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
       }
       await journalStart(rt, ids, callKey, call, options, true);
     }
-    if (!state.tasks.has(ids.taskId)) {
-      try {
-        await requestTask(rt, liveWorkflow(rt), ids, call, options, now());
-      } catch (error) {
-        const failure = failureOf(error);
-        await journalFinish(rt, ids.stepId, { status: "failed", error: failure });
-        throw new WorkflowStepError(failure.code, failure.message);
+    let task;
+    for (;;) {
+      if (!state.tasks.has(ids.taskId)) {
+        try {
+          await requestTask(rt, liveWorkflow(rt), ids, call, options, now());
+        } catch (error) {
+          const failure = failureOf(error);
+          await journalFinish(rt, ids.stepId, { status: "failed", error: failure });
+          throw new WorkflowStepError(failure.code, failure.message);
+        }
       }
+      await taskFinal(rt, ids.taskId);
+      task = state.tasks.get(ids.taskId)!;
+      // Lost to a restart (interrupted, never cancelled, no budget stop): issue the call again, once per attempt.
+      const lost = task.status === "interrupted" && task.cancelRequestedAt === null && (task.budgetExceeded ?? null) === null;
+      if (!lost || attempt >= MAX_ATTEMPTS) break;
+      attempt += 1;
+      ids = stepIds(rt.workflowId, callKey, attempt);
+      await rt.dispatch({
+        type: "workflow.step.reissue",
+        commandId: `cmd:${ids.stepId}:reissue:${attempt}`,
+        data: { workflowId: rt.workflowId, stepId: ids.stepId, attempt, taskId: ids.taskId, childThreadId: ids.childThreadId },
+      });
     }
-    await taskFinal(rt, ids.taskId);
-    const task = state.tasks.get(ids.taskId)!;
     if (task.status !== "completed") {
       const error = { code: "agent_failed", message: `agent ${options.label ?? ids.taskId} ended ${task.status}${task.summary === null ? "" : `: ${task.summary}`}` };
       await journalFinish(rt, ids.stepId, { status: "failed", error });

@@ -14,6 +14,7 @@ export const WorkflowCommandType = {
   progress: "workflow.progress",
   stepStart: "workflow.step.start",
   stepFinish: "workflow.step.finish",
+  stepReissue: "workflow.step.reissue",
   finish: "workflow.finish",
   stop: "workflow.stop",
 } as const;
@@ -72,6 +73,16 @@ export interface WorkflowStepFinishCommand {
   };
 }
 
+/**
+ * A running step's task was lost to a restart (interrupted, never cancelled):
+ * the call is re-issued once as a new task, `attempt` 2, 3, ...
+ */
+export interface WorkflowStepReissueCommand {
+  readonly type: "workflow.step.reissue";
+  readonly commandId: string;
+  readonly data: { readonly workflowId: string; readonly stepId: string; readonly attempt: number; readonly taskId: string; readonly childThreadId: string };
+}
+
 /** The script returned (completed) or threw (failed). */
 export interface WorkflowFinishCommand {
   readonly type: "workflow.finish";
@@ -100,5 +111,6 @@ export type WorkflowCommand =
   | WorkflowProgressCommand
   | WorkflowStepStartCommand
   | WorkflowStepFinishCommand
+  | WorkflowStepReissueCommand
   | WorkflowFinishCommand
   | WorkflowStopCommand;

@@ -51,6 +51,8 @@ export const WorkflowStepSchema = z.object({
   childThreadId: NullableEntityIdSchema,
   providerInstanceId: NullableEntityIdSchema,
   status: WorkflowStepStatusSchema,
+  /** Which task of the call is current: 1, or more after a task lost to a restart was re-issued. */
+  attempt: z.number().int().positive().optional(),
   result: z.unknown().optional(),
   error: FailureSchema.nullable(),
   startedAt: IsoTimeSchema,

@@ -3,6 +3,7 @@ import type {
   WorkflowProgressCommand,
   WorkflowStartCommand,
   WorkflowStepFinishCommand,
+  WorkflowStepReissueCommand,
   WorkflowStepStartCommand,
   WorkflowStopCommand,
 } from "../../contracts/commands/workflowCommands.js";
@@ -143,6 +144,19 @@ export function decideWorkflowStepFinish(state: OrchestrationState, command: Wor
   if (step.status !== "running") return reject(RejectionCode.workflowStepFinished, `step ${data.stepId} is already ${step.status}`);
   const finished: WorkflowStep = { ...step, status: data.status, ...(data.result === undefined ? {} : { result: data.result }), error: data.error, endedAt: ctx.now };
   const steps = workflow.steps.map((candidate) => (candidate.stepId === step.stepId ? finished : candidate));
+  return put(new Changes(state, ctx), { ...workflow, steps, updatedAt: ctx.now });
+}
+
+export function decideWorkflowStepReissue(state: OrchestrationState, command: WorkflowStepReissueCommand, ctx: DecideContext): Decision {
+  const workflow = running(state, command.data.workflowId);
+  if (isDecision(workflow)) return workflow;
+  const data = command.data;
+  const step = workflow.steps.find((candidate) => candidate.stepId === data.stepId);
+  if (step === undefined) return reject(RejectionCode.workflowStepNotFound, `workflow ${workflow.workflowId} has no step ${data.stepId}`);
+  if (step.status !== "running") return reject(RejectionCode.workflowStepFinished, `step ${data.stepId} is already ${step.status}`);
+  if ((step.attempt ?? 1) >= data.attempt) return reject(RejectionCode.workflowStepExists, `step ${data.stepId} is already at attempt ${step.attempt ?? 1}`);
+  const next: WorkflowStep = { ...step, attempt: data.attempt, taskId: data.taskId, childThreadId: data.childThreadId };
+  const steps = workflow.steps.map((candidate) => (candidate.stepId === step.stepId ? next : candidate));
   return put(new Changes(state, ctx), { ...workflow, steps, updatedAt: ctx.now });
 }
 
