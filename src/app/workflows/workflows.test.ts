@@ -106,6 +106,32 @@ return { reviews, checks };
     expect(named.result).toMatchObject({ name: "loopUntil", status: "completed", result: { iterations: 1, done: true } });
   });
 
+  it("t3_workflow_stop mid-phase stops the running child and journals nothing more", async () => {
+    const script = `
+phase("Slow");
+try { await agent(${js(childScript({ sleep: 30_000 }, { say: "late" }))}, { label: "slow" }); } catch (error) { /* stopped */ }
+await agent(${js(says("after"))}, { label: "after" });
+return "finished";`;
+    const parent = await launchParent(h, [{ call: "t3_workflow_start", args: { script }, as: "w" }, { say: "started" }]);
+    const workflow = () => [...h.state.workflows.values()].find((candidate) => candidate.parentThreadId === parent.threadId);
+    const step = await h.until(() => {
+      const slow = workflow()?.steps[0];
+      const task = slow?.taskId == null ? undefined : h.state.tasks.get(slow.taskId);
+      return task?.childRunId != null && h.state.runs.get(task.childRunId)?.status === "running" ? slow : null;
+    }, "the slow agent to be running");
+    const stopped = await h.owner.ok<WorkflowOutput>("t3_workflow_stop", { workflowId: workflow()!.workflowId, reason: "enough" });
+    expect(stopped).toMatchObject({ status: "stopped", stopReason: "enough", currentPhase: "Slow" });
+    expect(stopped.steps).toEqual([expect.objectContaining({ label: "slow", status: "failed", error: { code: "workflow_stopped", message: "enough" } })]);
+    const task = await h.until(() => {
+      const current = h.state.tasks.get(step.taskId!);
+      return current?.resultContextTransferId != null ? current : null;
+    }, "the slow child's task to settle");
+    expect(task.status).toBe("interrupted");
+    expect(workflow()).toMatchObject({ status: "stopped", steps: [expect.objectContaining({ label: "slow" })] });
+    const item = h.items(parent.threadId).find((candidate) => candidate.type === "dynamic_tool" && candidate.toolName === "t3_workflow");
+    expect(item).toMatchObject({ status: "declined" });
+  });
+
   it("refuses a bad script, an unknown name and a widened budget with typed errors, recording nothing", async () => {
     const before = h.state.workflows.size;
     for (const [args, message] of [
