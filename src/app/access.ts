@@ -55,5 +55,8 @@ export const TOOL_ACCESS: { readonly [N in ToolName]: OperationAccess } = {
   update_scheduled_task: write,
   delete_scheduled_task: write,
   run_scheduled_task_now: write,
+  t3_workflow_start: write,
+  t3_workflow_status: read,
+  t3_workflow_stop: write,
   loom_echo: read,
 };

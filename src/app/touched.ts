@@ -51,6 +51,7 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "client-request.recorded":
       case "scheduled-task.updated":
       case "scheduled-task.deleted":
+      case "workflow.updated":
       case "unknown":
         break;
       case "context-transfer.created":

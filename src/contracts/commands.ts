@@ -11,6 +11,7 @@ import type { WaitCommand } from "./commands/waitCommands.js";
 import { WORKSPACE_COMMAND_SCHEMAS, type WorkspaceCommand } from "./commands/workspaceCommands.js";
 import type { ScheduleCommand } from "./commands/scheduleCommands.js";
 import { PULL_REQUEST_COMMAND_SCHEMAS, PULL_REQUEST_INTERNAL_COMMAND_SCHEMAS, type PullRequestCommand, type ThreadPullRequestWatchSyncCommand } from "./commands/pullRequestCommands.js";
+import type { WorkflowCommand } from "./commands/workflowCommands.js";
 import { formatZodIssues } from "./zodIssues.js";
 
 /** Commands that outside clients may send (after validation). */
@@ -18,7 +19,7 @@ export type ClientCommand = ThreadCommand | RunCommand | DelegationCommand | Lin
 /** Spec 004's internal commands this build implements: only the server sends them (parseCommand refuses them from outside). */
 export type InternalCommand = SecretCommand | ThreadPullRequestWatchSyncCommand;
 /** Every command this build can decide, including the engine's runtime ingestion and recorded waits. */
-export type Command = ClientCommand | InternalCommand | RuntimeIngestCommand | WaitCommand | ScheduleCommand;
+export type Command = ClientCommand | InternalCommand | RuntimeIngestCommand | WaitCommand | ScheduleCommand | WorkflowCommand;
 
 const SCHEMAS = [...THREAD_COMMAND_SCHEMAS, ...RUN_COMMAND_SCHEMAS, ...DELEGATION_COMMAND_SCHEMAS, ...LINEAGE_COMMAND_SCHEMAS, ...NOTICE_COMMAND_SCHEMAS, ...SECRET_COMMAND_SCHEMAS, ...WORKSPACE_COMMAND_SCHEMAS, ...PULL_REQUEST_COMMAND_SCHEMAS, ...PULL_REQUEST_INTERNAL_COMMAND_SCHEMAS] as const;
 const CommandSchema = z.discriminatedUnion("type", SCHEMAS);

@@ -59,6 +59,8 @@ export const EventType = {
   scheduledTaskUpdated: "scheduled-task.updated",
   /** A scheduled task deleted for good. */
   scheduledTaskDeleted: "scheduled-task.deleted",
+  /** A workflow script's record after a change: its journal of steps, phase, status, result (docs/workflows.md). */
+  workflowUpdated: "workflow.updated",
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 

@@ -17,6 +17,7 @@ import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, t
 import { SubagentSchema, type Subagent } from "./entities/subagents.js";
 import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
+import { WorkflowSchema, type Workflow } from "./entities/workflows.js";
 import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
 import { AppThreadSchema } from "./thread.js";
 import { TurnItemSchema, type TurnItem } from "./turnItems.js";
@@ -163,6 +164,13 @@ export interface ScheduledTaskEvent {
   readonly data: { readonly task: ScheduledTask; readonly fire: ScheduledFire | null };
 }
 
+/** A workflow after the change (docs/workflows.md). On its parent thread's stream. */
+export interface WorkflowEvent {
+  readonly type: "workflow.updated";
+  readonly streamId: string;
+  readonly data: { readonly workflow: Workflow };
+}
+
 export type KnownDomainEvent =
   | CheckpointScopeEvent
   | CheckpointEvent
@@ -180,7 +188,8 @@ export type KnownDomainEvent =
   | ContextTransferEvent
   | ClientRequestEvent
   | ContextHandoffEvent
-  | ScheduledTaskEvent;
+  | ScheduledTaskEvent
+  | WorkflowEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -219,6 +228,7 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("checkpoint.rollback-requested", z.object({ rollback: CheckpointRollbackSchema })),
   eventSchema("scheduled-task.updated", z.object({ task: ScheduledTaskSchema, fire: ScheduledFireSchema.nullable() })),
   eventSchema("scheduled-task.deleted", z.object({ task: ScheduledTaskSchema, fire: z.null() })),
+  eventSchema("workflow.updated", z.object({ workflow: WorkflowSchema })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -313,4 +323,8 @@ export function checkpointRollbackEvent(rollback: CheckpointRollback): Checkpoin
 
 export function scheduledTaskEvent(type: ScheduledTaskEvent["type"], task: ScheduledTask, fire: ScheduledFire | null = null): ScheduledTaskEvent {
   return { type, streamId: "", data: { task, fire } };
+}
+
+export function workflowEvent(workflow: Workflow): WorkflowEvent {
+  return { type: "workflow.updated", streamId: workflow.parentThreadId, data: { workflow } };
 }

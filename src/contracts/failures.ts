@@ -33,6 +33,8 @@ export const FailureCode = {
   workspace_unavailable: "workspace_unavailable",
   workspace_conflict: "workspace_conflict",
   workspace_busy: "workspace_busy",
+  // Loom's workflow scripts (docs/workflows.md).
+  workflow_not_found: "workflow_not_found",
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 
@@ -70,6 +72,7 @@ export const FAILURES: { readonly [C in FailureCode]: FailureInfo } = {
   workspace_unavailable: { retryable: false, meaning: "the workspace is not a git repository, has no usable checkpoint, or its worktree is gone" },
   workspace_conflict: { retryable: false, meaning: "files are in the way (merge conflicts, local changes); details.files lists them; nothing was changed" },
   workspace_busy: { retryable: true, meaning: "a run or a rollback is in progress in the workspace; retry once it ends" },
+  workflow_not_found: { retryable: false, meaning: "no workflow has this id, or it belongs to another thread" },
 };
 
 export const FAILURE_CODES: readonly FailureCode[] = Object.values(FailureCode);

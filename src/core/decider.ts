@@ -38,6 +38,15 @@ import { decideThreadCreatedRecord, decideTitleRegenerationComplete } from "./th
 import { decideCheckpointCaptured } from "./workspace/checkpoints.js";
 import { decidePreparedRunFail, decidePreparedRunProgress, decidePreparedRunRelease, decidePreparedRunRetry, decideRollbackFail } from "./workspace/prepared.js";
 import { decideCheckpointRollback } from "./workspace/rollback.js";
+import {
+  decideWorkflowFinish,
+  decideWorkflowProgress,
+  decideWorkflowStart,
+  decideWorkflowStepFinish,
+  decideWorkflowStepReissue,
+  decideWorkflowStepStart,
+  decideWorkflowStop,
+} from "./workflows/workflows.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -243,6 +252,21 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideScheduledTaskDelete(state, command, ctx);
     case "scheduled-task.fire":
       return decideScheduledTaskFire(state, command, ctx);
+    // Workflow scripts (workflows/)
+    case "workflow.start":
+      return decideWorkflowStart(state, command, ctx);
+    case "workflow.progress":
+      return decideWorkflowProgress(state, command, ctx);
+    case "workflow.step.start":
+      return decideWorkflowStepStart(state, command, ctx);
+    case "workflow.step.finish":
+      return decideWorkflowStepFinish(state, command, ctx);
+    case "workflow.step.reissue":
+      return decideWorkflowStepReissue(state, command, ctx);
+    case "workflow.finish":
+      return decideWorkflowFinish(state, command, ctx);
+    case "workflow.stop":
+      return decideWorkflowStop(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

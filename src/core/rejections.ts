@@ -106,6 +106,13 @@ export const RejectionCode = {
   /** A timed fire whose instant is no longer the task's next due time: it was fired already, or the task changed. */
   scheduledFireStale: "scheduled_fire_stale",
   scheduledTaskPaused: "scheduled_task_paused",
+  // Workflow scripts (docs/workflows.md)
+  workflowNotFound: "workflow_not_found",
+  workflowAlreadyExists: "workflow_already_exists",
+  workflowNotRunning: "workflow_not_running",
+  workflowStepExists: "workflow_step_exists",
+  workflowStepNotFound: "workflow_step_not_found",
+  workflowStepFinished: "workflow_step_finished",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

@@ -8,6 +8,7 @@ import type { ExecutionNode, Run, RunAttempt } from "../contracts/entities/runs.
 import type { Subagent } from "../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import type { ScheduledTask } from "../contracts/entities/scheduledTasks.js";
+import type { Workflow } from "../contracts/entities/workflows.js";
 import type { DomainEvent } from "../contracts/events.js";
 import type { AppThread } from "../contracts/thread.js";
 import type { TurnItem } from "../contracts/turnItems.js";
@@ -61,6 +62,8 @@ export interface OrchestrationState {
   readonly scheduledTasks: Map<string, ScheduledTask>;
   /** Run id → the scheduled task whose fire created it: a run's lineage back to its schedule. */
   readonly scheduledRuns: Map<string, string>;
+  /** Workflow scripts by workflowId (docs/workflows.md). */
+  readonly workflows: Map<string, Workflow>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -102,6 +105,7 @@ export function initialState(): OrchestrationState {
     scopeCheckpoints: new Map(),
     scheduledTasks: new Map(),
     scheduledRuns: new Map(),
+    workflows: new Map(),
     lastSequence: 0,
   };
 }
@@ -195,6 +199,9 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       return state;
     case "scheduled-task.deleted":
       state.scheduledTasks.delete(event.data.task.id);
+      return state;
+    case "workflow.updated":
+      state.workflows.set(event.data.workflow.workflowId, event.data.workflow);
       return state;
     case "unknown":
       return state;

@@ -125,6 +125,7 @@ export class SearchProjection {
       case "checkpoint.rollback-requested":
       case "scheduled-task.updated":
       case "scheduled-task.deleted":
+      case "workflow.updated":
       case "unknown":
         break;
       default: {

@@ -60,6 +60,9 @@ const VALID: { readonly [N in ToolName]: Record<string, unknown> } = {
   update_scheduled_task: { scheduledTaskId: "scheduled-task:none", enabled: false },
   delete_scheduled_task: { scheduledTaskId: "scheduled-task:none" },
   run_scheduled_task_now: { scheduledTaskId: "scheduled-task:none" },
+  t3_workflow_start: { script: "return 1;" },
+  t3_workflow_status: { workflowId: "workflow:none" },
+  t3_workflow_stop: { workflowId: "workflow:none" },
   loom_echo: { text: "hi" },
 };
 

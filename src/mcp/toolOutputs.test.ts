@@ -162,6 +162,20 @@ describe("tool outputs match their declared schemas", () => {
     await owner("delete_scheduled_task", { scheduledTaskId });
   });
 
+  it("workflow tools", async () => {
+    const workflowScript = `phase("One"); return await agent(${JSON.stringify(childScript({ say: "w" }))}, { label: "one" });`;
+    const parent = await h.launch({
+      target: { providerInstanceId: "a" },
+      message: script({ call: "t3_workflow_start", args: { script: workflowScript, mode: "wait", budget: { spawns: 5 } }, as: "w" }, { say: "done" }),
+    });
+    await h.waitForEnd(parent.runId!, 20_000);
+    const [started] = toolResults(parent.threadId).get("t3_workflow_start") ?? [];
+    check("t3_workflow_start", started);
+    const workflowId = (started as { workflowId: string }).workflowId;
+    await owner("t3_workflow_status", { workflowId });
+    await owner("t3_workflow_stop", { workflowId, reason: "already done" });
+  });
+
   it("covered every tool of the contract table", () => {
     expect([...seen].sort()).toEqual(Object.keys(TOOL_CONTRACTS).sort());
   });

@@ -38,6 +38,8 @@ import { secretsToolkit } from "../mcp/toolkits/secrets/tools.js";
 import { secretRoutes } from "../api/secretRoutes.js";
 import { scheduleRoutes } from "../api/scheduleRoutes.js";
 import { schedulesToolkit } from "../mcp/toolkits/schedules/tools.js";
+import { workflowsToolkit } from "../mcp/toolkits/workflows/tools.js";
+import { WorkflowRunner } from "../app/workflows/runner.js";
 import { isTimeZone, schedulerTimeZone } from "../app/schedules/dueTimes.js";
 import { FileWebhookKeyStore } from "../app/schedules/webhookKeys.js";
 import { Scheduler, type SchedulerTimers } from "../scheduler/scheduler.js";
@@ -211,6 +213,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
       webhookMaxBodyBytes: config.scheduler.webhookMaxBodyBytes,
     },
   };
+  const workflows = new WorkflowRunner(app, { log });
   const scheduler = new Scheduler({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
   const pullRequests = new PullRequestWatcher({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
   const titlesReconciled = await reconcileTitleRegenerations(app);
@@ -223,6 +226,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     backgroundToolkit(app),
     secretsToolkit(app),
     schedulesToolkit(app),
+    workflowsToolkit(app, workflows),
     ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
   ];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
@@ -273,6 +277,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   sessions.startReaper();
   await scheduler.start();
   await pullRequests.start();
+  await workflows.start();
   writeServerInfo(dir, { url, mcpUrl, pid: process.pid, environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
   void reportProviders(registry, log);
@@ -299,6 +304,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
       closing ??= (async () => {
         await scheduler.stop();
         await pullRequests.stop();
+        await workflows.stop();
         idleSessions.close();
         await mcp.close();
         await ws.close();

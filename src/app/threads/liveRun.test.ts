@@ -86,6 +86,9 @@ describe("an agent whose run has ended", () => {
       update_scheduled_task: { scheduledTaskId: "scheduled-task:none", enabled: false },
       delete_scheduled_task: { scheduledTaskId: "scheduled-task:none" },
       run_scheduled_task_now: { scheduledTaskId: "scheduled-task:none" },
+      t3_workflow_start: { script: "return 1;" },
+      t3_workflow_status: { workflowId: "workflow:none" },
+      t3_workflow_stop: { workflowId: "workflow:none" },
       loom_echo: { text: "hi" },
     };
     const before = h.state.lastSequence;

@@ -101,7 +101,14 @@ function errorText(vm: QuickJSContext, handle: QuickJSHandle): string {
 }
 
 /** Run a workflow script to its end; a script error, a denied access or a limit is an outcome, never a throw. */
-export async function runWorkflowScript(script: string, args: unknown, host: SandboxHost, limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<SandboxOutcome> {
+export async function runWorkflowScript(
+  script: string,
+  args: unknown,
+  host: SandboxHost,
+  limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
+  /** JavaScript evaluated after the built-ins and before the script: the workflow library (library.ts). */
+  library = "",
+): Promise<SandboxOutcome> {
   const QuickJS = await getQuickJS();
   const runtime = QuickJS.newRuntime();
   runtime.setMemoryLimit(limits.memoryBytes);
@@ -137,6 +144,13 @@ export async function runWorkflowScript(script: string, args: unknown, host: San
         },
         (error: unknown) => {
           const handle = vm.newError({ name: (error as { name?: string }).name ?? "Error", message: error instanceof Error ? error.message : String(error) });
+          // A typed failure (budget_exceeded, ...) keeps its code, so the script can catch it by code.
+          const code = (error as { code?: unknown }).code;
+          if (typeof code === "string") {
+            const codeHandle = vm.newString(code);
+            vm.setProp(handle, "code", codeHandle);
+            codeHandle.dispose();
+          }
           deferred.reject(handle);
           handle.dispose();
         },
@@ -160,6 +174,7 @@ export async function runWorkflowScript(script: string, args: unknown, host: San
     if (argsHandle !== vm.undefined) argsHandle.dispose();
 
     vm.unwrapResult(vm.evalCode(PRELUDE, "loom-prelude.js")).dispose();
+    if (library !== "") vm.unwrapResult(vm.evalCode(library, "loom-library.js")).dispose();
     const started = vm.evalCode(wrapScript(script), "workflow.js");
     const readMeta = () => {
       const handle = vm.getProp(vm.global, "__loomMeta");
@@ -200,6 +215,67 @@ export async function runWorkflowScript(script: string, args: unknown, host: San
     const result = vm.dump(final.value) as unknown;
     final.value.dispose();
     return { ok: true, result, meta };
+  } finally {
+    vm.dispose();
+    runtime.dispose();
+  }
+}
+
+export type ScriptInspection = { readonly ok: true; readonly meta: WorkflowMeta | null } | { readonly ok: false; readonly error: string };
+
+/**
+ * Check a script before anything is recorded: it must compile, and its code
+ * up to the first await must not throw (a bad `meta`, `args` it cannot read).
+ * agent() calls made on the way are never answered and never reach a host.
+ */
+export async function inspectWorkflowScript(script: string, args: unknown, library = "", limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<ScriptInspection> {
+  const QuickJS = await getQuickJS();
+  const runtime = QuickJS.newRuntime();
+  runtime.setMemoryLimit(limits.memoryBytes);
+  runtime.setMaxStackSize(limits.stackBytes);
+  let steps = 0;
+  runtime.setInterruptHandler(() => ++steps > limits.maxSteps);
+  const vm = runtime.newContext();
+  try {
+    const pending: { dispose(): void }[] = [];
+    const agentFn = vm.newFunction("__loomAgent", () => {
+      const deferred = vm.newPromise();
+      pending.push(deferred);
+      return deferred.handle;
+    });
+    vm.setProp(vm.global, "__loomAgent", agentFn);
+    agentFn.dispose();
+    const phaseFn = vm.newFunction("__loomPhase", () => undefined);
+    vm.setProp(vm.global, "__loomPhase", phaseFn);
+    phaseFn.dispose();
+    const argsHandle = toHandle(vm, args ?? null);
+    vm.setProp(vm.global, "args", argsHandle);
+    if (argsHandle !== vm.undefined) argsHandle.dispose();
+    vm.unwrapResult(vm.evalCode(PRELUDE, "loom-prelude.js")).dispose();
+    if (library !== "") vm.unwrapResult(vm.evalCode(library, "loom-library.js")).dispose();
+    const started = vm.evalCode(wrapScript(script), "workflow.js");
+    if (started.error !== undefined) {
+      const error = errorText(vm, started.error);
+      started.error.dispose();
+      return { ok: false, error };
+    }
+    started.value.dispose();
+    runtime.executePendingJobs();
+    const main = vm.getProp(vm.global, "__loomMain");
+    const state = vm.getPromiseState(main);
+    main.dispose();
+    let failure: string | null = null;
+    if (state.type === "rejected") {
+      failure = errorText(vm, state.error);
+      state.error.dispose();
+    } else if (state.type === "fulfilled") {
+      state.value.dispose();
+    }
+    const metaHandle = vm.getProp(vm.global, "__loomMeta");
+    const meta = (vm.dump(metaHandle) as WorkflowMeta | undefined) ?? null;
+    metaHandle.dispose();
+    for (const deferred of pending) deferred.dispose();
+    return failure === null ? { ok: true, meta } : { ok: false, error: failure };
   } finally {
     vm.dispose();
     runtime.dispose();

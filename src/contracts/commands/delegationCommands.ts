@@ -2,6 +2,7 @@ import { z } from "zod";
 import { IdSchema, commandSchema as command } from "./commandSchema.js";
 import { DelegatedTaskRoleSchema, DelegationModeSchema, WakePolicySchema } from "../entities/delegatedTasks.js";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
+import { WorkflowStepRefSchema } from "../entities/workflows.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 
 /**
@@ -45,6 +46,8 @@ export const DelegatedTaskRequestCommandSchema = command(
       outputSchema: z.record(z.string(), z.unknown()).optional(),
       /** The budget asked for the child's subtree; narrowed by the inherited one (docs/budgets.md). */
       budget: BudgetLimitsSchema.optional(),
+      /** An agent() call of a workflow script: the step the child's work belongs to (docs/workflows.md). */
+      workflowStep: WorkflowStepRefSchema.optional(),
     })
     .strict(),
 );

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { WorkflowStepRefSchema } from "./workflows.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { IsoTimeSchema } from "../thread.js";
 import { BudgetExceededSchema, BudgetLimitsSchema } from "./budgets.js";
@@ -170,6 +171,8 @@ export const DelegatedTaskSchema = z.object({
   /** The effective budget of the child's subtree (after narrowing by every ancestor's), and when it ran out (docs/budgets.md). */
   budget: BudgetLimitsSchema.nullable().optional(),
   budgetExceeded: BudgetExceededSchema.nullable().optional(),
+  /** An agent() child of a workflow script: its lineage back to the workflow step (docs/workflows.md). */
+  workflowStep: WorkflowStepRefSchema.optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });

@@ -70,6 +70,7 @@ import {
   ScheduledTaskOutput,
   UpdateScheduledTaskInput,
 } from "./scheduleTools.js";
+import { WorkflowOutput, WorkflowStartInput, WorkflowStatusInput, WorkflowStopInput } from "./workflowTools.js";
 
 /** A tool's contract: what it takes and the structuredContent it answers with on success. */
 export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
@@ -127,6 +128,9 @@ export const TOOL_CONTRACTS = {
   update_scheduled_task: contract(UpdateScheduledTaskInput, ScheduledTaskOutput),
   delete_scheduled_task: contract(ScheduledTaskIdOnlyInput, DeleteScheduledTaskOutput),
   run_scheduled_task_now: contract(ScheduledTaskIdOnlyInput, RunScheduledTaskNowOutput),
+  t3_workflow_start: contract(WorkflowStartInput, WorkflowOutput),
+  t3_workflow_status: contract(WorkflowStatusInput, WorkflowOutput),
+  t3_workflow_stop: contract(WorkflowStopInput, WorkflowOutput),
 } as const;
 
 export type ToolName = keyof typeof TOOL_CONTRACTS;

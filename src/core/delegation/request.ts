@@ -32,7 +32,11 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
   if (found.kind === "rejected") return found;
   const parent = found.thread;
   const parentRun = state.runs.get(data.parentRunId);
-  if (parentRun === undefined || parentRun.threadId !== parent.id || !isActiveRunStatus(parentRun.status)) {
+  // A workflow's agent() calls hang off the run that started it, which may have ended while the script runs on.
+  const workflow = data.workflowStep === undefined ? undefined : state.workflows.get(data.workflowStep.workflowId);
+  const forWorkflow = workflow !== undefined && workflow.status === "running" && workflow.parentThreadId === parent.id && workflow.parentRunId === data.parentRunId;
+  if (data.workflowStep !== undefined && !forWorkflow) return reject("workflow_not_running", `workflow ${data.workflowStep.workflowId} of thread ${parent.id} is not running`);
+  if (parentRun === undefined || parentRun.threadId !== parent.id || (!forWorkflow && !isActiveRunStatus(parentRun.status))) {
     return reject("parent_not_active", `run ${data.parentRunId} is not an active run of thread ${parent.id}`);
   }
   if (state.tasks.has(data.taskId)) return reject("task_already_exists", `task ${data.taskId} already exists`);
@@ -186,6 +190,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
       notices: [],
       ...(data.outputSchema === undefined ? {} : { outputSchema: data.outputSchema, schemaRepairRunId: null }),
       ...(budget === null ? {} : { budget, budgetExceeded: null }),
+      ...(data.workflowStep === undefined ? {} : { workflowStep: data.workflowStep }),
       createdAt: now,
       updatedAt: now,
     },

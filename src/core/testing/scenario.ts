@@ -172,6 +172,7 @@ function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   if ("scope" in data) return data.scope.threadId;
   if ("checkpoint" in data) return data.checkpoint.threadId;
   if ("rollback" in data) return data.rollback.threadId;
+  if ("workflow" in data) return data.workflow.parentThreadId;
   return data.session.threadId;
 }
 

@@ -1,0 +1,254 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import type { Failure } from "../../contracts/entities/fields.js";
+import type { Workflow, WorkflowStep } from "../../contracts/entities/workflows.js";
+import { BudgetLimitsSchema } from "../../contracts/entities/budgets.js";
+import { outputInstruction, schemaProblem } from "../../core/delegation/structuredResult.js";
+import { joinId } from "../../core/ids.js";
+import { type AppContext, freshUuid } from "../context.js";
+import { AppError, errorOfRejection } from "../errors.js";
+import { ROLE_INSTRUCTIONS } from "../delegation/delegate.js";
+import { titleFromText } from "../threads/views.js";
+import type { AgentCall } from "./sandbox.js";
+import { stepBudget, workflowBudgetReached } from "./budget.js";
+
+/** An agent() call that failed, as the script sees it: catchable, with the failure's code (`budget_exceeded`, ...). */
+export class WorkflowStepError extends Error {
+  override readonly name = "WorkflowStepError";
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** agent()'s options (Claude Code's { label, phase, schema } plus Loom's target, role, budget). */
+const AgentOptionsSchema = z
+  .object({
+    label: z.string().min(1).max(500).optional(),
+    phase: z.string().min(1).max(500).optional(),
+    schema: z.record(z.string(), z.unknown()).optional(),
+    target: z.object({ providerInstanceId: z.string().min(1).max(200).optional(), model: z.string().min(1).max(200).optional() }).strict().optional(),
+    role: z.enum(["implementation", "research", "review", "design", "test", "general"]).optional(),
+    budget: BudgetLimitsSchema.optional(),
+  })
+  .strict();
+type AgentOptions = z.infer<typeof AgentOptionsSchema>;
+
+function parseOptions(raw: unknown): AgentOptions {
+  const parsed = AgentOptionsSchema.safeParse(raw);
+  if (!parsed.success) throw new TypeError(`agent(prompt, options): ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "options"}: ${issue.message}`).join("; ")}`);
+  if (parsed.data.schema !== undefined) {
+    const problem = schemaProblem(parsed.data.schema);
+    if (problem !== null) throw new TypeError(`agent(prompt, options): schema is not a usable JSON Schema: ${problem}`);
+  }
+  return parsed.data;
+}
+
+/** The call's identity in the script: prompt, options, and its ordinal among identical calls. */
+export function callKeyOf(call: AgentCall): string {
+  return JSON.stringify([call.prompt, call.options, call.ordinal]);
+}
+
+/** Step, task, thread, run and message ids all derive from (workflowId, call key): a re-run lands on the same ones. */
+export function stepIds(workflowId: string, callKey: string, attempt = 1) {
+  const hash = createHash("sha256").update(callKey).digest("hex").slice(0, 32);
+  const id = (prefix: string) => joinId(prefix, "workflow", workflowId, "step", hash);
+  const task = (prefix: string) => (attempt === 1 ? id(prefix) : `${id(prefix)}:attempt:${attempt}`);
+  return { stepId: id("workflow-step"), taskId: task("subagent"), childThreadId: task("thread"), childRunId: task("run"), childMessageId: task("message") };
+}
+
+/** How many times one call's task is issued at most when restarts keep cutting it short. */
+const MAX_ATTEMPTS = 3;
+
+function failureOf(error: unknown): Failure {
+  if (error instanceof AppError) return { code: error.code, message: error.message };
+  return { code: "orchestration_error", message: error instanceof Error ? error.message : String(error) };
+}
+
+export interface StepRuntime {
+  readonly ctx: AppContext;
+  readonly workflowId: string;
+  readonly signal: AbortSignal;
+  /** Limits how many agent() tasks of this workflow run at once. */
+  acquire(): Promise<() => void>;
+  dispatch(command: Parameters<AppContext["orchestrator"]["execute"]>[0]): Promise<void>;
+}
+
+/**
+ * Answer one agent() call from the journal, or do it: journal the step,
+ * request its delegated task (exactly once: its ids are derived), wait for
+ * the task's final result, journal the outcome. A finished step is answered
+ * (or thrown) from the journal without any new work.
+ */
+export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<unknown> {
+  const state = rt.ctx.orchestrator.state;
+  const callKey = callKeyOf(call);
+  const first = stepIds(rt.workflowId, callKey);
+  const workflow = liveWorkflow(rt);
+  const journaled = workflow.steps.find((step) => step.stepId === first.stepId);
+  let attempt = journaled?.attempt ?? 1;
+  let ids = stepIds(rt.workflowId, callKey, attempt);
+  if (journaled !== undefined && journaled.status !== "running") return answered(journaled);
+  const options = parseOptions(call.options);
+  const now = () => new Date(rt.ctx.clock()).toISOString();
+  const release = await rt.acquire();
+  try {
+    if (journaled === undefined) {
+      const reached = workflowBudgetReached(state, liveWorkflow(rt), now());
+      if (reached !== null) {
+        const error = { code: "budget_exceeded", message: `the ${reached.kind} budget of workflow ${rt.workflowId} ran out (${reached.spent} of ${reached.limit})` };
+        await journalStart(rt, ids, callKey, call, options, false);
+        await journalFinish(rt, ids.stepId, { status: "failed", error });
+        throw new WorkflowStepError(error.code, error.message);
+      }
+      await journalStart(rt, ids, callKey, call, options, true);
+    }
+    let task;
+    for (;;) {
+      if (!state.tasks.has(ids.taskId)) {
+        try {
+          await requestTask(rt, liveWorkflow(rt), ids, call, options, now());
+        } catch (error) {
+          const failure = failureOf(error);
+          await journalFinish(rt, ids.stepId, { status: "failed", error: failure });
+          throw new WorkflowStepError(failure.code, failure.message);
+        }
+      }
+      await taskFinal(rt, ids.taskId);
+      task = state.tasks.get(ids.taskId)!;
+      // Lost to a restart (interrupted, never cancelled, no budget stop): issue the call again, once per attempt.
+      const lost = task.status === "interrupted" && task.cancelRequestedAt === null && (task.budgetExceeded ?? null) === null;
+      if (!lost || attempt >= MAX_ATTEMPTS) break;
+      attempt += 1;
+      ids = stepIds(rt.workflowId, callKey, attempt);
+      await rt.dispatch({
+        type: "workflow.step.reissue",
+        commandId: `cmd:${ids.stepId}:reissue:${attempt}`,
+        data: { workflowId: rt.workflowId, stepId: ids.stepId, attempt, taskId: ids.taskId, childThreadId: ids.childThreadId },
+      });
+    }
+    if (task.status !== "completed") {
+      const error = { code: "agent_failed", message: `agent ${options.label ?? ids.taskId} ended ${task.status}${task.summary === null ? "" : `: ${task.summary}`}` };
+      await journalFinish(rt, ids.stepId, { status: "failed", error });
+      throw new WorkflowStepError(error.code, error.message);
+    }
+    if (options.schema !== undefined && task.structuredResult === undefined) {
+      const errors = task.structuredResultError?.errors.join("; ") ?? "no JSON value";
+      const error = { code: "schema_mismatch", message: `agent ${options.label ?? ids.taskId} did not answer with a value matching its schema: ${errors}` };
+      await journalFinish(rt, ids.stepId, { status: "failed", error });
+      throw new WorkflowStepError(error.code, error.message);
+    }
+    const result = options.schema !== undefined ? task.structuredResult : (task.summary ?? "");
+    await journalFinish(rt, ids.stepId, { status: "completed", result });
+    return result;
+  } finally {
+    release();
+  }
+}
+
+function liveWorkflow(rt: StepRuntime): Workflow {
+  const workflow = rt.ctx.orchestrator.state.workflows.get(rt.workflowId);
+  if (workflow === undefined || workflow.status !== "running" || rt.signal.aborted) {
+    throw new WorkflowStepError("workflow_stopped", `workflow ${rt.workflowId} is ${workflow?.status ?? "gone"}`);
+  }
+  return workflow;
+}
+
+function answered(step: WorkflowStep): unknown {
+  if (step.status === "completed") return step.result;
+  throw new WorkflowStepError(step.error?.code ?? "agent_failed", step.error?.message ?? "the agent failed");
+}
+
+async function journalStart(rt: StepRuntime, ids: ReturnType<typeof stepIds>, callKey: string, call: AgentCall, options: AgentOptions, withTask: boolean) {
+  const workflow = liveWorkflow(rt);
+  const parent = rt.ctx.orchestrator.state.threads.get(workflow.parentThreadId);
+  await rt.dispatch({
+    type: "workflow.step.start",
+    commandId: `cmd:${ids.stepId}:start`,
+    data: {
+      workflowId: rt.workflowId,
+      stepId: ids.stepId,
+      callKey,
+      label: options.label ?? null,
+      phase: call.phase,
+      taskId: withTask ? ids.taskId : null,
+      childThreadId: withTask ? ids.childThreadId : null,
+      providerInstanceId: withTask ? (options.target?.providerInstanceId ?? parent?.providerInstanceId ?? null) : null,
+    },
+  });
+}
+
+async function journalFinish(rt: StepRuntime, stepId: string, outcome: { status: "completed"; result: unknown } | { status: "failed"; error: Failure }) {
+  await rt.dispatch({
+    type: "workflow.step.finish",
+    commandId: `cmd:${stepId}:finish`,
+    data: { workflowId: rt.workflowId, stepId, ...(outcome.status === "completed" ? { status: "completed", result: outcome.result, error: null } : { status: "failed", error: outcome.error }) },
+  });
+}
+
+async function requestTask(rt: StepRuntime, workflow: Workflow, ids: ReturnType<typeof stepIds>, call: AgentCall, options: AgentOptions, now: string) {
+  const state = rt.ctx.orchestrator.state;
+  const parent = state.threads.get(workflow.parentThreadId);
+  const providerInstanceId = options.target?.providerInstanceId ?? parent?.providerInstanceId ?? null;
+  if (parent === undefined || providerInstanceId === null) throw new AppError("provider_unavailable", "the workflow's parent thread has no provider to run agents on");
+  const brief = options.role === undefined ? call.prompt : `${ROLE_INSTRUCTIONS[options.role]}\n\n${call.prompt}`;
+  const prompt = options.schema === undefined ? brief : `${brief}\n\n${outputInstruction(options.schema)}`;
+  const budget = stepBudget(state, workflow, now, options.budget);
+  const outcome = await rt.ctx.orchestrator.execute({
+    type: "delegated_task.request",
+    // A fresh command id per attempt (as delegate_task): the task ids stay derived, so a duplicate is refused as task_already_exists.
+    commandId: `cmd:${ids.taskId}:request:${freshUuid(rt.ctx)}`,
+    data: {
+      taskId: ids.taskId,
+      parentThreadId: workflow.parentThreadId,
+      parentRunId: workflow.parentRunId,
+      childThreadId: ids.childThreadId,
+      childRunId: ids.childRunId,
+      childMessageId: ids.childMessageId,
+      task: call.prompt,
+      prompt,
+      title: options.label ?? titleFromText(call.prompt) ?? "Workflow agent",
+      role: options.role ?? null,
+      mode: "async",
+      providerInstanceId,
+      model: options.target?.model ?? null,
+      runtimeMode: parent.runtimeMode,
+      interactionMode: parent.interactionMode,
+      clientRequestId: null,
+      // The workflow takes the result; the parent is not woken per agent.
+      wakePolicy: "never",
+      ...(options.schema === undefined ? {} : { outputSchema: options.schema }),
+      ...(budget === undefined ? {} : { budget }),
+      workflowStep: { workflowId: workflow.workflowId, stepId: ids.stepId },
+    },
+  });
+  if (outcome.receipt.status === "rejected" && outcome.receipt.rejection.code !== "task_already_exists") {
+    throw errorOfRejection(outcome.receipt.rejection);
+  }
+}
+
+/** Resolves once the task's result is final; rejects when the workflow stops or the runner shuts down. */
+function taskFinal(rt: StepRuntime, taskId: string): Promise<void> {
+  const orchestrator = rt.ctx.orchestrator;
+  const settled = () => orchestrator.state.tasks.get(taskId)?.resultContextTransferId != null;
+  const stopped = () => rt.signal.aborted || orchestrator.state.workflows.get(rt.workflowId)?.status !== "running";
+  if (settled()) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      subscription.close();
+      rt.signal.removeEventListener("abort", finish);
+      if (settled()) resolve();
+      else reject(new WorkflowStepError("workflow_stopped", `workflow ${rt.workflowId} stopped while agent ${taskId} was running`));
+    };
+    const subscription = orchestrator.follow(orchestrator.state.lastSequence, () => {
+      if (settled() || stopped()) finish();
+    });
+    rt.signal.addEventListener("abort", finish);
+    if (settled() || stopped()) finish();
+  });
+}

@@ -1,0 +1,133 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import type { Workflow } from "../../contracts/entities/workflows.js";
+import { WorkflowPhaseSchema } from "../../contracts/entities/workflows.js";
+import type { WorkflowStartInput, WorkflowStatusInput, WorkflowStopInput } from "../../contracts/tools/workflowTools.js";
+import { exhaustedBudget, narrowedBudget } from "../../core/budgets/budgets.js";
+import { joinId } from "../../core/ids.js";
+import type { AppThread } from "../../contracts/thread.js";
+import { type Caller, resolveCaller } from "../caller.js";
+import { type AppContext, execute, freshUuid } from "../context.js";
+import { fail } from "../errors.js";
+import { claimField, claimRequest } from "../idempotency.js";
+import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
+import { workspacePathOf } from "../workspaces/paths.js";
+import { BUILT_IN_WORKFLOWS, WORKFLOW_LIBRARY } from "./library.js";
+import type { WorkflowRunner } from "./runner.js";
+import { inspectWorkflowScript } from "./sandbox.js";
+import { workflowView } from "./view.js";
+
+/** `meta` as Claude Code's workflow API defines it: a pure literal with these fields. */
+const MetaSchema = z
+  .object({
+    name: z.string().min(1).max(200).optional(),
+    description: z.string().max(5_000).optional(),
+    phases: z.array(WorkflowPhaseSchema).max(100).optional(),
+  })
+  .passthrough();
+
+const now = (ctx: AppContext) => new Date(ctx.clock()).toISOString();
+
+/** Named workflows: `.loom/workflows/<name>.js` in the caller's project first, then the built-ins. */
+async function namedScript(ctx: AppContext, thread: AppThread, name: string): Promise<string> {
+  const path = join(workspacePathOf(ctx, thread), ".loom", "workflows", `${name}.js`);
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") fail("invalid_request", `workflow ${name} could not be read from ${path}: ${(error as Error).message}`);
+  }
+  const builtIn = BUILT_IN_WORKFLOWS[name];
+  if (builtIn === undefined) fail("invalid_request", `no workflow named ${name}: not in .loom/workflows/ of the project and not a built-in (${Object.keys(BUILT_IN_WORKFLOWS).join(", ")})`);
+  return builtIn;
+}
+
+/**
+ * t3_workflow_start: check the script (it compiles, its code up to the first
+ * agent() call runs, its meta is well formed), the args and the budget, then
+ * record the workflow; the runner picks it up from the log. Nothing is
+ * recorded for a bad script, args or budget.
+ */
+export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, caller: Caller, input: WorkflowStartInput, wait: WaitContext) {
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_workflow_start");
+  if (acting.thread === null || acting.activeRun === null) fail("parent_not_active", "t3_workflow_start needs a calling thread with a live run: the workflow's agents are its children");
+  const thread = acting.thread;
+  const run = acting.activeRun;
+  const workflowId = input.clientRequestId === undefined ? joinId("workflow", freshUuid(ctx)) : joinId("workflow", "client-request", thread.id, "request", input.clientRequestId);
+  const { mode: _mode, timeoutMs: _timeoutMs, ...work } = input;
+  const claim = claimRequest(ctx, thread.id, "t3_workflow_start", work);
+  if (!ctx.orchestrator.state.workflows.has(workflowId)) {
+    const script = input.script ?? (await namedScript(ctx, thread, input.name!));
+    const args = input.args ?? null;
+    const budget = narrowedBudget(ctx.orchestrator.state, thread.id, input.budget);
+    if (typeof budget === "string") fail("invalid_request", `a workflow can only narrow the budget it runs under: ${budget}`);
+    const exhausted = exhaustedBudget(ctx.orchestrator.state, thread.id, now(ctx));
+    if (exhausted !== null) fail("budget_exceeded", `the ${exhausted.exceeded.kind} budget of task ${exhausted.task.taskId} ran out (${exhausted.exceeded.spent} of ${exhausted.exceeded.limit})`);
+    const inspection = await inspectWorkflowScript(script, args, WORKFLOW_LIBRARY);
+    if (!inspection.ok) fail("invalid_request", `the workflow script does not run: ${inspection.error}`);
+    const meta = MetaSchema.safeParse(inspection.meta ?? {});
+    if (!meta.success) fail("invalid_request", `the workflow's meta is not { name?, description?, phases?: [{ title, detail? }] }: ${meta.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
+    await execute(ctx, {
+      type: "workflow.start",
+      commandId: `cmd:${workflowId}:start`,
+      ...claimField(claim),
+      data: {
+        workflowId,
+        parentThreadId: thread.id,
+        parentRunId: run.id,
+        itemId: joinId("turn-item", workflowId),
+        name: meta.data.name ?? input.name ?? null,
+        description: meta.data.description ?? null,
+        phases: meta.data.phases ?? [],
+        script,
+        args,
+        budget,
+        clientRequestId: input.clientRequestId ?? null,
+      },
+    });
+  }
+  if ((input.mode ?? "async") === "async") return workflowView(ctx.orchestrator.state, currentWorkflow(ctx, workflowId), false, now(ctx));
+  const release = runner.hold(workflowId);
+  try {
+    const ended = () => currentWorkflow(ctx, workflowId).status !== "running";
+    const done = await waitUntil(ctx, wait, waitBudget(ctx, input.timeoutMs), ended, () => `workflow ${workflowId} is ${currentWorkflow(ctx, workflowId).status}`);
+    return workflowView(ctx.orchestrator.state, currentWorkflow(ctx, workflowId), !done, now(ctx));
+  } finally {
+    release();
+  }
+}
+
+function currentWorkflow(ctx: AppContext, workflowId: string): Workflow {
+  return ctx.orchestrator.state.workflows.get(workflowId) ?? fail("orchestration_error", `workflow ${workflowId} was not recorded`);
+}
+
+/** A workflow as its parent thread (or the owner) sees it; another thread's workflow is unknown. */
+function ownWorkflow(ctx: AppContext, caller: Caller, workflowId: string, operation: "t3_workflow_status" | "t3_workflow_stop"): Workflow {
+  const acting = resolveCaller(ctx.orchestrator.state, caller, operation);
+  const workflow = ctx.orchestrator.state.workflows.get(workflowId);
+  if (workflow === undefined || (acting.thread !== null && workflow.parentThreadId !== acting.thread.id)) fail("workflow_not_found", `no workflow ${workflowId} belongs to this thread`);
+  return workflow;
+}
+
+/** t3_workflow_status: the workflow's phases, steps and result, read from its journal. */
+export function workflowStatus(ctx: AppContext, caller: Caller, input: WorkflowStatusInput) {
+  return workflowView(ctx.orchestrator.state, ownWorkflow(ctx, caller, input.workflowId, "t3_workflow_status"), false, now(ctx));
+}
+
+/** t3_workflow_stop: the workflow ends `stopped` and every agent() task still running is stopped as task_cancel does. */
+export async function stopWorkflow(ctx: AppContext, caller: Caller, input: WorkflowStopInput) {
+  const workflow = ownWorkflow(ctx, caller, input.workflowId, "t3_workflow_stop");
+  if (workflow.status === "running") {
+    await execute(ctx, { type: "workflow.stop", commandId: `cmd:${workflow.workflowId}:stop`, data: { workflowId: workflow.workflowId, reason: input.reason ?? null } });
+  }
+  for (const step of workflow.steps) {
+    const task = step.taskId === null ? undefined : ctx.orchestrator.state.tasks.get(step.taskId);
+    if (task === undefined || task.resultContextTransferId !== null) continue;
+    await ctx.orchestrator.dispatch({
+      type: "subagent.stop",
+      commandId: `cmd:${workflow.workflowId}:stop:${task.taskId}`,
+      data: { taskId: task.taskId, reason: input.reason ?? "the workflow was stopped" },
+    });
+  }
+  return workflowView(ctx.orchestrator.state, currentWorkflow(ctx, workflow.workflowId), false, now(ctx));
+}
