@@ -48,10 +48,16 @@ function instance(agent: Agent, model: ModelServer) {
   return { id: agent, driver: agent, enabled: true, displayName: null, models: [MODEL], options };
 }
 
-/** The CLI alone: spawn, wait for its first model request, kill. */
-async function alone(agent: Agent, model: ModelServer): Promise<number> {
+/**
+ * The CLI alone: spawn, wait for its first model request, kill. The prompt
+ * carries a marker of its own and only a request carrying it counts: a Loom
+ * thread of an earlier round may still be talking to the same model server.
+ */
+async function alone(agent: Agent, model: ModelServer, round: number): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), `loom-bench-${agent}-`));
-  const before = model.requests.filter((request) => request.normalized !== undefined).length;
+  const marker = `[bench ${agent} alone ${round}]`;
+  const prompt = `${PROMPT} ${marker}`;
+  const seen = (): boolean => model.requests.some((request) => request.normalized?.messages.some((message) => message.text.includes(marker)) === true);
   let child: ChildProcess;
   const start = now();
   if (agent === "opencode") {
@@ -59,17 +65,17 @@ async function alone(agent: Agent, model: ModelServer): Promise<number> {
     const configPath = join(dir, "opencode.json");
     writeFileSync(configPath, JSON.stringify(sessionConfig({ options, runtimeMode: "full-access", model: MODEL, mcp: null })));
     const env = sessionEnv({ options, baseEnv: process.env, home: join(dir, "home"), configPath, password: "bench", mcpToken: null });
-    child = spawn(installedBinary() ?? "opencode", ["run", PROMPT], { cwd: dir, env, stdio: "ignore" });
+    child = spawn(installedBinary() ?? "opencode", ["run", prompt], { cwd: dir, env, stdio: "ignore" });
   } else {
     const options = piOptions.parse(instance(agent, model));
     const agentDir = join(dir, "agent");
     mkdirSync(agentDir);
     writeFileSync(join(agentDir, "models.json"), JSON.stringify(modelsJson(options)));
     const env = piEnv({ options, baseEnv: process.env, agentDir, mcp: null, instructions: null, runtimeMode: "full-access", interactionMode: "default" });
-    child = spawn(process.execPath, [installedCli() ?? "pi", "-p", "--no-session", "--offline", "--model", MODEL, PROMPT], { cwd: dir, env, stdio: "ignore" });
+    child = spawn(process.execPath, [installedCli() ?? "pi", "-p", "--no-session", "--offline", "--model", MODEL, prompt], { cwd: dir, env, stdio: "ignore" });
   }
   try {
-    await until(() => model.requests.filter((request) => request.normalized !== undefined).length > before, 120_000, `${agent}'s first model request`);
+    await until(seen, 120_000, `${agent}'s first model request`);
     return seconds(start);
   } finally {
     child.kill("SIGKILL");
@@ -103,7 +109,7 @@ export async function runAgentStartupBench(): Promise<void> {
       const baseline: number[] = [];
       const loom: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        baseline.push(await alone(agent, model));
+        baseline.push(await alone(agent, model, round));
         const start = now();
         const launched = await client.ok<{ threadId: string }>("t3_thread_launch", { message: PROMPT, title: `bench ${agent} ${round}`, target: { providerInstanceId: agent } });
         await until(() => firstToolCall.has(launched.threadId), 120_000, `${agent}'s first MCP call`);

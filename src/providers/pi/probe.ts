@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { ProviderProbe } from "../adapter.js";
 import type { PiOptions } from "./options.js";
 
@@ -34,14 +34,18 @@ export function defaultProbeEnvironment(): ProbeEnvironment {
   return { processEnv: process.env, packageCli: installedCli, exists: existsSync, version: piVersion };
 }
 
-/** dist/cli.js of the installed package (pure JS, run by this Node). */
-export function installedCli(): string | null {
-  try {
-    const cli = join(dirname(createRequire(import.meta.url).resolve(`${PI_PACKAGE}/package.json`)), "dist", "cli.js");
-    return existsSync(cli) ? cli : null;
-  } catch {
-    return null;
+/**
+ * dist/cli.js of the installed package (pure JS, run by this Node). The
+ * package's `exports` hide both its package.json and its CLI from
+ * `require.resolve`, so look in each node_modules folder Node would search.
+ */
+export function installedCli(exists: (path: string) => boolean = existsSync): string | null {
+  const folders = createRequire(import.meta.url).resolve.paths(PI_PACKAGE) ?? [];
+  for (const folder of folders) {
+    const cli = join(folder, PI_PACKAGE, "dist", "cli.js");
+    if (exists(cli)) return cli;
   }
+  return null;
 }
 
 export function resolveExecutable(options: Pick<PiOptions, "binaryPath">, packageCli: () => string | null = installedCli): PiExecutable {
