@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { LoomMcpClient } from "../src/client/loomMcpClient.js";
 import type { StoredEvent } from "../src/contracts/envelopes.js";
 import { type ModelServer, startModelServer } from "../src/modelServer/server.js";
@@ -12,15 +13,17 @@ import { piOptions } from "../src/providers/pi/options.js";
 import { modelsJson, piEnv } from "../src/providers/pi/piConfig.js";
 import { installedCli } from "../src/providers/pi/probe.js";
 import { startLoomServer } from "../src/server/loomServer.js";
+import { acpAgentInstance } from "../src/testkit/acpRealAgents.js";
 import { now, printTable, seconds } from "./stats.js";
 
 /**
  * Agent start-up under Loom: seconds from a thread's launch (t3_thread_launch)
  * until the agent's first call to one of Loom's MCP tools is committed (the
  * scripted model asks for t3_thread_list at once), for each real agent
- * driver that runs offline (opencode, pi; cursor needs Cursor's backend).
+ * driver that runs offline and is new since Codex and Claude (opencode, pi,
+ * Gemini CLI under the generic acp driver; cursor needs Cursor's backend).
  * Baseline, in the same run: the agent's CLI alone (`opencode run`,
- * `pi -p`) on the same prompt and model, from spawn until the model server
+ * `pi -p`, `gemini -p`) on the same prompt and model, from spawn until the model server
  * receives its first model request. Median of ROUNDS each; the ratio is
  * Loom's cost on top of the agent's own start-up.
  */
@@ -28,7 +31,10 @@ const ROUNDS = 3;
 const PROMPT = "List the threads.";
 const MODEL = "loom/scripted";
 
-type Agent = "opencode" | "pi";
+const AGENTS = ["opencode", "pi", "gemini"] as const;
+type Agent = (typeof AGENTS)[number];
+const GEMINI_MODEL = "gemini-2.5-pro";
+const BIN = fileURLToPath(new URL("../../node_modules/.bin/", import.meta.url));
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -43,9 +49,20 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
   }
 }
 
-function instance(agent: Agent, model: ModelServer) {
+function instance(agent: "opencode" | "pi", model: ModelServer) {
   const options = { modelProvider: { id: "loom", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } };
   return { id: agent, driver: agent, enabled: true, displayName: null, models: [MODEL], options };
+}
+
+/** The config file's entry for `agent`; Gemini CLI (under the generic `acp` driver) keeps its settings in `home`. */
+function configEntry(agent: Agent, model: ModelServer, home: string) {
+  if (agent === "gemini") {
+    // The testkit finds node_modules/.bin from src/; compiled into dist-bench/ it must be told.
+    const entry = acpAgentInstance("gemini", model.url, home);
+    return { ...entry, options: { ...entry.options, command: join(BIN, "gemini") } };
+  }
+  const { enabled: _enabled, displayName: _displayName, ...entry } = instance(agent, model);
+  return entry;
 }
 
 /**
@@ -66,6 +83,9 @@ async function alone(agent: Agent, model: ModelServer, round: number): Promise<n
     writeFileSync(configPath, JSON.stringify(sessionConfig({ options, runtimeMode: "full-access", model: MODEL, mcp: null })));
     const env = sessionEnv({ options, baseEnv: process.env, home: join(dir, "home"), configPath, password: "bench", mcpToken: null });
     child = spawn(installedBinary() ?? "opencode", ["run", prompt], { cwd: dir, env, stdio: "ignore" });
+  } else if (agent === "gemini") {
+    const env = acpAgentInstance("gemini", model.url, join(dir, "home")).options?.env as Record<string, string>;
+    child = spawn(join(BIN, "gemini"), ["-p", prompt, "--approval-mode", "yolo", "-m", GEMINI_MODEL], { cwd: dir, env: { ...process.env, ...env }, stdio: "ignore" });
   } else {
     const options = piOptions.parse(instance(agent, model));
     const agentDir = join(dir, "agent");
@@ -92,7 +112,7 @@ export async function runAgentStartupBench(): Promise<void> {
   });
   const stateDir = mkdtempSync(join(tmpdir(), "loom-bench-startup-"));
   const configPath = join(stateDir, "config.json");
-  writeFileSync(configPath, JSON.stringify({ providers: (["opencode", "pi"] as const).map((agent) => { const { enabled: _e, displayName: _d, ...entry } = instance(agent, model); return entry; }) }));
+  writeFileSync(configPath, JSON.stringify({ providers: AGENTS.map((agent) => configEntry(agent, model, join(stateDir, `${agent}-home`))) }));
   const server = await startLoomServer({ stateDir, cwd: stateDir, configPath });
   const firstToolCall = new Map<string, bigint>();
   const stop = server.orchestrator.onCommitted((events: readonly StoredEvent[]) => {
@@ -105,7 +125,7 @@ export async function runAgentStartupBench(): Promise<void> {
   const client = await LoomMcpClient.connect(server.mcpUrl, readFileSync(join(stateDir, "owner-token"), "utf8").trim(), "loom-bench");
   const rows: string[][] = [["agent", "CLI alone: to first model request (s, median of 3)", "under Loom: launch to first MCP call (s, median of 3)", "ratio"]];
   try {
-    for (const agent of ["opencode", "pi"] as const) {
+    for (const agent of AGENTS) {
       const baseline: number[] = [];
       const loom: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
