@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { commitFiles, gitBytes, gitSync, initRepo, tempDir, writeFiles } from "../testkit/gitRepo.js";
@@ -129,6 +129,24 @@ describe("captureCheckpoint", () => {
     gitSync(dir.path, "init", "-q", "--bare", "bare.git");
     const bare = await captureCheckpoint({ workspacePath: join(dir.path, "bare.git"), scopeId: SCOPE, ordinal: 0, indexDir });
     expect(bare.status === "missing" && bare.reason).toMatch(/not in a working tree/);
+  });
+
+  it("probes a plain folder without running git, and sends every folder with a repository candidate to git", async () => {
+    writeFiles(dir.path, { "plain/deep/file.txt": "x\n" });
+    initRepo(repo);
+    writeFiles(repo, { "sub/inner/file.txt": "x\n" });
+    gitSync(dir.path, "init", "-q", "--bare", "bare.git");
+    const path = process.env.PATH;
+    process.env.PATH = join(dir.path, "no-git-here");
+    try {
+      // With no git on PATH, only an answer reached without git can succeed.
+      expect(await probeWorkingTree(join(dir.path, "plain", "deep"))).toEqual({ tree: null, reason: `${join(dir.path, "plain", "deep")} is not inside a git repository` });
+      await expect(probeWorkingTree(join(repo, "sub", "inner"))).rejects.toThrow(/cannot run git/);
+      await expect(probeWorkingTree(join(dir.path, "bare.git", "refs"))).rejects.toThrow(/cannot run git/);
+    } finally {
+      process.env.PATH = path;
+    }
+    expect((await probeWorkingTree(join(repo, "sub", "inner"))).tree?.root).toBe(realpathSync(repo));
   });
 
   it("captures a repository with no commit yet, every file added", async () => {

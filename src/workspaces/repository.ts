@@ -1,5 +1,5 @@
 import { realpath, stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { WorkspaceError, WorkspaceErrorCode } from "./errors.js";
 import { git, gitFailure } from "./git.js";
 
@@ -38,6 +38,7 @@ export async function probeWorkingTree(path: string): Promise<WorkingTreeProbe> 
   const info = await stat(path).catch(() => null);
   if (info === null) return { tree: null, reason: `${path} does not exist` };
   if (!info.isDirectory()) return { tree: null, reason: `${path} is not a directory` };
+  if (!(await mayBeInRepository(resolve(path)))) return { tree: null, reason: `${path} is not inside a git repository` };
   const args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "HEAD", "--symbolic-full-name", "HEAD"];
   const result = await git(args, { cwd: path, okCodes: [0, 128] });
   const lines = result.stdout.toString("utf8").split("\n");
@@ -60,6 +61,28 @@ export async function probeWorkingTree(path: string): Promise<WorkingTreeProbe> 
       branch: unborn || !symbolic?.startsWith("refs/heads/") ? null : symbolic,
     },
   };
+}
+
+/**
+ * Whether git's discovery could find a repository from `path`: some folder
+ * from `path` up to the root holds a `.git` entry or is itself a git dir
+ * (HEAD, objects/ and refs/). When none does, git would answer "not a git
+ * repository", so the probe says so without starting a process (a turn in a
+ * plain folder probes on every capture, and a spawn blocks the event loop
+ * for milliseconds while the server is large). Any candidate sends the probe
+ * to git, which decides.
+ */
+export async function mayBeInRepository(path: string): Promise<boolean> {
+  const exists = async (candidate: string, kind: "any" | "file" | "dir") => {
+    const found = await stat(candidate).catch(() => null);
+    if (found === null) return false;
+    return kind === "any" || (kind === "file" ? found.isFile() : found.isDirectory());
+  };
+  for (let dir = path; ; dir = dirname(dir)) {
+    if (await exists(join(dir, ".git"), "any")) return true;
+    if ((await exists(join(dir, "HEAD"), "file")) && (await exists(join(dir, "objects"), "dir")) && (await exists(join(dir, "refs"), "dir"))) return true;
+    if (dirname(dir) === dir) return false;
+  }
 }
 
 /** Resolve the working tree that contains `path`, or throw a typed error saying why there is none. */
