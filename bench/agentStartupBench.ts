@@ -14,15 +14,16 @@ import { modelsJson, piEnv } from "../src/providers/pi/piConfig.js";
 import { installedCli } from "../src/providers/pi/probe.js";
 import { startLoomServer } from "../src/server/loomServer.js";
 import { acpAgentInstance } from "../src/testkit/acpRealAgents.js";
+import { claudeEnv, codexConfigToml } from "../src/testkit/agentConfig.js";
 import { now, printTable, seconds } from "./stats.js";
 
 /**
  * Agent start-up under Loom: seconds from a thread's launch (t3_thread_launch)
  * until the agent's first call to one of Loom's MCP tools is committed (the
  * scripted model asks for t3_thread_list at once), for each real agent
- * driver that runs offline and is new since Codex and Claude (opencode, pi,
- * Gemini CLI under the generic acp driver; cursor needs Cursor's backend).
- * Baseline, in the same run: the agent's CLI alone (`opencode run`,
+ * driver that runs offline (codex, claude, opencode, pi, Gemini CLI under
+ * the generic acp driver; cursor needs Cursor's backend). Baseline, in the
+ * same run: the agent's CLI alone (`codex exec`, `claude -p`, `opencode run`,
  * `pi -p`, `gemini -p`) on the same prompt and model, from spawn until the model server
  * receives its first model request. Median of ROUNDS each; the ratio is
  * Loom's cost on top of the agent's own start-up.
@@ -31,10 +32,15 @@ const ROUNDS = 3;
 const PROMPT = "List the threads.";
 const MODEL = "loom/scripted";
 
-const AGENTS = ["opencode", "pi", "gemini"] as const;
+const AGENTS = ["codex", "claude", "opencode", "pi", "gemini"] as const;
 type Agent = (typeof AGENTS)[number];
 const GEMINI_MODEL = "gemini-2.5-pro";
-const BIN = fileURLToPath(new URL("../../node_modules/.bin/", import.meta.url));
+/** Codex does not know this model, so it offers Loom's tools as plain function tools the model server reads. */
+const CODEX_MODEL = "loom-test-model";
+const NODE_MODULES = fileURLToPath(new URL("../../node_modules/", import.meta.url));
+const BIN = join(NODE_MODULES, ".bin");
+/** The claude executable the Agent SDK bundles (the same one the claude driver runs). */
+const CLAUDE = join(NODE_MODULES, "@anthropic-ai", "claude-agent-sdk-linux-x64", "claude");
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -56,6 +62,10 @@ function instance(agent: "opencode" | "pi", model: ModelServer) {
 
 /** The config file's entry for `agent`; Gemini CLI (under the generic `acp` driver) keeps its settings in `home`. */
 function configEntry(agent: Agent, model: ModelServer, home: string) {
+  if (agent === "codex") {
+    return { id: agent, driver: agent, models: [CODEX_MODEL], options: { modelProvider: { id: "loom", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } } };
+  }
+  if (agent === "claude") return { id: agent, driver: agent, options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } };
   if (agent === "gemini") {
     // The testkit finds node_modules/.bin from src/; compiled into dist-bench/ it must be told.
     const entry = acpAgentInstance("gemini", model.url, home);
@@ -77,7 +87,16 @@ async function alone(agent: Agent, model: ModelServer, round: number): Promise<n
   const seen = (): boolean => model.requests.some((request) => request.normalized?.messages.some((message) => message.text.includes(marker)) === true);
   let child: ChildProcess;
   const start = now();
-  if (agent === "opencode") {
+  if (agent === "codex") {
+    const home = join(dir, "codex-home");
+    mkdirSync(home);
+    writeFileSync(join(home, "config.toml"), codexConfigToml(model.url));
+    const env = { ...process.env, CODEX_HOME: home, LOOM_MODEL_KEY: "dummy" };
+    child = spawn(join(BIN, "codex"), ["exec", "--skip-git-repo-check", "-m", CODEX_MODEL, prompt], { cwd: dir, env, stdio: "ignore" });
+  } else if (agent === "claude") {
+    const env = claudeEnv(model.url, join(dir, "claude-config"));
+    child = spawn(CLAUDE, ["-p", prompt, "--no-session-persistence"], { cwd: dir, env, stdio: "ignore" });
+  } else if (agent === "opencode") {
     const options = opencodeOptions.parse(instance(agent, model));
     const configPath = join(dir, "opencode.json");
     writeFileSync(configPath, JSON.stringify(sessionConfig({ options, runtimeMode: "full-access", model: MODEL, mcp: null })));
@@ -136,6 +155,7 @@ export async function runAgentStartupBench(): Promise<void> {
         loom.push(Number(firstToolCall.get(launched.threadId)! - start) / 1e9);
       }
       rows.push([agent, median(baseline).toFixed(2), median(loom).toFixed(2), (median(loom) / median(baseline)).toFixed(2)]);
+      console.log(`${agent}: CLI alone ${median(baseline).toFixed(2)} s, under Loom ${median(loom).toFixed(2)} s`);
     }
   } finally {
     stop();

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { script } from "../testkit/loomHarness.js";
-import { type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
-import { LoomMcpClient } from "../testkit/mcpClient.js";
+import { ServeRig } from "../testkit/serveRig.js";
+import type { LoomMcpClient } from "../testkit/mcpClient.js";
 import { pollUntil } from "../testkit/poll.js";
 
 /**
@@ -28,8 +28,7 @@ interface LinkedView {
 let dir: string;
 let stateDir: string;
 let prStates: string;
-const live: ServeProcess[] = [];
-const clients: LoomMcpClient[] = [];
+let rig: ServeRig;
 
 /** The fake gh: `pr view URL --json ...` prints the state file's entry for URL, or fails like gh does. */
 const FAKE_GH = `#!/usr/bin/env node
@@ -53,6 +52,7 @@ function setPr(url: string, view: Record<string, unknown>): void {
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "loom-pr-watch-"));
   stateDir = join(dir, "state");
+  rig = new ServeRig(stateDir, "pr-watch-test");
   mkdirSync(stateDir);
   mkdirSync(join(dir, "bin"));
   writeFileSync(join(dir, "bin", "gh"), FAKE_GH);
@@ -62,21 +62,13 @@ beforeEach(() => {
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "default", root: dir }] }));
 });
 afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const serve of live.splice(0)) {
-    if (serve.child.exitCode === null && serve.child.signalCode === null) serve.child.kill("SIGTERM");
-    await waitForExit(serve.child);
-  }
+  await rig.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 async function serve(): Promise<{ client: LoomMcpClient; dispatch: (type: string, data: Record<string, unknown>) => Promise<Response>; token: string; url: string }> {
   const env = { ...process.env, PATH: `${join(dir, "bin")}${delimiter}${process.env.PATH ?? ""}`, FAKE_GH_STATES: prStates, FAKE_GH_LOG: join(dir, "gh.log") };
-  const started = await spawnServe(["--port", "0", "--state-dir", stateDir], env);
-  live.push(started);
-  const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
-  const client = await LoomMcpClient.connect(`${started.url}/mcp`, token, "pr-watch-test");
-  clients.push(client);
+  const { serve: started, client, token } = await rig.start({ env });
   let n = 0;
   const dispatch = (type: string, data: Record<string, unknown>) =>
     fetch(`${started.url}/api/orchestration/dispatch`, {

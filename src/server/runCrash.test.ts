@@ -1,11 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RESTART_NOTICE } from "../engine/reconcile.js";
 import { script } from "../testkit/loomHarness.js";
-import { type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
-import { LoomMcpClient } from "../testkit/mcpClient.js";
+import { waitForExit } from "../testkit/loomProcess.js";
+import { type ServedLoom, ServeRig } from "../testkit/serveRig.js";
+import type { LoomMcpClient } from "../testkit/mcpClient.js";
 import { pollUntil } from "../testkit/poll.js";
 
 /**
@@ -22,31 +23,22 @@ interface ReadResult {
 
 let dir: string;
 let stateDir: string;
-const live: ServeProcess[] = [];
-const clients: LoomMcpClient[] = [];
+let rig: ServeRig;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "loom-run-crash-"));
   stateDir = join(dir, "state");
+  rig = new ServeRig(stateDir, "crash-test");
   mkdirSync(stateDir);
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "default", root: dir }] }));
 });
 afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const serve of live.splice(0)) {
-    if (serve.child.exitCode === null && serve.child.signalCode === null) serve.child.kill("SIGTERM");
-    await waitForExit(serve.child);
-  }
+  await rig.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function serve(): Promise<{ serve: ServeProcess; client: LoomMcpClient }> {
-  const started = await spawnServe(["--port", "0", "--state-dir", stateDir]);
-  live.push(started);
-  const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
-  const client = await LoomMcpClient.connect(`${started.url}/mcp`, token, "crash-test");
-  clients.push(client);
-  return { serve: started, client };
+function serve(): Promise<ServedLoom> {
+  return rig.start();
 }
 
 function readUntil(client: LoomMcpClient, threadId: string, done: (result: ReadResult) => boolean): Promise<ReadResult> {

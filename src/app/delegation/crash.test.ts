@@ -1,12 +1,13 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RESTART_NOTICE } from "../../engine/reconcile.js";
 import { DELEGATION_PROVIDERS, childScript } from "../../testkit/delegationHarness.js";
 import { script } from "../../testkit/loomHarness.js";
-import { type ServeProcess, spawnServe, waitForExit } from "../../testkit/loomProcess.js";
-import { LoomMcpClient } from "../../testkit/mcpClient.js";
+import { waitForExit } from "../../testkit/loomProcess.js";
+import { type ServedLoom, ServeRig } from "../../testkit/serveRig.js";
+import type { LoomMcpClient } from "../../testkit/mcpClient.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { pollUntil } from "../../testkit/poll.js";
 
@@ -29,31 +30,22 @@ interface ListResult {
 
 let dir: string;
 let stateDir: string;
-const live: ServeProcess[] = [];
-const clients: LoomMcpClient[] = [];
+let rig: ServeRig;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "loom-delegation-crash-"));
   stateDir = join(dir, "state");
+  rig = new ServeRig(stateDir, "delegation-crash-test");
   mkdirSync(stateDir);
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ providers: DELEGATION_PROVIDERS, projects: [{ id: "default", root: dir }] }));
 });
 afterAll(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const serve of live.splice(0)) {
-    if (serve.child.exitCode === null && serve.child.signalCode === null) serve.child.kill("SIGTERM");
-    await waitForExit(serve.child);
-  }
+  await rig.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function serve(): Promise<{ serve: ServeProcess; client: LoomMcpClient }> {
-  const started = await spawnServe(["--port", "0", "--state-dir", stateDir]);
-  live.push(started);
-  const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
-  const client = await LoomMcpClient.connect(`${started.url}/mcp`, token, "delegation-crash-test");
-  clients.push(client);
-  return { serve: started, client };
+function serve(): Promise<ServedLoom> {
+  return rig.start();
 }
 
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,8 +6,8 @@ import type { ThreadConfigurationOutput } from "../../contracts/tools/configurat
 import type { ThreadTransfersOutput } from "../../contracts/tools/lineageTools.js";
 import { RESTART_NOTICE } from "../../engine/reconcile.js";
 import { script } from "../../testkit/loomHarness.js";
-import { type ServeProcess, spawnServe, waitForExit } from "../../testkit/loomProcess.js";
-import { LoomMcpClient } from "../../testkit/mcpClient.js";
+import { waitForExit } from "../../testkit/loomProcess.js";
+import { type ServedLoom, ServeRig } from "../../testkit/serveRig.js";
 
 /**
  * kill -9 the built `loom serve` in the middle of a handoff: the thread was
@@ -26,8 +26,7 @@ interface ReadResult {
 
 let dir: string;
 let stateDir: string;
-const live: ServeProcess[] = [];
-const clients: LoomMcpClient[] = [];
+let rig: ServeRig;
 
 /** `slow`'s session open waits `startupDelayMs`: long in the first process, none after the restart. */
 function writeConfig(startupDelayMs: number): void {
@@ -41,24 +40,16 @@ function writeConfig(startupDelayMs: number): void {
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "loom-handoff-crash-"));
   stateDir = join(dir, "state");
+  rig = new ServeRig(stateDir, "handoff-crash-test");
   mkdirSync(stateDir);
 });
 afterAll(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const serve of live.splice(0)) {
-    if (serve.child.exitCode === null && serve.child.signalCode === null) serve.child.kill("SIGTERM");
-    await waitForExit(serve.child);
-  }
+  await rig.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function serve(): Promise<{ serve: ServeProcess; client: LoomMcpClient }> {
-  const started = await spawnServe(["--port", "0", "--state-dir", stateDir]);
-  live.push(started);
-  const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
-  const client = await LoomMcpClient.connect(`${started.url}/mcp`, token, "handoff-crash-test");
-  clients.push(client);
-  return { serve: started, client };
+function serve(): Promise<ServedLoom> {
+  return rig.start();
 }
 
 describe("crash in the middle of a handoff", () => {

@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RESTART_PREPARATION_NOTICE } from "../../engine/reconcile.js";
 import { gitSync, initRepo, tempDir } from "../../testkit/gitRepo.js";
-import { type ServeProcess, spawnServe, waitForExit } from "../../testkit/loomProcess.js";
-import { LoomMcpClient } from "../../testkit/mcpClient.js";
+import { waitForExit } from "../../testkit/loomProcess.js";
+import { type ServedLoom, ServeRig } from "../../testkit/serveRig.js";
+import type { LoomMcpClient } from "../../testkit/mcpClient.js";
 import { pollUntil } from "../../testkit/poll.js";
 
 /**
@@ -24,34 +25,25 @@ interface ReadResult {
 let folder: ReturnType<typeof tempDir>;
 let stateDir: string;
 let pidFile: string;
-const live: ServeProcess[] = [];
-const clients: LoomMcpClient[] = [];
+let rig: ServeRig;
 
 beforeEach(() => {
   folder = tempDir("ws-restart");
   const repo = join(folder.path, "repo");
   initRepo(repo, { "README.md": "hello\n" });
   stateDir = join(folder.path, "state");
+  rig = new ServeRig(stateDir, "prepared-crash-test");
   pidFile = join(folder.path, "setup.pid");
   const setup = `echo $$ > '${pidFile}'; echo waiting; while [ ! -f go ]; do sleep 0.05; done; echo done`;
   writeFileSync(join(folder.path, "config.json"), JSON.stringify({ projects: [{ id: "repo", root: repo, setup }] }));
 });
 afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => undefined);
-  for (const serve of live.splice(0)) {
-    if (serve.child.exitCode === null && serve.child.signalCode === null) serve.child.kill("SIGTERM");
-    await waitForExit(serve.child);
-  }
+  await rig.close();
   folder.remove();
 });
 
-async function serve(): Promise<{ serve: ServeProcess; client: LoomMcpClient; token: string }> {
-  const started = await spawnServe(["--port", "0", "--state-dir", stateDir, "--config", join(folder.path, "config.json")]);
-  live.push(started);
-  const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
-  const client = await LoomMcpClient.connect(`${started.url}/mcp`, token, "prepared-crash-test");
-  clients.push(client);
-  return { serve: started, client, token };
+function serve(): Promise<ServedLoom> {
+  return rig.start({ args: ["--config", join(folder.path, "config.json")] });
 }
 
 function readUntil(client: LoomMcpClient, threadId: string, done: (result: ReadResult) => boolean): Promise<ReadResult> {
