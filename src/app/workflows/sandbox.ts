@@ -1,4 +1,4 @@
-import { type QuickJSContext, type QuickJSHandle, getQuickJS } from "quickjs-emscripten";
+import { type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, getQuickJS } from "quickjs-emscripten";
 
 /**
  * The workflow script sandbox (docs/workflows.md): a WebAssembly QuickJS
@@ -100,6 +100,51 @@ function errorText(vm: QuickJSContext, handle: QuickJSHandle): string {
   return String(error);
 }
 
+/** A fresh QuickJS runtime and context with the limits set; the caller disposes both. */
+async function newSandbox(limits: SandboxLimits): Promise<{ runtime: QuickJSRuntime; vm: QuickJSContext }> {
+  const QuickJS = await getQuickJS();
+  const runtime = QuickJS.newRuntime();
+  runtime.setMemoryLimit(limits.memoryBytes);
+  runtime.setMaxStackSize(limits.stackBytes);
+  let steps = 0;
+  runtime.setInterruptHandler(() => ++steps > limits.maxSteps);
+  return { runtime, vm: runtime.newContext() };
+}
+
+/**
+ * Install the host functions and `args`, evaluate the prelude and library,
+ * and start the script: the evaluation's result, for the caller to dispose.
+ */
+function startScript(
+  vm: QuickJSContext,
+  hostFns: { readonly agent: (prompt: QuickJSHandle, options: QuickJSHandle) => QuickJSHandle; readonly phase: (title: QuickJSHandle) => void },
+  script: string,
+  args: unknown,
+  library: string,
+) {
+  for (const [name, fn] of [
+    ["__loomAgent", hostFns.agent],
+    ["__loomPhase", hostFns.phase],
+  ] as const) {
+    const handle = vm.newFunction(name, fn);
+    vm.setProp(vm.global, name, handle);
+    handle.dispose();
+  }
+  const argsHandle = toHandle(vm, args ?? null);
+  vm.setProp(vm.global, "args", argsHandle);
+  if (argsHandle !== vm.undefined) argsHandle.dispose();
+  vm.unwrapResult(vm.evalCode(PRELUDE, "loom-prelude.js")).dispose();
+  if (library !== "") vm.unwrapResult(vm.evalCode(library, "loom-library.js")).dispose();
+  return vm.evalCode(wrapScript(script), "workflow.js");
+}
+
+function readMeta(vm: QuickJSContext): WorkflowMeta | null {
+  const handle = vm.getProp(vm.global, "__loomMeta");
+  const meta = vm.dump(handle) as WorkflowMeta | undefined;
+  handle.dispose();
+  return meta ?? null;
+}
+
 /** Run a workflow script to its end; a script error, a denied access or a limit is an outcome, never a throw. */
 export async function runWorkflowScript(
   script: string,
@@ -109,13 +154,7 @@ export async function runWorkflowScript(
   /** JavaScript evaluated after the built-ins and before the script: the workflow library (library.ts). */
   library = "",
 ): Promise<SandboxOutcome> {
-  const QuickJS = await getQuickJS();
-  const runtime = QuickJS.newRuntime();
-  runtime.setMemoryLimit(limits.memoryBytes);
-  runtime.setMaxStackSize(limits.stackBytes);
-  let steps = 0;
-  runtime.setInterruptHandler(() => ++steps > limits.maxSteps);
-  const vm = runtime.newContext();
+  const { runtime, vm } = await newSandbox(limits);
   const ordinals = new Map<string, number>();
   let currentPhase: string | null = null;
   let pending = 0;
@@ -127,7 +166,7 @@ export async function runWorkflowScript(
     wake?.();
   };
   try {
-    const agentFn = vm.newFunction("__loomAgent", (promptHandle, optionsHandle) => {
+    const agent = (promptHandle: QuickJSHandle, optionsHandle: QuickJSHandle) => {
       const prompt = vm.getString(promptHandle);
       const options = JSON.parse(vm.getString(optionsHandle)) as Record<string, unknown>;
       const key = JSON.stringify([prompt, options]);
@@ -160,32 +199,16 @@ export async function runWorkflowScript(
         pump();
       });
       return deferred.handle;
-    });
-    vm.setProp(vm.global, "__loomAgent", agentFn);
-    agentFn.dispose();
-    const phaseFn = vm.newFunction("__loomPhase", (titleHandle) => {
+    };
+    const phase = (titleHandle: QuickJSHandle) => {
       currentPhase = vm.getString(titleHandle);
       host.onPhase?.(currentPhase);
-    });
-    vm.setProp(vm.global, "__loomPhase", phaseFn);
-    phaseFn.dispose();
-    const argsHandle = toHandle(vm, args ?? null);
-    vm.setProp(vm.global, "args", argsHandle);
-    if (argsHandle !== vm.undefined) argsHandle.dispose();
-
-    vm.unwrapResult(vm.evalCode(PRELUDE, "loom-prelude.js")).dispose();
-    if (library !== "") vm.unwrapResult(vm.evalCode(library, "loom-library.js")).dispose();
-    const started = vm.evalCode(wrapScript(script), "workflow.js");
-    const readMeta = () => {
-      const handle = vm.getProp(vm.global, "__loomMeta");
-      const meta = vm.dump(handle) as WorkflowMeta | undefined;
-      handle.dispose();
-      return meta ?? null;
     };
+    const started = startScript(vm, { agent, phase }, script, args, library);
     if (started.error !== undefined) {
       const error = errorText(vm, started.error);
       started.error.dispose();
-      return { ok: false, error, meta: readMeta() };
+      return { ok: false, error, meta: readMeta(vm) };
     }
     started.value.dispose();
     const main = vm.getProp(vm.global, "__loomMain");
@@ -200,13 +223,13 @@ export async function runWorkflowScript(
       runtime.executePendingJobs();
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (outcome !== null) break;
-      if (pending === 0 && !runtime.hasPendingJob()) return { ok: false, error: "the workflow script awaits a promise that can never settle", meta: readMeta() };
+      if (pending === 0 && !runtime.hasPendingJob()) return { ok: false, error: "the workflow script awaits a promise that can never settle", meta: readMeta(vm) };
       const seen = answers;
       if (pending > 0) await new Promise<void>((resolve) => (answers !== seen ? resolve() : (wake = resolve)));
       wake = null;
     }
     const final = outcome as Awaited<typeof settled>;
-    const meta = readMeta();
+    const meta = readMeta(vm);
     if (final.error !== undefined) {
       const error = errorText(vm, final.error);
       final.error.dispose();
@@ -229,31 +252,15 @@ export type ScriptInspection = { readonly ok: true; readonly meta: WorkflowMeta 
  * agent() calls made on the way are never answered and never reach a host.
  */
 export async function inspectWorkflowScript(script: string, args: unknown, library = "", limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS): Promise<ScriptInspection> {
-  const QuickJS = await getQuickJS();
-  const runtime = QuickJS.newRuntime();
-  runtime.setMemoryLimit(limits.memoryBytes);
-  runtime.setMaxStackSize(limits.stackBytes);
-  let steps = 0;
-  runtime.setInterruptHandler(() => ++steps > limits.maxSteps);
-  const vm = runtime.newContext();
+  const { runtime, vm } = await newSandbox(limits);
   try {
     const pending: { dispose(): void }[] = [];
-    const agentFn = vm.newFunction("__loomAgent", () => {
+    const agent = () => {
       const deferred = vm.newPromise();
       pending.push(deferred);
       return deferred.handle;
-    });
-    vm.setProp(vm.global, "__loomAgent", agentFn);
-    agentFn.dispose();
-    const phaseFn = vm.newFunction("__loomPhase", () => undefined);
-    vm.setProp(vm.global, "__loomPhase", phaseFn);
-    phaseFn.dispose();
-    const argsHandle = toHandle(vm, args ?? null);
-    vm.setProp(vm.global, "args", argsHandle);
-    if (argsHandle !== vm.undefined) argsHandle.dispose();
-    vm.unwrapResult(vm.evalCode(PRELUDE, "loom-prelude.js")).dispose();
-    if (library !== "") vm.unwrapResult(vm.evalCode(library, "loom-library.js")).dispose();
-    const started = vm.evalCode(wrapScript(script), "workflow.js");
+    };
+    const started = startScript(vm, { agent, phase: () => undefined }, script, args, library);
     if (started.error !== undefined) {
       const error = errorText(vm, started.error);
       started.error.dispose();
@@ -271,9 +278,7 @@ export async function inspectWorkflowScript(script: string, args: unknown, libra
     } else if (state.type === "fulfilled") {
       state.value.dispose();
     }
-    const metaHandle = vm.getProp(vm.global, "__loomMeta");
-    const meta = (vm.dump(metaHandle) as WorkflowMeta | undefined) ?? null;
-    metaHandle.dispose();
+    const meta = readMeta(vm);
     for (const deferred of pending) deferred.dispose();
     return failure === null ? { ok: true, meta } : { ok: false, error: failure };
   } finally {
