@@ -10,6 +10,7 @@ import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { exhaustedBudget, narrowedBudget } from "../budgets/budgets.js";
 import { forkTransfer } from "../lineage/fork.js";
+import { freshThreadFields } from "../thread/fresh.js";
 
 /** How deep a thread sits below its root: 0 for a root, its task's depth for a child. */
 export function threadDepth(changes: Changes, threadId: string): number {
@@ -87,30 +88,16 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
   };
   const child: AppThread = {
     ...parent,
+    ...freshThreadFields(now),
     id: data.childThreadId,
     title: data.title,
-    titleRegenerating: false,
     providerInstanceId: data.providerInstanceId,
     modelSelection: { providerInstanceId: data.providerInstanceId, model: data.model },
     runtimeMode: data.runtimeMode,
     interactionMode: data.interactionMode,
-    pullRequests: [],
     lineage: { rootThreadId: rootId, parentThreadId: parent.id, parentNodeId: parentNode.id, relation },
-    queuedRuns: [],
     createdBy: "agent",
     creationSource: "mcp",
-    createdAt: now,
-    updatedAt: now,
-    archivedAt: null,
-    deletedAt: null,
-    settledAt: null,
-    snoozedUntil: null,
-    snoozedAt: null,
-    pinnedRank: null,
-    activeRank: null,
-    lastVisitedAt: null,
-    markedUnreadAt: null,
-    pendingBackgroundTasks: [],
     // A shared child works in the parent's checkout but does not own it. A
     // worktree child gets its own, branched from the parent's checkpoint
     // (uncommitted work included), which its first run's preparation asks for.

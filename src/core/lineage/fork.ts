@@ -9,6 +9,7 @@ import type { OrchestrationState } from "../state.js";
 import { MAX_TITLE_LENGTH, invalidModeRejection, liveThread, validTitle } from "../thread/guards.js";
 import { readMoreOf } from "./context.js";
 import { buildTranscript, transcriptRuns } from "./transcript.js";
+import { freshThreadFields } from "../thread/fresh.js";
 
 /**
  * Portable fork context: the source thread's transcript through run
@@ -91,30 +92,16 @@ export function decideThreadFork(state: OrchestrationState, command: ThreadForkC
   const now = ctx.now;
   const fork: AppThread = {
     ...source,
+    ...freshThreadFields(now),
     id: data.threadId,
     title,
-    titleRegenerating: false,
     providerInstanceId: data.providerInstanceId,
     modelSelection: { providerInstanceId: data.providerInstanceId, model: data.model },
     runtimeMode: data.runtimeMode,
     interactionMode: data.interactionMode,
-    pullRequests: [],
     lineage: { rootThreadId: source.lineage.rootThreadId, parentThreadId: source.id, parentNodeId: null, relation: "fork" },
-    queuedRuns: [],
     createdBy: data.createdBy ?? "user",
     creationSource: data.creationSource ?? "api",
-    createdAt: now,
-    updatedAt: now,
-    archivedAt: null,
-    deletedAt: null,
-    settledAt: null,
-    snoozedUntil: null,
-    snoozedAt: null,
-    pinnedRank: null,
-    activeRank: null,
-    lastVisitedAt: null,
-    markedUnreadAt: null,
-    pendingBackgroundTasks: [],
   };
   changes.events.push(threadEvent("thread.created", fork));
   forkTransfer(changes, source, through, fork.id);

@@ -9,6 +9,7 @@ import { Changes } from "../run/changes.js";
 import { activeRun, enqueue, newRun, queuedRuns, startRun, threadProvider } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { fireText } from "./fireText.js";
+import { freshThreadFields } from "../thread/fresh.js";
 
 /**
  * scheduled-task.fire: one fire of a task, through the same path whatever
@@ -86,32 +87,18 @@ function addRun(changes: Changes, thread: AppThread, facts: ProviderFacts, data:
 function scheduledThread(task: ScheduledTask, threadId: string, ctx: DecideContext): AppThread {
   return {
     id: threadId,
+    ...freshThreadFields(ctx.now),
     projectId: task.projectId,
     title: task.title,
-    titleRegenerating: false,
     providerInstanceId: task.providerInstanceId,
     modelSelection: { providerInstanceId: task.providerInstanceId, model: task.model },
     runtimeMode: task.runtimeMode,
     interactionMode: task.interactionMode,
     worktreePath: null,
     branch: null,
-    pullRequests: [],
     lineage: { rootThreadId: threadId, parentThreadId: null, parentNodeId: null, relation: "root" },
-    queuedRuns: [],
     createdBy: "system",
     creationSource: "scheduler",
-    createdAt: ctx.now,
-    updatedAt: ctx.now,
-    archivedAt: null,
-    deletedAt: null,
-    settledAt: null,
     autoSettle: true,
-    snoozedUntil: null,
-    snoozedAt: null,
-    pinnedRank: null,
-    activeRank: null,
-    lastVisitedAt: null,
-    markedUnreadAt: null,
-    pendingBackgroundTasks: [],
   };
 }

@@ -15,6 +15,7 @@ import { activeRun, endRun } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { isPreparing } from "../workspace/turns.js";
 import { changed, invalidModeRejection, liveThread, validTitle } from "./guards.js";
+import { freshThreadFields } from "./fresh.js";
 
 /** Title of a thread created without one. */
 export const DEFAULT_THREAD_TITLE = "New thread";
@@ -45,34 +46,20 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
     return reject(RejectionCode.invalidWorkspace, "a thread gets a worktree of its own (workspace) or an existing worktreePath, not both");
   }
   const thread: AppThread = {
+    ...freshThreadFields(ctx.now),
     id,
     projectId: data.projectId,
     title,
-    titleRegenerating: false,
     providerInstanceId: data.modelSelection?.providerInstanceId ?? null,
     modelSelection: data.modelSelection ?? null,
     runtimeMode,
     interactionMode,
     worktreePath: data.worktreePath ?? null,
     branch: data.branch ?? null,
-    pullRequests: [],
     lineage: { rootThreadId: id, parentThreadId: null, parentNodeId: null, relation: "root" },
-    queuedRuns: [],
     createdBy: data.createdBy ?? "user",
     creationSource: data.creationSource ?? "api",
-    createdAt: ctx.now,
-    updatedAt: ctx.now,
-    archivedAt: null,
-    deletedAt: null,
-    settledAt: null,
     autoSettle: true,
-    snoozedUntil: null,
-    snoozedAt: null,
-    pinnedRank: null,
-    activeRank: null,
-    lastVisitedAt: null,
-    markedUnreadAt: null,
-    pendingBackgroundTasks: [],
     ...(data.workspace === undefined
       ? {}
       : {
