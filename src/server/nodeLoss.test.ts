@@ -20,8 +20,9 @@ import { TcpProxy } from "../testkit/tcpProxy.js";
  * cut off from the database through a TCP relay.
  */
 
-const HEARTBEAT_MS = 100;
-const LEASE_MS = 1_500;
+const HEARTBEAT_MS = 200;
+/** Long enough that a node starved on a loaded machine is not declared lost by mistake. */
+const LEASE_MS = 3_000;
 const database = usePostgresDatabase();
 
 interface ReadResult {

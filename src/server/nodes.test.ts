@@ -20,7 +20,8 @@ import { usePostgresDatabase } from "../testkit/postgresTestCluster.js";
  * node_lost within the lease while another node carries on.
  */
 
-const LEASE_MS = 1_500;
+/** Long enough that a node starved on a loaded machine is not declared lost by mistake. */
+const LEASE_MS = 3_000;
 const database = usePostgresDatabase();
 
 interface ReadResult {
@@ -60,7 +61,7 @@ async function startNodes(): Promise<{ nodes: Node[]; url: string; schema: strin
   for (const name of ["a", "b", "c"]) {
     const stateDir = join(dir, `${schema}-${name}`);
     mkdirSync(stateDir);
-    writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "default", root: dir }], database: { schema }, nodes: { heartbeatMs: 100, leaseMs: LEASE_MS } }));
+    writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "default", root: dir }], database: { schema }, nodes: { heartbeatMs: 200, leaseMs: LEASE_MS } }));
     // One at a time: the first node migrates the schema and records the shared environment id.
     const serve = await spawnServe(["--port", "0", "--state-dir", stateDir, "--database", url]);
     const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
