@@ -98,7 +98,7 @@ async function expectTakenOver(survivor: Node, run: { threadId: string; runId: s
   expect(ended.items.some((item) => item.text === "never")).toBe(false);
 }
 
-describe("a node that loses its lease", () => {
+describe("a node that loses its lease", { timeout: 120_000 }, () => {
   it("stops itself when it finds another node declared it lost (suspended past the lease)", async () => {
     nextSchema();
     const zombie = await startNode("a");
@@ -145,7 +145,7 @@ describe("a node that loses its lease", () => {
   });
 });
 
-describe("an unreachable database at start", () => {
+describe("an unreachable database at start", { timeout: 60_000 }, () => {
   it("stops `loom serve` with a typed, clear error and never prints the password", async () => {
     nextSchema();
     const closed = createServer();
