@@ -3,8 +3,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Command } from "../src/contracts/commands.js";
-import { Orchestrator } from "../src/engine/orchestrator.js";
 import { PostgresEventStore } from "../src/store/postgres/postgresEventStore.js";
 import { LoomMcpClient } from "../src/testkit/mcpClient.js";
 import { pollUntil } from "../src/testkit/poll.js";
@@ -15,48 +13,59 @@ import { fmt, now, printTable, rate, seconds } from "./stats.js";
  * Several Loom nodes on one PostgreSQL database (docs/postgres.md "Several
  * nodes"), in one run:
  * 1. commands committed per second with three nodes writing at once against
- *    one node alone (goal: total ≥ one node's). A node here is an
- *    Orchestrator on its own PostgresEventStore (its own pool, LISTEN
- *    connection and folded state); the three share this process's event loop.
+ *    one node alone (goal: total ≥ one node's). A node here is a process
+ *    (bench/nodeWriter.ts) running an Orchestrator on its own
+ *    PostgresEventStore, so it folds every node's events into its own state.
  * 2. takeover time after `kill -9` of the `loom serve` process running an
  *    agent, against the configured lease (goal ≤ lease + 2 s): from the kill
  *    to the run's recorded end (node_lost) by the surviving node.
  */
 
 const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-const IN_FLIGHT = 1_000;
 const HEARTBEAT_MS = 500;
 const LEASE_MS = 3_000;
 
-function commandsFor(node: string, index: number): Command[] {
-  const threadId = `thread:bench-${node}-${index}`;
-  return [
-    { type: "thread.create", commandId: `cmd:create:${node}:${index}`, data: { threadId, projectId: "bench", title: `Thread ${index}` } },
-    { type: "thread.metadata.update", commandId: `cmd:title:${node}:${index}`, data: { threadId, title: `Renamed ${index}` } },
-  ];
+const WRITER = fileURLToPath(new URL("./nodeWriter.js", import.meta.url));
+
+/** Waits for `text` on a child's stdout. */
+function printed(child: ChildProcess, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.split("\n").includes(text)) {
+        child.stdout!.off("data", onData);
+        resolve();
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`node writer exited (${code}) before printing ${text}`)));
+  });
 }
 
-async function dispatchAll(orchestrator: Orchestrator, commands: readonly Command[]): Promise<void> {
-  for (let i = 0; i < commands.length; i += IN_FLIGHT) {
-    const receipts = await Promise.all(commands.slice(i, i + IN_FLIGHT).map((command) => orchestrator.dispatch(command)));
-    if (receipts.some((receipt) => receipt.status !== "accepted")) throw new Error("benchmark command rejected");
-  }
-}
-
-/** `nodes` orchestrators on one fresh schema, each dispatching its share of `threads` threads' commands at once. */
+/**
+ * `nodes` node processes on one fresh schema, each dispatching its share of
+ * `threads` threads' commands; timed from the moment all are open and told to
+ * start until the last one is done.
+ */
 async function nodesPerSecond(url: string, schema: string, nodes: number, threads: number): Promise<number> {
-  const orchestrators: Orchestrator[] = [];
-  for (let n = 0; n < nodes; n += 1) orchestrators.push(await Orchestrator.open({ store: await PostgresEventStore.open(url, { schema }) }));
-  const shares = orchestrators.map((_, n) => Array.from({ length: Math.ceil(threads / nodes) }, (_, i) => commandsFor(`n${n}`, i)).flat());
-  const total = shares.reduce((sum, share) => sum + share.length, 0);
+  const share = Math.ceil(threads / nodes);
+  const writers = Array.from({ length: nodes }, (_, n) =>
+    spawn(process.execPath, [WRITER], { env: { ...process.env, LOOM_NODE_WRITER: JSON.stringify({ url, schema, label: `n${n}`, threads: share }) }, stdio: ["pipe", "pipe", "inherit"] }),
+  );
+  await Promise.all(writers.map((writer) => printed(writer, "ready")));
+  const done = writers.map((writer) => printed(writer, "done"));
+  const exited = writers.map((writer) => new Promise((resolve) => writer.once("exit", resolve)));
   const start = now();
-  await Promise.all(orchestrators.map((orchestrator, n) => dispatchAll(orchestrator, shares[n]!)));
+  for (const writer of writers) writer.stdin.write("go\n");
+  await Promise.all(done);
+  const total = share * nodes * 2;
   const perSecond = rate(total, seconds(start));
+  await Promise.all(exited);
   const check = await PostgresEventStore.open(url, { schema });
   const events = await check.readAll(0, total + 1);
   await check.close();
   if (events.length !== total || events.some((event, i) => event.sequence !== i + 1)) throw new Error(`expected ${total} gap-free events, read ${events.length}`);
-  for (const orchestrator of orchestrators) await orchestrator.close();
   return perSecond;
 }
 
