@@ -10,6 +10,7 @@ import { runHandoffBench } from "./handoffBench.js";
 import { runMcpBench } from "./mcpBench.js";
 import { runMemoryBench } from "./memoryBench.js";
 import { runPostgresBench } from "./postgresBench.js";
+import { runPostgresNodesBench } from "./postgresNodesBench.js";
 import { runRestartBench } from "./restartBench.js";
 import { runScaleBench } from "./scaleBench.js";
 import { runSearchBench } from "./searchBench.js";
@@ -26,6 +27,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   mcp: () => runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 }),
   fanout: () => runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 }),
   postgres: () => runPostgresBench({ threads: quick ? 2_000 : 10_000, rawInserts: quick ? 2_000 : 10_000 }),
+  postgresNodes: () => runPostgresNodesBench({ threads: quick ? 2_000 : 10_000, rounds: quick ? 1 : 3 }),
   handoff: () => runHandoffBench({ runs: 1_000, repeat: quick ? 50 : 300 }),
   search: () => runSearchBench({ items: quick ? 20_000 : 100_000, calls: quick ? 200 : 1_000 }),
   workspaces: () => runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 }),

@@ -1,6 +1,9 @@
 import { startLoomServer } from "../server/loomServer.js";
 import { resolveStateDir } from "../server/stateDir.js";
-import { UsageError } from "./errors.js";
+import { ExitCode, UsageError } from "./errors.js";
+
+/** How long a node that stopped itself waits for its last connections before it exits anyway. */
+const HALT_EXIT_MS = 5_000;
 
 export interface ServeArgs {
   readonly host: string | undefined;
@@ -11,7 +14,7 @@ export interface ServeArgs {
   readonly database?: string | undefined;
 }
 
-/** Run the server until SIGINT or SIGTERM, then shut down cleanly. */
+/** Run the server until SIGINT or SIGTERM, then shut down cleanly; rejects when the node stopped itself after losing its leases. */
 export async function runServe(args: ServeArgs): Promise<number> {
   const port = args.port === undefined ? 0 : Number(args.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -26,14 +29,21 @@ export async function runServe(args: ServeArgs): Promise<number> {
     log: (line) => process.stderr.write(`${line}\n`),
   });
   process.stdout.write(`${JSON.stringify({ url: server.url, mcpUrl: server.mcpUrl, environmentId: server.environmentId })}\n`);
-  await new Promise<void>((resolve) => {
+  const stopped = await new Promise<"signal" | Error>((resolve) => {
     const stop = (signal: string) => {
       process.stderr.write(`loom: ${signal} received, shutting down\n`);
-      resolve();
+      resolve("signal");
     };
     process.once("SIGINT", () => stop("SIGINT"));
     process.once("SIGTERM", () => stop("SIGTERM"));
+    void server.halted.then(resolve);
   });
+  if (stopped !== "signal") {
+    // The node stopped itself (docs/postgres.md "When a node dies"). A connection stuck on an
+    // unreachable database must not keep a node without leases alive.
+    setTimeout(() => process.exit(ExitCode.failure), HALT_EXIT_MS).unref();
+    throw stopped;
+  }
   await server.close();
   return 0;
 }

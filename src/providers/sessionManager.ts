@@ -76,6 +76,8 @@ export class ProviderSessionManager {
   private readonly timers: Timers;
   private readonly random: Random;
   private reaper: TimerHandle | null = null;
+  /** Set by abandon(): no session opens any more. */
+  private abandoned = false;
 
   constructor(private readonly options: ProviderSessionManagerOptions) {
     this.clock = options.clock ?? Date.now;
@@ -138,6 +140,28 @@ export class ProviderSessionManager {
     await Promise.all([...this.sessions.keys()].map((threadId) => this.release(threadId, "shutdown", "Loom shut down; the provider session ended with it.")));
   }
 
+  /**
+   * Stop every agent process without recording anything, and open no new
+   * session: the node lost its leases (docs/postgres.md "When a node dies"),
+   * and the node that took its work over records the sessions' end.
+   */
+  async abandon(): Promise<void> {
+    this.abandoned = true;
+    this.reaper?.cancel();
+    const sessions = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(
+      sessions.map(async (session) => {
+        this.options.secrets?.dropSession(session.providerSessionId);
+        try {
+          await session.runtime.stop();
+        } catch (error) {
+          this.options.log?.(`loom: stopping session ${session.providerSessionId} failed: ${messageOf(error)}`);
+        }
+      }),
+    );
+  }
+
   private async startTurn({ threadId, runId }: EffectPayload<typeof EffectKind.startTurn>): Promise<void> {
     const state = this.options.orchestrator.state;
     const run = state.runs.get(runId);
@@ -178,6 +202,7 @@ export class ProviderSessionManager {
     if (existing !== undefined && existing.providerInstanceId === providerInstanceId) return existing;
     if (existing !== undefined) await this.release(thread.id, "detached", "The thread moved to another provider instance.");
     if (providerInstanceId === null) throw new Error(`thread ${thread.id} has no provider instance`);
+    if (this.abandoned) throw new Error("this Loom node stopped after losing its leases; it opens no provider session");
     const { registry, credentials, environmentId } = this.options;
     const instance = registry.instance(providerInstanceId);
     const driver = registry.driverFor(providerInstanceId);
@@ -198,6 +223,10 @@ export class ProviderSessionManager {
         onEvent: (event) => this.onProviderEvent(thread.id, event),
       });
       live = { providerSessionId, providerInstanceId, driver: driver.driver, runtime, lastActivity: this.clock(), sequence: 0, usage: new Map() };
+      if (this.abandoned) {
+        await runtime.stop();
+        throw new Error("this Loom node stopped after losing its leases while the provider session opened");
+      }
     } catch (error) {
       await credentials.revokeSession(providerSessionId);
       throw error;

@@ -24,7 +24,7 @@ import type { WorkspaceSettings } from "../app/workspaces/paths.js";
 import { StoredCredentialRegistry } from "../mcp/storedCredentials.js";
 import { nodeRoutes } from "../api/nodeRoutes.js";
 import { nodeHostname, openNodeBackend } from "./nodeBackend.js";
-import { NodeHeartbeats } from "./nodeHeartbeats.js";
+import { NodeHeartbeats, type NodeLostError } from "./nodeHeartbeats.js";
 import { nodesReport } from "./nodesReport.js";
 import type { NodeRegistry } from "../store/nodes/nodeRegistry.js";
 import { createMcpRoute } from "../mcp/httpEndpoint.js";
@@ -106,6 +106,12 @@ export interface LoomServer {
   readonly waiters: TaskWaiters;
   /** Fires timed scheduled tasks. */
   readonly scheduler: Scheduler;
+  /**
+   * Resolves once the node stopped itself because it lost its leases (another
+   * node declared it lost, or the database stayed unreachable): its agent
+   * processes are stopped and the server closed. Never settles otherwise.
+   */
+  readonly halted: Promise<NodeLostError>;
   close(): Promise<void>;
 }
 
@@ -234,7 +240,20 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   const idleSessions = followIdleSessions(orchestrator, (providerSessionId) => {
     mcp.closeForProviderSession(providerSessionId).catch((error: unknown) => log(`loom: closing MCP sessions of ${providerSessionId} failed: ${String(error)}`));
   });
-  const heartbeats = new NodeHeartbeats({ nodeId, nodes, credentials, orchestrator, store, config: config.nodes, log });
+  let halt: (error: NodeLostError) => void = () => undefined;
+  const halted = new Promise<NodeLostError>((resolve) => {
+    halt = (error) => {
+      // No new effect is claimed, and no agent runs on: the node that takes this one over ends its runs.
+      const stopping = worker.stop();
+      void sessions
+        .abandon()
+        .then(() => stopping)
+        .then(() => close())
+        .catch((closeError: unknown) => log(`loom: closing after losing the leases: ${closeError instanceof Error ? closeError.message : String(closeError)}`))
+        .then(() => resolve(error));
+    };
+  });
+  const heartbeats = new NodeHeartbeats({ nodeId, nodes, credentials, orchestrator, store, config: config.nodes, log, onLost: (error) => halt(error) });
   const tickets = new WsTicketBook();
   let origins: readonly string[] = [];
   let url = "";
@@ -282,6 +301,33 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
   log(`loom ${LOOM_VERSION} listening on ${url} (state: ${dir.root})`);
   void reportProviders(registry, log);
   let closing: Promise<void> | null = null;
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      await scheduler.stop();
+      await pullRequests.stop();
+      await workflows.stop();
+      idleSessions.close();
+      await mcp.close();
+      await ws.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      reactor.stop();
+      budgets.stop();
+      await titles.close();
+      // Stop claiming effects first: releasing a session ends its run and starts the
+      // thread's next queued one, whose provider.turn.start must not open a new session.
+      await worker.stop();
+      await sessions.shutdown();
+      // Hand the node's leases back at once: its sessions ended above, its credentials end here.
+      await heartbeats.stop();
+      stopKicking();
+      await search.stop();
+      await orchestrator.close();
+      await backend.credentials.close();
+      removeServerInfo(dir, process.pid);
+    })();
+    return closing;
+  }
   return {
     url,
     mcpUrl,
@@ -300,33 +346,8 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     titles,
     waiters,
     scheduler,
-    close() {
-      closing ??= (async () => {
-        await scheduler.stop();
-        await pullRequests.stop();
-        await workflows.stop();
-        idleSessions.close();
-        await mcp.close();
-        await ws.close();
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        reactor.stop();
-        budgets.stop();
-        await titles.close();
-        // Stop claiming effects first: releasing a session ends its run and starts the
-        // thread's next queued one, whose provider.turn.start must not open a new session.
-        await worker.stop();
-        await sessions.shutdown();
-        // Hand the node's leases back at once: its sessions ended above, its credentials end here.
-        await heartbeats.stop();
-        stopKicking();
-        await search.stop();
-        await orchestrator.close();
-        await backend.credentials.close();
-        removeServerInfo(dir, process.pid);
-      })();
-      return closing;
-    },
+    halted,
+    close,
   };
 }
 

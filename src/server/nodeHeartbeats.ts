@@ -14,6 +14,30 @@ export interface NodeHeartbeatsOptions {
   readonly config: NodesConfig;
   readonly clock?: () => number;
   readonly log: (line: string) => void;
+  /**
+   * The node must stop: another node declared it lost, or it could not
+   * record a heartbeat for so long that another node may take its work over.
+   * Called once; the heartbeats have stopped by then.
+   */
+  readonly onLost?: (error: NodeLostError) => void;
+}
+
+/**
+ * Why a node stopped itself instead of carrying on (docs/postgres.md "When a
+ * node dies"): `declared_lost` when another node already took its work over,
+ * `database_unreachable` when no heartbeat reached the database for
+ * `leaseMs - heartbeatMs`, the point after which another node may.
+ */
+export class NodeLostError extends Error {
+  override readonly name = "NodeLostError";
+
+  constructor(
+    readonly code: "declared_lost" | "database_unreachable",
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 /**
@@ -28,16 +52,60 @@ export class NodeHeartbeats {
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> | null = null;
   private readonly clock: () => number;
+  /** When a heartbeat last reached the database. */
+  private lastBeatAt: number;
+  private lastError: unknown = null;
+  private lost: NodeLostError | null = null;
 
   constructor(private readonly options: NodeHeartbeatsOptions) {
     this.clock = options.clock ?? Date.now;
+    this.lastBeatAt = this.clock();
   }
 
-  /** One beat now (and a takeover of nodes found lost), then one every heartbeatMs. */
+  /** The reason the node stopped itself, once it has. */
+  get lostReason(): NodeLostError | null {
+    return this.lost;
+  }
+
+  /**
+   * One beat now (and a takeover of nodes found lost), then one every
+   * heartbeatMs. Each tick first checks the last beat that reached the
+   * database, so a beat stuck on an unreachable database still ends the node
+   * in time.
+   */
   async start(): Promise<void> {
     await this.beat();
-    this.timer = setInterval(() => void this.beat(), this.options.config.heartbeatMs);
+    this.timer = setInterval(() => this.tick(), this.options.config.heartbeatMs);
     this.timer.unref();
+  }
+
+  /** Beats that fail stop the node once it can no longer hold its leases. */
+  private tick(): void {
+    if (this.lost !== null) return;
+    const { heartbeatMs, leaseMs } = this.options.config;
+    const silentMs = this.clock() - this.lastBeatAt;
+    // Only a beat that failed or hangs counts: after a pause (a suspended process) the next beat finds out whether the node was declared lost meanwhile.
+    if (silentMs >= leaseMs - heartbeatMs && (this.lastError !== null || this.beating !== null)) {
+      const reason = this.lastError === null ? "no answer yet" : this.lastError instanceof Error ? this.lastError.message || this.lastError.name : "unknown error";
+      this.fence(
+        new NodeLostError(
+          "database_unreachable",
+          `node ${this.options.nodeId} could not reach the database for ${silentMs} ms (lease ${leaseMs} ms): ${reason}; it stops so that another node takes its work over`,
+          { cause: this.lastError },
+        ),
+      );
+      return;
+    }
+    void this.beat();
+  }
+
+  private fence(error: NodeLostError): void {
+    if (this.lost !== null) return;
+    this.lost = error;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    this.options.log(`loom: ${error.message}`);
+    this.options.onLost?.(error);
   }
 
   /** Beat and look for lost nodes; beats never overlap. */
@@ -52,6 +120,8 @@ export class NodeHeartbeats {
   async stop(): Promise<void> {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    // A lost node's leases are no longer its own: the node that took it over released them.
+    if (this.lost !== null) return;
     await this.beating;
     const { nodes, nodeId, credentials } = this.options;
     await credentials.revokeNode(nodeId);
@@ -60,14 +130,22 @@ export class NodeHeartbeats {
 
   private async beatOnce(): Promise<void> {
     const { nodes, nodeId, log } = this.options;
+    if (this.lost !== null) return;
     try {
-      if (!(await nodes.heartbeat(nodeId, this.clock()))) {
-        log(`loom: node ${nodeId} was declared lost by another node; its runs were ended there`);
+      const at = this.clock();
+      if (!(await nodes.heartbeat(nodeId, at))) {
+        const record = (await nodes.list()).find((node) => node.nodeId === nodeId);
+        const by = record?.takenOverBy ?? null;
+        this.fence(new NodeLostError("declared_lost", `node ${nodeId} was declared lost${by === null ? "" : ` by node ${by}`}, which ended its runs; it stops instead of carrying on`));
+        return;
       }
+      this.lastBeatAt = Math.max(this.lastBeatAt, at);
+      this.lastError = null;
       for (const lost of await nodes.claimLost(nodeId, this.clock(), this.options.config.leaseMs)) {
         await this.takeOver(lost);
       }
     } catch (error) {
+      this.lastError = error;
       log(`loom: node heartbeat failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }

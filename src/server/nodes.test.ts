@@ -20,13 +20,23 @@ import { usePostgresDatabase } from "../testkit/postgresTestCluster.js";
  * node_lost within the lease while another node carries on.
  */
 
-const LEASE_MS = 1_500;
+/** Long enough that a node starved on a loaded machine is not declared lost by mistake. */
+const LEASE_MS = 3_000;
 const database = usePostgresDatabase();
 
 interface ReadResult {
   thread: { status: string; activeRunId: string | null };
   runs: { runId: string; status: string; endReason: string | null }[];
   items: { type: string; runId: string | null; text: string }[];
+}
+
+interface TaskResult {
+  taskId: string;
+  childThreadId: string;
+  childRunId: string;
+  status: string;
+  workState: string;
+  latestTerminalStatus: string | null;
 }
 
 interface Node {
@@ -60,7 +70,7 @@ async function startNodes(): Promise<{ nodes: Node[]; url: string; schema: strin
   for (const name of ["a", "b", "c"]) {
     const stateDir = join(dir, `${schema}-${name}`);
     mkdirSync(stateDir);
-    writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "default", root: dir }], database: { schema }, nodes: { heartbeatMs: 100, leaseMs: LEASE_MS } }));
+    writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "default", root: dir }], database: { schema }, nodes: { heartbeatMs: 200, leaseMs: LEASE_MS } }));
     // One at a time: the first node migrates the schema and records the shared environment id.
     const serve = await spawnServe(["--port", "0", "--state-dir", stateDir, "--database", url]);
     const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
@@ -80,7 +90,8 @@ async function nodesReport(node: Node): Promise<NodesReport> {
   return (await response.json()) as NodesReport;
 }
 
-describe("three nodes on one database", () => {
+// Three server processes start per test: minutes on a loaded machine, which a speed test would not tolerate but these do.
+describe("three nodes on one database", { timeout: 120_000 }, () => {
   it("serves any thread from any node: launched on A, waited on from B, interrupted from C", async () => {
     const [a, b, c] = (await startNodes()).nodes as [Node, Node, Node];
     const quick = await a.client.ok<{ threadId: string; runId: string }>("t3_thread_launch", { title: "Quick", message: "hello from A" });
@@ -102,6 +113,43 @@ describe("three nodes on one database", () => {
     const report = await nodesReport(b);
     expect(report.nodes.filter((node) => node.status === "live")).toHaveLength(3);
     expect(report.nodes.every((node) => node.heartbeatAgeMs < LEASE_MS)).toBe(true);
+  });
+
+  it("runs a delegation across nodes: started on A, waited on from B, cancelled from C", async () => {
+    const [a, b, c] = (await startNodes()).nodes as [Node, Node, Node];
+    // The parent delegates a child that would speak after 30 s, and answers with the task id.
+    const child = script({ sleep: 30_000 }, { say: "never" });
+    const parent = await a.client.ok<{ threadId: string; runId: string }>("t3_thread_launch", {
+      title: "Parent",
+      message: script({ call: "delegate_task", args: { task: child }, as: "t" }, { say: "{{t.taskId}}" }),
+    });
+    const delegated = await b.client.ok<{ status: string; result: string }>("t3_thread_wait", { threadId: parent.threadId, runId: parent.runId, timeoutMs: 20_000 });
+    expect(delegated.status).toBe("completed");
+    const taskId = delegated.result;
+    const running = await pollUntil(
+      () => b.client.ok<TaskResult>("task_status", { taskId }),
+      (task) => task.status === "running" && task.childRunId !== null,
+      `task ${taskId} running, seen from B`,
+    );
+    await read(b, running.childThreadId, (r) => r.runs[0]?.status === "running");
+
+    // B waits on the child's run while C cancels the task.
+    const waiting = b.client.ok<{ status: string }>("t3_thread_wait", { threadId: running.childThreadId, runId: running.childRunId, timeoutMs: 20_000 });
+    const cancelled = await c.client.ok<TaskResult & { cancelReason: string | null }>("task_cancel", { taskId, reason: "cancelled from C" });
+    expect(cancelled).toMatchObject({ taskId, cancelReason: "cancelled from C" });
+    expect((await waiting).status).toBe("interrupted");
+
+    // Every node reads the same settled task from the shared log.
+    for (const node of [a, b, c]) {
+      const settled = await pollUntil(() => node.client.ok<TaskResult>("task_status", { taskId }), (task) => task.workState === "result_available", `task ${taskId} settled on ${node.serve.url}`);
+      expect(settled).toMatchObject({ status: "interrupted", childRunId: running.childRunId, latestTerminalStatus: "interrupted" });
+    }
+    const childThread = await read(a, running.childThreadId, (r) => r.thread.activeRunId === null);
+    expect(childThread.runs).toEqual([expect.objectContaining({ runId: running.childRunId, status: "interrupted", endReason: "interrupted_by_user" })]);
+    expect(childThread.items.some((item) => item.text === "never")).toBe(false);
+    // A cancelled task wakes nobody: the parent ran its one turn only.
+    const parentThread = await read(c, parent.threadId, (r) => r.thread.activeRunId === null);
+    expect(parentThread.runs.map((run) => [run.runId, run.status])).toEqual([[parent.runId, "completed"]]);
   });
 
   it("refuses a wrong or revoked token on every node, and accepts a live one on every node", async () => {

@@ -1,0 +1,165 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PostgresEventStore } from "../src/store/postgres/postgresEventStore.js";
+import { LoomMcpClient } from "../src/testkit/mcpClient.js";
+import { pollUntil } from "../src/testkit/poll.js";
+import { startPostgresCluster } from "../src/testkit/postgresCluster.js";
+import { fmt, now, printTable, rate, seconds } from "./stats.js";
+
+/**
+ * Several Loom nodes on one PostgreSQL database (docs/postgres.md "Several
+ * nodes"), in one run:
+ * 1. commands committed per second with three nodes writing at once against
+ *    one node alone (goal: total ≥ one node's). A node here is a process
+ *    (bench/nodeWriter.ts) running an Orchestrator on its own
+ *    PostgresEventStore, so it folds every node's events into its own state.
+ * 2. takeover time after `kill -9` of the `loom serve` process running an
+ *    agent, against the configured lease (goal ≤ lease + 2 s): from the kill
+ *    to the run's recorded end (node_lost) by the surviving node.
+ */
+
+const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const HEARTBEAT_MS = 500;
+const LEASE_MS = 3_000;
+
+const WRITER = fileURLToPath(new URL("./nodeWriter.js", import.meta.url));
+
+/** Waits for `text` on a child's stdout. */
+function printed(child: ChildProcess, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.split("\n").includes(text)) {
+        child.stdout!.off("data", onData);
+        resolve();
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`node writer exited (${code}) before printing ${text}`)));
+  });
+}
+
+/**
+ * `nodes` node processes on one fresh schema, each dispatching its share of
+ * `threads` threads' commands; timed from the moment all are open and told to
+ * start until the last one is done.
+ */
+async function nodesPerSecond(url: string, schema: string, nodes: number, threads: number): Promise<number> {
+  const share = Math.ceil(threads / nodes);
+  const writers = Array.from({ length: nodes }, (_, n) =>
+    spawn(process.execPath, [WRITER], { env: { ...process.env, LOOM_NODE_WRITER: JSON.stringify({ url, schema, label: `n${n}`, threads: share }) }, stdio: ["pipe", "pipe", "inherit"] }),
+  );
+  await Promise.all(writers.map((writer) => printed(writer, "ready")));
+  const done = writers.map((writer) => printed(writer, "done"));
+  const exited = writers.map((writer) => new Promise((resolve) => writer.once("exit", resolve)));
+  const start = now();
+  for (const writer of writers) writer.stdin.write("go\n");
+  await Promise.all(done);
+  const total = share * nodes * 2;
+  const perSecond = rate(total, seconds(start));
+  await Promise.all(exited);
+  const check = await PostgresEventStore.open(url, { schema });
+  const events = await check.readAll(0, total + 1);
+  await check.close();
+  if (events.length !== total || events.some((event, i) => event.sequence !== i + 1)) throw new Error(`expected ${total} gap-free events, read ${events.length}`);
+  return perSecond;
+}
+
+interface Serve {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly client: LoomMcpClient;
+}
+
+function serve(stateDir: string, url: string, schema: string, root: string): Promise<Serve> {
+  mkdirSync(stateDir, { recursive: true });
+  writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "default", root }], database: { schema }, nodes: { heartbeatMs: HEARTBEAT_MS, leaseMs: LEASE_MS } }));
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--state-dir", stateDir, "--database", url], { stdio: ["ignore", "pipe", "ignore"] });
+  return new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (!out.includes("\n")) return;
+      const address = (JSON.parse(out.split("\n")[0]!) as { url: string }).url;
+      const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
+      LoomMcpClient.connect(`${address}/mcp`, token, "bench").then((client) => resolve({ child, url: address, client }), reject);
+    });
+    child.once("exit", (code) => reject(new Error(`loom serve exited early (${code})`)));
+  });
+}
+
+async function stop(node: Serve): Promise<void> {
+  await node.client.close().catch(() => undefined);
+  if (node.child.exitCode !== null || node.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => node.child.once("exit", resolve));
+  node.child.kill("SIGTERM");
+  await exited;
+}
+
+interface ReadResult {
+  runs: { runId: string; status: string; endReason: string | null; endedAt: string | null }[];
+}
+
+/** One round: a run on node A alone, node B joins, A is killed; milliseconds from the kill to the run's recorded end. */
+async function takeoverMs(url: string, schema: string, dir: string): Promise<number> {
+  const a = await serve(join(dir, `${schema}-a`), url, schema, dir);
+  let b: Serve | null = null;
+  try {
+    const launched = await a.client.ok<{ threadId: string; runId: string }>("t3_thread_launch", { title: "Long", message: JSON.stringify({ script: [{ sleep: 600_000 }] }) });
+    await pollUntil(() => a.client.ok<ReadResult>("t3_thread_read", { threadId: launched.threadId, view: "activity" }), (r) => r.runs[0]?.status === "running", "the run running");
+    b = await serve(join(dir, `${schema}-b`), url, schema, dir);
+    const killed = new Promise((resolve) => a.child.once("exit", resolve));
+    const killedAt = Date.now();
+    a.child.kill("SIGKILL");
+    await killed;
+    const survivor = b;
+    const ended = await pollUntil(
+      () => survivor.client.ok<ReadResult>("t3_thread_read", { threadId: launched.threadId, view: "activity" }),
+      (r) => r.runs[0]?.status === "interrupted",
+      "the run ended node_lost",
+      LEASE_MS + 30_000,
+    );
+    const run = ended.runs[0]!;
+    if (run.endReason !== "node_lost" || run.endedAt === null) throw new Error(`unexpected end ${JSON.stringify(run)}`);
+    return Date.parse(run.endedAt) - killedAt;
+  } finally {
+    await stop(a);
+    if (b !== null) await stop(b);
+  }
+}
+
+export async function runPostgresNodesBench(options: { threads: number; rounds: number }): Promise<void> {
+  const cluster = await startPostgresCluster({ durable: true });
+  const dir = mkdtempSync(join(tmpdir(), "loom-bench-nodes-"));
+  try {
+    const url = await cluster.createDatabase();
+    const load = () => loadavg().map((l) => l.toFixed(1)).join(" ");
+    const loadBefore = load();
+    const one = await nodesPerSecond(url, "one_node", 1, options.threads);
+    const three = await nodesPerSecond(url, "three_nodes", 3, options.threads);
+    const commands = fmt(options.threads * 2);
+    printTable("PostgreSQL, several nodes: commands committed per second (thread.create + thread.metadata.update, fsync on)", [
+      ["measure", "per second", "ratio"],
+      [`one node alone (${commands} commands, baseline)`, fmt(one), "1.00"],
+      [`three nodes writing at once, total (${commands} commands)`, fmt(three), (three / one).toFixed(2)],
+    ]);
+    const takeovers: number[] = [];
+    for (let round = 1; round <= options.rounds; round += 1) takeovers.push(await takeoverMs(url, `takeover_${round}`, dir));
+    const sorted = [...takeovers].sort((x, y) => x - y);
+    const median = sorted[Math.floor(sorted.length / 2)]!;
+    printTable(`PostgreSQL, several nodes: takeover after kill -9 (heartbeat ${HEARTBEAT_MS} ms, lease ${LEASE_MS} ms, ${options.rounds} round(s))`, [
+      ["measure", "ms", "ratio to the lease"],
+      ["configured lease (baseline)", fmt(LEASE_MS), "1.00"],
+      [`kill -9 to the run's recorded node_lost end, median (all: ${takeovers.map((t) => fmt(t)).join(", ")})`, fmt(median), (median / LEASE_MS).toFixed(2)],
+      ["kill -9 to the run's recorded node_lost end, worst", fmt(sorted[sorted.length - 1]!), (sorted[sorted.length - 1]! / LEASE_MS).toFixed(2)],
+    ]);
+    console.log(`goal takeover ≤ lease + 2 s: ${sorted[sorted.length - 1]! <= LEASE_MS + 2_000 ? "met" : "not met"}; load average before ${loadBefore}, after ${load()}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await cluster.stop();
+  }
+}
