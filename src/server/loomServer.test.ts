@@ -83,6 +83,19 @@ describe("loom server", () => {
     expect(missing.status).toBe(404);
   });
 
+  it("answers a thread.create without a threadId with the id it created, also on a retry", async () => {
+    const s = await start();
+    const body = JSON.stringify({ type: "thread.create", commandId: "cmd:no-id", data: { projectId: "p", title: "picked by the server" } });
+    const first = await call(s, "POST", "/api/orchestration/dispatch", body);
+    expect(first.status).toBe(200);
+    const created = first.body.created as { threadIds: string[]; runIds: string[] };
+    expect(created.runIds).toEqual([]);
+    expect(created.threadIds).toHaveLength(1);
+    expect(s.orchestrator.state.threads.get(created.threadIds[0]!)?.title).toBe("picked by the server");
+    const again = await call(s, "POST", "/api/orchestration/dispatch", body);
+    expect(again.body).toEqual(first.body);
+  });
+
   it("returns the stored receipt for a repeated commandId and a typed rejection for a bad command", async () => {
     const s = await start();
     const first = await call(s, "POST", "/api/orchestration/dispatch", create("thread:a"));
