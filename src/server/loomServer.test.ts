@@ -96,6 +96,17 @@ describe("loom server", () => {
     expect(again.body).toEqual(first.body);
   });
 
+  it("refuses a message to a thread without a provider instance and says how to set one", async () => {
+    const s = await start();
+    await call(s, "POST", "/api/orchestration/dispatch", create("thread:bare"));
+    const sent = await call(s, "POST", "/api/orchestration/dispatch", JSON.stringify({ type: "message.dispatch", commandId: "cmd:say", data: { threadId: "thread:bare", text: "hi" } }));
+    expect(sent.status).toBe(409);
+    expect(sent.body).toMatchObject({ status: "rejected", rejection: { code: "provider_not_set" } });
+    const message = (sent.body.rejection as { message: string }).message;
+    expect(message).toContain("thread.model-selection.set (data: { threadId, modelSelection: { providerInstanceId, model } })");
+    expect(message).toContain("loom providers");
+  });
+
   it("returns the stored receipt for a repeated commandId and a typed rejection for a bad command", async () => {
     const s = await start();
     const first = await call(s, "POST", "/api/orchestration/dispatch", create("thread:a"));
