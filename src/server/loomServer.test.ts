@@ -140,6 +140,13 @@ describe("loom server", () => {
     }
     expect(s.orchestrator.state.lastSequence).toBe(before);
     expect(s.orchestrator.state.threads.size).toBe(0);
+    // An unknown type names the ones a client may send, and only those.
+    const unknown = await call(s, "POST", "/api/orchestration/dispatch", JSON.stringify({ type: "thread.explode", commandId: "c", data: {} }));
+    const message = (unknown.body.error as { message: string }).message;
+    expect(message).toMatch(/^unknown command type "thread\.explode"; valid types: /);
+    expect(message).toContain("message.dispatch, ");
+    expect(message).toContain("thread.create, ");
+    expect(message).not.toContain("thread.guest-share.open");
   });
 
   it("keeps every thread across a restart on the same state dir", async () => {
