@@ -104,7 +104,8 @@ export function threadSummary(state: OrchestrationState, environmentId: string, 
     createdBy: thread.createdBy,
     creationSource: thread.creationSource,
     createdAt: thread.createdAt,
-    updatedAt: thread.updatedAt,
+    // A run's progress and end change the thread as a person sees it, though not its record.
+    updatedAt: latest !== null && latest.updatedAt > thread.updatedAt ? latest.updatedAt : thread.updatedAt,
     worktreePath: thread.worktreePath,
     branch: thread.branch,
   };
