@@ -14,10 +14,16 @@ export function checkCeiling(caller: ActingCaller, target: { runtimeMode: Runtim
   }
 }
 
+/** provider_unavailable for an instance id the config does not name, listing the ids it does. */
+async function unknownInstance(registry: ProviderRegistry, providerInstanceId: string): Promise<never> {
+  const ids = (await registry.list()).map((p) => p.instance.id);
+  fail("provider_unavailable", `no provider instance named ${providerInstanceId}; the instances are ${ids.length === 0 ? "(none configured)" : ids.join(", ")}`);
+}
+
 /** An enabled, installed, authenticated instance with an adapter, or provider_unavailable saying why not. */
 export async function availableProvider(registry: ProviderRegistry, providerInstanceId: string): Promise<ProviderAvailability> {
   const availability = await registry.get(providerInstanceId);
-  if (availability === null) fail("provider_unavailable", `no provider instance named ${providerInstanceId}`);
+  if (availability === null) return unknownInstance(registry, providerInstanceId);
   if (!availability.available) fail("provider_unavailable", `${providerInstanceId} is unavailable: ${availability.reason ?? "unknown reason"}`);
   return availability;
 }
@@ -45,7 +51,7 @@ export async function resolveTarget(registry: ProviderRegistry, caller: ActingCa
   let availability: ProviderAvailability | null = null;
   if (target?.providerInstanceId !== undefined) {
     availability = await registry.get(target.providerInstanceId);
-    if (availability === null) fail("provider_unavailable", `no provider instance named ${target.providerInstanceId}`);
+    if (availability === null) return unknownInstance(registry, target.providerInstanceId);
     if (!availability.available) fail("provider_unavailable", `${target.providerInstanceId} is unavailable: ${availability.reason ?? "unknown reason"}`);
   } else {
     const all = await registry.list();

@@ -125,6 +125,10 @@ describe("the delegation tree from the CLI", () => {
     const childRead = await loom("threads", "read", approval.threadId, "--view", "activity");
     expect(childRead.stdout.split("\n").slice(2, 4)).toEqual([`parent: ${parent.threadId} "Boss" (subagent)`, `waiting on approval ${approval.requestId}`]);
     expect(childRead.stdout).toContain(`approval_request (pending) [${approval.requestId}]:`);
+    // The child's brief was written by its parent agent, not by the person.
+    const childMessages = await loom("threads", "read", approval.threadId);
+    expect(childMessages.stdout).toContain(`\nagent:\n  {"script"`);
+    expect(childMessages.stdout).not.toMatch(/^user:$/m);
     const parentRead = await loom("threads", "read", parent.threadId);
     expect(parentRead.stdout.split("\n")[2]).toBe(`children: ${approval.threadId} (waiting_on_approval), ${question.threadId} (waiting_on_user_input)`);
 
@@ -161,6 +165,8 @@ describe("the delegation tree from the CLI", () => {
 
   it("renames, archives, interrupts and stops threads, cancels a task, and exits 4 when a wait's --timeout passes", { timeout: 240_000 }, async () => {
     const sleeper = json<{ threadId: string; runId: string }>(await loom("threads", "launch", "--message", script({ sleep: 120_000 }), "--json"));
+    // A script with nothing to say gets the generic title, not its JSON.
+    expect(json<{ thread: { title: string } }>(await loom("threads", "read", sleeper.threadId, "--json")).thread.title).toBe("New thread");
     const timedOut = await loom("threads", "wait", sleeper.threadId, "--timeout", "300", "--json");
     expect(timedOut.status).toBe(4);
     expect(JSON.parse(timedOut.stdout)).toMatchObject({ runId: sleeper.runId, waitTimedOut: true });

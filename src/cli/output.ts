@@ -43,13 +43,24 @@ export function formatThreadList(result: ThreadListResult, options: { readonly p
   return `${table(rows)}\n${footer}\n`;
 }
 
+/**
+ * Who a message's line names: the person, another agent (a parent's brief to
+ * its child), or Loom itself (a scheduled fire, a re-sent message).
+ */
+export const MESSAGE_AUTHOR_LABELS: { readonly [author: string]: string } = { user: "user", agent: "agent", system: "system" };
+
+/** The label of a user message by who wrote it; "user" when the read does not say. */
+export function messageAuthor(createdBy: string | null | undefined): string {
+  return MESSAGE_AUTHOR_LABELS[createdBy ?? "user"] ?? "user";
+}
+
 function itemLabel(item: ItemView): string {
   const status = "status" in item && typeof item.status === "string" ? ` (${item.status})` : "";
   // Approvals and questions name their request, so `loom requests respond ID` can answer them.
   const request = item.requestId === undefined ? "" : ` [${item.requestId}]`;
   switch (item.type) {
     case "user_message":
-      return "user";
+      return messageAuthor(item.createdBy);
     case "assistant_message":
       return "assistant";
     case "proposed_plan":

@@ -171,7 +171,7 @@ describe("loom threads", () => {
     expect(waitUnknown.stderr).toMatch(/^thread_not_found: /);
     const badProvider = await threads("launch", "--provider", "nope", "--message", "hi");
     expect(badProvider.status).toBe(1);
-    expect(badProvider.stderr).toBe("provider_unavailable: no provider instance named nope\n");
+    expect(badProvider.stderr).toMatch(/^provider_unavailable: no provider instance named nope; the instances are (\S+, )*scripted(, \S+)*\n$/);
   });
 
   it("exits 2 on usage errors, naming the problem", async () => {

@@ -1,6 +1,7 @@
 import type { Run } from "../contracts/entities/runs.js";
 import type { BoundedSnapshot, CommandOutputUpdate, ThreadStreamUpdate } from "../contracts/wire/projections.js";
 import type { TurnItem, TurnItemType } from "../contracts/turnItems.js";
+import { messageAuthor } from "./output.js";
 
 /**
  * How `loom threads watch` shows a thread's live stream to a person. Pure:
@@ -25,7 +26,7 @@ function status(item: { readonly status: string }): string {
 /** One line per item type: a table the compiler checks is total. */
 const ITEM_LINES: { readonly [T in TurnItemType]: (item: ItemOf<T>) => string } = {
   notification: (item) => `notice: ${oneLine(item.title === null ? item.text : `${item.title}: ${item.text}`, 200)}`,
-  user_message: (item) => `user: ${item.text}`,
+  user_message: (item) => `${messageAuthor(item.createdBy)}: ${item.text}`,
   assistant_message: (item) => `assistant: ${item.text}`,
   reasoning: (item) => `reasoning: ${oneLine(item.summary ?? item.text ?? "", 200)}`,
   proposed_plan: (item) => `plan: ${item.title ?? `${item.steps.length} steps`}`,

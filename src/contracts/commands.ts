@@ -33,6 +33,11 @@ export type CommandParseFailure =
 
 export type CommandParseResult = { readonly ok: true; readonly command: ClientCommand | InternalCommand } | { readonly ok: false; readonly failure: CommandParseFailure };
 
+/** The command types this build accepts from a caller, sorted: an unknown type's error lists them. */
+export function acceptedTypes(allowInternal: boolean): string[] {
+  return [...implemented].filter((type) => allowInternal || isPublicCommandType(type)).sort();
+}
+
 /**
  * Validate a command. Nothing is written for a failure. Outside clients pass
  * `allowInternal: false`: internal commands come only from the engine.
@@ -46,7 +51,7 @@ export function parseCommand(raw: unknown, options: { readonly allowInternal: bo
     return { ok: false, failure: { code: "invalid_command", message: 'missing string field "type"' } };
   }
   if (!isCommandType(type)) {
-    return { ok: false, failure: { code: "unknown_command_type", message: `unknown command type "${type}"` } };
+    return { ok: false, failure: { code: "unknown_command_type", message: `unknown command type "${type}"; valid types: ${acceptedTypes(options.allowInternal).join(", ")}` } };
   }
   if (!options.allowInternal && !isPublicCommandType(type)) {
     return { ok: false, failure: { code: "internal_command", message: `command type "${type}" is internal to the server` } };

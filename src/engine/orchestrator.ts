@@ -1,5 +1,5 @@
 import type { Command } from "../contracts/commands.js";
-import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
+import type { AcceptedReceipt, CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
 import { toDomainEvent } from "../contracts/events.js";
 import type { DelegationLimits, ProviderFacts } from "../core/decision.js";
 import type { UuidSource } from "../core/ids.js";
@@ -117,6 +117,13 @@ export class Orchestrator {
   /** Like dispatch, but also hands back the events the command wrote. */
   execute(command: Command): Promise<Dispatched> {
     return this.dispatcher.dispatch(command);
+  }
+
+  /** The events an accepted command wrote, read back from the log, so a repeated commandId gets them too. */
+  async eventsOf(receipt: AcceptedReceipt): Promise<readonly StoredEvent[]> {
+    if (receipt.eventCount === 0) return [];
+    const events = await this.store.readAll(receipt.sequence - receipt.eventCount, receipt.eventCount);
+    return events.filter((event) => event.commandId === receipt.commandId);
   }
 
   /**

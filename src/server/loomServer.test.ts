@@ -83,6 +83,30 @@ describe("loom server", () => {
     expect(missing.status).toBe(404);
   });
 
+  it("answers a thread.create without a threadId with the id it created, also on a retry", async () => {
+    const s = await start();
+    const body = JSON.stringify({ type: "thread.create", commandId: "cmd:no-id", data: { projectId: "p", title: "picked by the server" } });
+    const first = await call(s, "POST", "/api/orchestration/dispatch", body);
+    expect(first.status).toBe(200);
+    const created = first.body.created as { threadIds: string[]; runIds: string[] };
+    expect(created.runIds).toEqual([]);
+    expect(created.threadIds).toHaveLength(1);
+    expect(s.orchestrator.state.threads.get(created.threadIds[0]!)?.title).toBe("picked by the server");
+    const again = await call(s, "POST", "/api/orchestration/dispatch", body);
+    expect(again.body).toEqual(first.body);
+  });
+
+  it("refuses a message to a thread without a provider instance and says how to set one", async () => {
+    const s = await start();
+    await call(s, "POST", "/api/orchestration/dispatch", create("thread:bare"));
+    const sent = await call(s, "POST", "/api/orchestration/dispatch", JSON.stringify({ type: "message.dispatch", commandId: "cmd:say", data: { threadId: "thread:bare", text: "hi" } }));
+    expect(sent.status).toBe(409);
+    expect(sent.body).toMatchObject({ status: "rejected", rejection: { code: "provider_not_set" } });
+    const message = (sent.body.rejection as { message: string }).message;
+    expect(message).toContain("thread.model-selection.set (data: { threadId, modelSelection: { providerInstanceId, model } })");
+    expect(message).toContain("loom providers");
+  });
+
   it("returns the stored receipt for a repeated commandId and a typed rejection for a bad command", async () => {
     const s = await start();
     const first = await call(s, "POST", "/api/orchestration/dispatch", create("thread:a"));
@@ -116,6 +140,13 @@ describe("loom server", () => {
     }
     expect(s.orchestrator.state.lastSequence).toBe(before);
     expect(s.orchestrator.state.threads.size).toBe(0);
+    // An unknown type names the ones a client may send, and only those.
+    const unknown = await call(s, "POST", "/api/orchestration/dispatch", JSON.stringify({ type: "thread.explode", commandId: "c", data: {} }));
+    const message = (unknown.body.error as { message: string }).message;
+    expect(message).toMatch(/^unknown command type "thread\.explode"; valid types: /);
+    expect(message).toContain("message.dispatch, ");
+    expect(message).toContain("thread.create, ");
+    expect(message).not.toContain("thread.guest-share.open");
   });
 
   it("keeps every thread across a restart on the same state dir", async () => {

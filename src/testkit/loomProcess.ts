@@ -11,9 +11,13 @@ export interface ServeProcess {
   readonly stderr: () => string;
 }
 
-/** Spawn `loom serve` and resolve once it prints its address line. */
-export function spawnServe(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI_PATH, "serve", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+/** Spawn `loom serve` (this build's, or the CLI at `options.cliPath`) and resolve once it prints its address line. */
+export function spawnServe(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  options: { readonly cliPath?: string; readonly cwd?: string } = {},
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [options.cliPath ?? CLI_PATH, "serve", ...args], { env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   return new Promise((resolve, reject) => {

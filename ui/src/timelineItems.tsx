@@ -158,7 +158,8 @@ const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
     </Card>
   ),
   user_message: ({ item }) => (
-    <div className="item item-user_message bubble user" data-kind="user_message">
+    <div className="item item-user_message bubble user" data-kind="user_message" data-created-by={item.createdBy}>
+      {item.createdBy === "user" ? null : <div className="bubble-author">{item.createdBy === "agent" ? "from an agent" : "from Loom"}</div>}
       <Markdown text={item.text} />
     </div>
   ),

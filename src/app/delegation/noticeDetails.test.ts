@@ -83,3 +83,20 @@ describe("follow-ups on a finished task", () => {
     expect(await h.owner.ok("task_status", { taskId: task.taskId })).toMatchObject({ hasPendingChildRuns: false, summary: "first answer" });
   });
 });
+
+describe("system reminders", () => {
+  it("are left out of a task's summary, its status and the parent's notices", async () => {
+    const reminder = "<system-reminder>\nThe user opened notes.md in the IDE.\n</system-reminder>";
+    const child = [{ ask: `Which file?\n${reminder}`, async: true }, { say: `Summary: all tests pass.\n\n${reminder}` }];
+    const parent = await launchParent(h, [delegateStep(child, { mode: "wait" }, "t"), { say: "{{t.summary}}" }]);
+    await h.waitForEnd(parent.runId);
+    const task = onlyTask(h, parent.threadId);
+    expect(h.assistantTexts(task.childThreadId).at(-1)).toContain("<system-reminder>");
+    expect(task.summary).toBe("Summary: all tests pass.");
+    expect(h.assistantTexts(parent.threadId).at(-1)).toBe("Summary: all tests pass.");
+    expect(await h.owner.ok("task_status", { taskId: task.taskId })).toMatchObject({ summary: "Summary: all tests pass.", latestTerminalSummary: "Summary: all tests pass." });
+    const [question] = notifications(parent.threadId);
+    expect(question!.text).toContain("- Which file?\n");
+    expect(question!.text).not.toContain("system-reminder");
+  });
+});

@@ -7,6 +7,7 @@ import type { Orchestrator } from "../../engine/orchestrator.js";
 import { activeRunOf, runsOf } from "../../engine/queries.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { runResultText } from "../threads/views.js";
+import { withoutSystemReminders } from "../../core/delegation/agentText.js";
 
 const APPROVAL_KINDS: ReadonlySet<string> = new Set(Object.values(ApprovalKind));
 
@@ -67,7 +68,7 @@ export function delegateTaskResult(view: Pick<Orchestrator, "state" | "timeline"
     resultContextTransferId: task.resultContextTransferId,
     latestTerminalRunId: latest?.id ?? null,
     latestTerminalStatus: (latest?.status ?? null) as "completed" | "failed" | "cancelled" | "interrupted" | null,
-    latestTerminalSummary: latest === null ? null : latest.status === "failed" ? `Error: ${latest.failure?.message ?? "failed"}` : runResultText(timeline, latest),
+    latestTerminalSummary: latest === null ? null : latest.status === "failed" ? `Error: ${latest.failure?.message ?? "failed"}` : withoutSystemReminders(runResultText(timeline, latest)),
     latestTerminalResultContextTransferId: latest !== null && latest.id === publishedRunId ? task.resultContextTransferId : null,
     hasPendingQuestion: question !== undefined,
     pendingApproval: approval === undefined ? null : { requestId: approval.id, kind: approval.kind, runId: approval.runId },

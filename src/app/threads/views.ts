@@ -7,9 +7,43 @@ import type { Timeline } from "../../engine/timeline.js";
 import type { ItemView, RunSummary, ThreadSummary } from "../../contracts/tools/toolOutputs.js";
 import { isBlockedOnThreadWait, isEffectivelySnoozed, pendingBackgroundTaskCount, pendingRequestCount } from "./attention.js";
 
-/** A title made from text: its first non-blank line, at most 60 characters; null for blank text. */
+/** The first `say` text anywhere in a parsed JSON document, depth first. */
+function firstSay(value: unknown): string | null {
+  if (Array.isArray(value)) {
+    for (const entry of value) {
+      const found = firstSay(entry);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (typeof value !== "object" || value === null) return null;
+  for (const [key, entry] of Object.entries(value)) {
+    const found = key === "say" && typeof entry === "string" ? entry : firstSay(entry);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/** A JSON object's text (a scripted agent's script): its first `say`, else null; undefined for any other text. */
+function titleFromJson(text: string): string | null | undefined {
+  if (!text.startsWith("{")) return undefined;
+  try {
+    return firstSay(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A title made from text: its first non-blank line, at most 60 characters;
+ * null for blank text. Text that is a JSON object (a script) is titled by its
+ * first `say`, or null so the caller's generic title applies, never by raw JSON.
+ */
 export function titleFromText(text: string): string | null {
-  const line = text.trim().split("\n")[0]!.trim();
+  const trimmed = text.trim();
+  const fromJson = titleFromJson(trimmed);
+  if (fromJson !== undefined) return fromJson === null ? null : titleFromText(fromJson);
+  const line = trimmed.split("\n")[0]!.trim();
   if (line === "") return null;
   return line.length <= 60 ? line : `${line.slice(0, 57).trimEnd()}...`;
 }
@@ -70,7 +104,8 @@ export function threadSummary(state: OrchestrationState, environmentId: string, 
     createdBy: thread.createdBy,
     creationSource: thread.creationSource,
     createdAt: thread.createdAt,
-    updatedAt: thread.updatedAt,
+    // A run's progress and end change the thread as a person sees it, though not its record.
+    updatedAt: latest !== null && latest.updatedAt > thread.updatedAt ? latest.updatedAt : thread.updatedAt,
     worktreePath: thread.worktreePath,
     branch: thread.branch,
   };

@@ -6,6 +6,7 @@ import { Changes } from "../run/changes.js";
 import { deliverNotice } from "../run/notify.js";
 import type { OrchestrationState } from "../state.js";
 import { settleTask } from "./settle.js";
+import { withoutSystemReminders } from "./agentText.js";
 
 type Notice = DelegatedTask["notices"][number];
 
@@ -69,7 +70,7 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
     return reject("request_not_pending", `request ${requestId ?? "?"} is not a pending question of task ${task.taskId}`);
   }
   if (task.notices.some((notice) => notice.requestId === request.id)) return reject("delivery_not_pending", `question ${request.id} was already routed`);
-  const questions = ((request.payload.questions as { question: string }[] | undefined) ?? []).map((q) => `- ${q.question}`).join("\n");
+  const questions = ((request.payload.questions as { question: string }[] | undefined) ?? []).map((q) => `- ${withoutSystemReminders(q.question)}`).join("\n");
   const sent = deliver(changes, task, `Task "${task.title}" asks a question`, questionText(task, request.id, questions, request.blocking), request.id);
   changes.updateTask(task, { notices: [...task.notices, { kind: "question", requestId: request.id, ...sent }] });
   return changes.done();

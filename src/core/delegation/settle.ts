@@ -7,6 +7,7 @@ import { activeRun, queuedRuns } from "../run/lifecycle.js";
 import { deliverNotice } from "../run/notify.js";
 import { settleFollowUps } from "./followUps.js";
 import { checkStructuredResult, repairInstruction } from "./structuredResult.js";
+import { withoutSystemReminders } from "./agentText.js";
 
 /**
  * The run whose end settles the task: the child's newest run that actually
@@ -48,7 +49,7 @@ export function childStillWorking(changes: Changes, childThreadId: string): bool
  * work turn.
  */
 function publishedSummary(changes: Changes, run: Run): string | null {
-  const text = latestAssistantText(changes, run);
+  const text = withoutSystemReminders(latestAssistantText(changes, run));
   if (run.status === "failed") {
     const error = `Error: ${run.failure?.message ?? "the run failed"}`;
     return text === null ? error : `${error}\n\n${text}`;

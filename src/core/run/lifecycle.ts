@@ -2,7 +2,7 @@ import { EffectKind } from "../../contracts/effects.js";
 import type { Failure } from "../../contracts/entities/fields.js";
 import { type Run, type RunKind, type RunPreparation, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { AppThread, CreatedBy } from "../../contracts/thread.js";
-import type { DecideContext, ProviderFacts } from "../decision.js";
+import { type DecideContext, type ProviderFacts, type Rejected, reject } from "../decision.js";
 import { deliverContext, releaseContext } from "../lineage/context.js";
 import { beginRun, captureAfterTurn, closeSetupItem } from "../workspace/turns.js";
 import { closeAttempt, openAttempt } from "./attempts.js";
@@ -33,6 +33,14 @@ export function queuedRuns(changes: Changes, threadId: string): Run[] {
 /** The provider instance a thread's work runs on. */
 export function threadProvider(thread: AppThread): string | null {
   return thread.modelSelection?.providerInstanceId ?? thread.providerInstanceId;
+}
+
+/** provider_not_set, saying how to give the thread one. */
+export function providerNotSet(threadId: string): Rejected {
+  return reject(
+    "provider_not_set",
+    `thread ${threadId} has no provider instance: set one with thread.model-selection.set (data: { threadId, modelSelection: { providerInstanceId, model } }), t3_thread_configure, or modelSelection on thread.create; \`loom providers\` lists the instances`,
+  );
 }
 
 /**

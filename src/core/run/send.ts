@@ -6,7 +6,7 @@ import { type DecideContext, type Decision, type ProviderFacts, reject } from ".
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
-import { activeRun, enqueue, newRun, queuedRuns, requestInterrupt, startRun, threadProvider, turnFacts } from "./lifecycle.js";
+import { activeRun, enqueue, newRun, queuedRuns, requestInterrupt, providerNotSet, startRun, threadProvider, turnFacts } from "./lifecycle.js";
 import { isProviderControlMessage, isProviderControlTurn } from "./controlMessages.js";
 import { recordFollowUp } from "../delegation/followUps.js";
 
@@ -32,7 +32,7 @@ export function decideMessageDispatch(state: OrchestrationState, command: Messag
   if (found.kind === "rejected") return found;
   const thread = found.thread;
   const providerId = threadProvider(thread);
-  if (providerId === null) return reject("provider_not_set", `thread ${thread.id} has no provider instance`);
+  if (providerId === null) return providerNotSet(thread.id);
   const facts = ctx.providers(providerId);
   if (facts === null) return reject("provider_unavailable", `provider instance ${providerId} is not available`);
 

@@ -10,7 +10,7 @@ import { type Run, type RunPreparationKind, isTerminalRunStatus } from "../../co
 import { type DecideContext, type Decision, type Rejected, reject } from "../decision.js";
 import { settleTask } from "../delegation/settle.js";
 import { Changes } from "../run/changes.js";
-import { activeRun, endRun, enqueue, newRun, queuedRuns, startRun, threadProvider } from "../run/lifecycle.js";
+import { activeRun, endRun, enqueue, newRun, queuedRuns, startRun, providerNotSet, threadProvider } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { changed, liveThread } from "../thread/guards.js";
 import { markStaleAfter, recoveryMessage } from "./rollback.js";
@@ -139,7 +139,7 @@ export function decidePreparedRunRetry(state: OrchestrationState, command: Prepa
     return reject("run_not_retryable", `run ${failed.id} did not end in its preparation (${failed.status}, ${failed.endReason ?? "no end reason"})`);
   }
   const providerId = threadProvider(thread);
-  if (providerId === null) return reject("provider_not_set", `thread ${thread.id} has no provider instance`);
+  if (providerId === null) return providerNotSet(thread.id);
   const facts = ctx.providers(providerId);
   if (facts === null) return reject("provider_unavailable", `provider instance ${providerId} is not available`);
   const runId = command.data.newRunId ?? ctx.allocate.run();

@@ -5,7 +5,7 @@ import { checkpointEvent, checkpointRollbackEvent } from "../../contracts/events
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { settleTask } from "../delegation/settle.js";
 import { Changes } from "../run/changes.js";
-import { activeRun, endRun, enqueue, newRun, requestInterrupt, startRun, threadProvider, turnFacts } from "../run/lifecycle.js";
+import { activeRun, endRun, enqueue, newRun, requestInterrupt, startRun, providerNotSet, threadProvider, turnFacts } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { isPreparing } from "./turns.js";
@@ -37,7 +37,7 @@ export function decideCheckpointRollback(state: OrchestrationState, command: Che
   const pending = changes.threadRuns(thread.id).find((run) => (run.status === "queued" || isPreparing(run)) && run.preparation?.kind === "rollback");
   if (pending !== undefined) return reject("rollback_in_progress", `run ${pending.id} is already rolling thread ${thread.id} back`);
   const providerId = threadProvider(thread);
-  if (providerId === null) return reject("provider_not_set", `thread ${thread.id} has no provider instance`);
+  if (providerId === null) return providerNotSet(thread.id);
   const facts = ctx.providers(providerId);
   if (facts === null) return reject("provider_unavailable", `provider instance ${providerId} is not available`);
   const runId = command.data.recoveryRunId ?? ctx.allocate.run();
