@@ -10,6 +10,7 @@ import { type Decide, type Dispatched, Dispatcher } from "./dispatcher.js";
 import { LiveChannel } from "./liveChannel.js";
 import { type Timeline, stateTimeline } from "./timeline.js";
 import { type ShellSnapshot, type ThreadSnapshot, shellSnapshot, threadSnapshot } from "./projections.js";
+import { DEFAULT_HOT_THREADS, trimTurnItems } from "./hotTurnItems.js";
 import { type Folded, type RestoreReport, replayAll, restore } from "./restore.js";
 import { DEFAULT_SNAPSHOT_EVERY, SnapshotWriter } from "./snapshotWriter.js";
 import type { ThreadIndex } from "./threadIndex.js";
@@ -32,6 +33,13 @@ export interface OrchestratorOptions {
    * loads the latest snapshot of this code's state version either way.
    */
   readonly snapshotEvery?: number | null;
+  /**
+   * Keep the turn items of at most this many threads in memory besides the
+   * live ones (default DEFAULT_HOT_THREADS); the rest are read from the
+   * store on demand. Backends whose reads wait on the network (PostgreSQL)
+   * keep every item in memory.
+   */
+  readonly hotThreads?: number;
 }
 
 /** A commit's events; `wroteEffects` when it also added outbox rows (the outbox worker has work). */
@@ -53,6 +61,7 @@ export class Orchestrator {
   /** Streaming that is not history: assistant deltas and command output (DESIGN invariant 14). */
   readonly liveChannel = new LiveChannel();
   private readonly snapshots: SnapshotWriter | null;
+  private readonly hotThreads: number;
 
   private constructor(
     private readonly store: EventStore,
@@ -63,6 +72,7 @@ export class Orchestrator {
     this.live = state;
     this.index = index;
     this.restored = folded.report;
+    this.hotThreads = Math.max(0, Math.floor(options.hotThreads ?? DEFAULT_HOT_THREADS));
     this.followers = new SubscriptionHub((after, limit) => store.readAll(after, limit), { onListenerError: (error, event) => reportFollowerError(error, event) });
     this.tail = store.subscribe(state.lastSequence, (event) => this.onLogEvent(event));
     this.dispatcher = new Dispatcher({
@@ -78,7 +88,7 @@ export class Orchestrator {
       turnCheckpoints: options.turnCheckpoints,
       onCommitted: (events, wroteEffects) => this.notify(events, wroteEffects),
       rebuild: async () => {
-        const fresh = await restore(store);
+        const fresh = await restore(store, { hotThreads: this.hotThreads });
         Object.assign(this.live, fresh.state);
         this.index.replaceWith(fresh.index);
       },
@@ -98,7 +108,7 @@ export class Orchestrator {
 
   /** Load the latest snapshot and fold the log's tail (or the whole log without one), then take commands. */
   static async open(options: OrchestratorOptions): Promise<Orchestrator> {
-    return new Orchestrator(options.store, await restore(options.store), options);
+    return new Orchestrator(options.store, await restore(options.store, { hotThreads: options.hotThreads }), options);
   }
 
   /** How start-up got its state: from which snapshot, how many events it replayed. */
@@ -147,6 +157,7 @@ export class Orchestrator {
       evolve(this.live, domain);
       this.index.apply(domain);
       this.live.lastSequence = event.sequence;
+      trimTurnItems(this.live, this.hotThreads);
       this.snapshots?.progressed();
     }
     this.followers.publish([event]);
@@ -202,6 +213,7 @@ export class Orchestrator {
   }
 
   private notify(events: readonly StoredEvent[], wroteEffects: boolean): void {
+    trimTurnItems(this.live, this.hotThreads);
     this.snapshots?.progressed();
     for (const listener of this.listeners) {
       try {

@@ -1,6 +1,7 @@
 import { toDomainEvent } from "../contracts/events.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
 import type { EventStore } from "../store/eventStore.js";
+import { attachTurnItems, DEFAULT_HOT_THREADS, trimTurnItems } from "./hotTurnItems.js";
 import { STATE_SNAPSHOT_VERSION, decodeState } from "./stateSnapshot.js";
 import { ThreadIndex } from "./threadIndex.js";
 
@@ -23,8 +24,17 @@ export interface RestoreReport {
   readonly discarded: string | null;
 }
 
-/** Fold the log's events after `state.lastSequence` into the state and its index. Returns how many. */
-export async function foldTail(store: EventStore, folded: Folded): Promise<number> {
+/** How many idle threads' turn items to keep in memory (DEFAULT_HOT_THREADS unless given). */
+export interface RestoreOptions {
+  readonly hotThreads?: number;
+}
+
+/**
+ * Fold the log's events after `state.lastSequence` into the state and its
+ * index. Returns how many. Between pages the state's turn items are trimmed
+ * to the most recently used threads (when the store keeps them).
+ */
+export async function foldTail(store: EventStore, folded: Folded, options: RestoreOptions = {}): Promise<number> {
   const { state, index } = folded;
   let count = 0;
   for (;;) {
@@ -37,13 +47,15 @@ export async function foldTail(store: EventStore, folded: Folded): Promise<numbe
     }
     count += page.length;
     state.lastSequence = page[page.length - 1]!.sequence;
+    trimTurnItems(state, options.hotThreads ?? DEFAULT_HOT_THREADS);
   }
 }
 
 /** Fold the whole log into a fresh state and its thread lists. */
-export async function replayAll(store: EventStore): Promise<Folded> {
+export async function replayAll(store: EventStore, options: RestoreOptions = {}): Promise<Folded> {
   const folded = { state: initialState(), index: new ThreadIndex() };
-  await foldTail(store, folded);
+  attachTurnItems(folded.state, store.turnItems);
+  await foldTail(store, folded, options);
   return folded;
 }
 
@@ -53,7 +65,7 @@ export async function replayAll(store: EventStore): Promise<Folded> {
  * version, bytes that do not decode to this state) replay the whole log.
  * Snapshots of another version are never loaded: loadSnapshot asks for this one.
  */
-export async function restore(store: EventStore): Promise<Folded & { readonly report: RestoreReport }> {
+export async function restore(store: EventStore, options: RestoreOptions = {}): Promise<Folded & { readonly report: RestoreReport }> {
   const snapshot = await store.loadSnapshot(STATE_SNAPSHOT_VERSION);
   let discarded: string | null = null;
   if (snapshot !== null) {
@@ -66,11 +78,12 @@ export async function restore(store: EventStore): Promise<Folded & { readonly re
       discarded = error instanceof Error ? error.message : String(error);
     }
     if (state !== null) {
+      attachTurnItems(state, store.turnItems);
       const folded = { state, index: ThreadIndex.of(state.threads.values()) };
-      const replayed = await foldTail(store, folded);
+      const replayed = await foldTail(store, folded, options);
       return { ...folded, report: { snapshotSequence: snapshot.sequence, replayed, discarded: null } };
     }
   }
-  const folded = await replayAll(store);
+  const folded = await replayAll(store, options);
   return { ...folded, report: { snapshotSequence: null, replayed: folded.state.lastSequence, discarded } };
 }

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
 import { EventType } from "../contracts/eventTypes.js";
 import { type OrchestrationState, STATE_FOLD_VERSION, initialState } from "../core/state.js";
+import { itemsForSnapshot } from "./hotTurnItems.js";
 
 /**
  * The folded state to bytes and back, for start-up from a snapshot
@@ -43,8 +44,13 @@ export class SnapshotDecodeError extends Error {
   override readonly name = "SnapshotDecodeError";
 }
 
+/**
+ * The state's bytes. When the store keeps the turn items (the state's item
+ * maps are caches over it: hotTurnItems.ts) they are left out: start-up reads
+ * them from the store again on demand.
+ */
 export function encodeState(state: Readonly<OrchestrationState>): Uint8Array {
-  return serialize(state);
+  return serialize({ ...state, ...itemsForSnapshot(state) });
 }
 
 /** The state a snapshot body holds; throws SnapshotDecodeError when the bytes are not a state of this shape. */

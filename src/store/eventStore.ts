@@ -1,4 +1,5 @@
 import type { CommandReceipt, NewEvent, NewOutboxEffect, OutboxRow, StoredEvent } from "../contracts/envelopes.js";
+import type { TurnItem } from "../contracts/turnItems.js";
 
 /**
  * Page size of `readAll` when the caller gives no limit. `readAll` is a paged
@@ -72,6 +73,19 @@ export interface StateSnapshot {
   /** The last log sequence folded into `body`: start-up replays only the events after it. */
   readonly sequence: number;
   readonly body: Uint8Array;
+}
+
+/**
+ * Synchronous reads of the turn items' read model (turnItemRows.ts), for a
+ * backend that answers without waiting on the network (memory, SQLite). The
+ * engine reads finished threads' items through it on demand instead of
+ * keeping them in memory (docs/architecture.md, "Turn items").
+ */
+export interface TurnItemReader {
+  /** The thread's items, each at the index of its position (holes where a position has none); a fresh array. */
+  threadItems(threadId: string): TurnItem[];
+  /** The thread of the item with this id, or null when no thread has it. */
+  threadOfItem(itemId: string): string | null;
 }
 
 export interface OutboxClaim {
@@ -195,6 +209,18 @@ export interface EventStore {
   saveSnapshot(snapshot: StateSnapshot): Promise<boolean>;
   /** The stored snapshot if it has this version (its body byte for byte), else null. */
   loadSnapshot(version: string): Promise<StateSnapshot | null>;
+  /**
+   * The turn items' read model: the latest version of each of the thread's
+   * items (the item of the last committed `turn-item.updated` event at each
+   * position), ascending by position, as their JSON round trip. Every commit
+   * keeps it in step with the log in the same transaction.
+   */
+  readTurnItems(threadId: string): Promise<readonly TurnItem[]>;
+  /**
+   * The same read model read synchronously, where the backend can (memory,
+   * SQLite); null where every read waits on the network (PostgreSQL).
+   */
+  readonly turnItems: TurnItemReader | null;
   /** Close every subscription and release the backend. Idempotent; other calls fail afterwards. */
   close(): Promise<void>;
 }

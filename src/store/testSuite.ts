@@ -5,6 +5,7 @@ import { describeFollowContract } from "./testSuiteFollow.js";
 import { describeOutboxContract } from "./testSuiteOutbox.js";
 import { describeSnapshotContract } from "./testSuiteSnapshots.js";
 import { describeSubscribeContract } from "./testSuiteSubscribe.js";
+import { describeTurnItemsContract } from "./testSuiteTurnItems.js";
 import {
   accepted,
   commitMany,
@@ -44,6 +45,7 @@ export function eventStoreContract(name: string, open: OpenStore, features: Back
     describeFollowContract(harness, features);
     describeDecidedContract(harness, features);
     describeSnapshotContract(harness, features);
+    describeTurnItemsContract(harness, features);
     if (features.durable) describeDurabilityContract(harness);
   });
 }

@@ -1,4 +1,5 @@
 import type { CommandReceipt, OutboxRow, StoredEvent } from "../../contracts/envelopes.js";
+import type { TurnItem } from "../../contracts/turnItems.js";
 import { acceptedReceipt, isoTime, rejectedReceipt, toJson } from "../commitRecords.js";
 import {
   DEFAULT_READ_LIMIT,
@@ -10,10 +11,12 @@ import {
   type OutboxClaim,
   type StateSnapshot,
   type Subscription,
+  type TurnItemReader,
 } from "../eventStore.js";
 import { assertSnapshotFits, settle, StoreError, StoreErrorCode } from "../storeErrors.js";
 import { timeOrderedUuid } from "../storeIds.js";
 import { SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
+import { turnItemKey } from "../turnItemRows.js";
 import { MemoryOutbox, type StagedOutboxRow } from "./memoryOutbox.js";
 
 export interface MemoryEventStoreOptions extends SubscriptionOptions {
@@ -42,6 +45,9 @@ export class MemoryEventStore implements EventStore {
   private readonly receipts = new Map<string, CommandReceipt>();
   private readonly outbox = new MemoryOutbox();
   private snapshot: StateSnapshot | null = null;
+  /** The turn items' read model: each thread's latest items by position, and each item's thread. */
+  private readonly items = new Map<string, TurnItem[]>();
+  private readonly itemThreads = new Map<string, string>();
   private readonly hub: SubscriptionHub;
   private closed = false;
 
@@ -128,6 +134,7 @@ export class MemoryEventStore implements EventStore {
         this.streams.set(event.streamId, stream);
       }
       stream.push(event);
+      this.keepItem(event);
     }
     this.outbox.insert(newOutbox, now, occurredAt);
     this.hub.publish(newEvents);
@@ -197,6 +204,21 @@ export class MemoryEventStore implements EventStore {
     });
   }
 
+  readTurnItems(threadId: string): Promise<readonly TurnItem[]> {
+    return this.run(() => this.turnItems.threadItems(threadId).filter((item) => item !== undefined));
+  }
+
+  readonly turnItems: TurnItemReader = {
+    threadItems: (threadId) => {
+      this.assertOpen();
+      return (this.items.get(threadId) ?? []).slice();
+    },
+    threadOfItem: (itemId) => {
+      this.assertOpen();
+      return this.itemThreads.get(itemId) ?? null;
+    },
+  };
+
   subscribe(after: number, listener: EventListener): Subscription {
     this.assertOpen();
     return this.hub.subscribe(after, listener);
@@ -207,6 +229,18 @@ export class MemoryEventStore implements EventStore {
     this.closed = true;
     this.hub.closeAll();
     return Promise.resolve();
+  }
+
+  private keepItem(event: StoredEvent): void {
+    const key = turnItemKey(event.type, event.data);
+    if (key === null) return;
+    let items = this.items.get(key.threadId);
+    if (items === undefined) {
+      items = [];
+      this.items.set(key.threadId, items);
+    }
+    items[key.position] = (event.data as { item: TurnItem }).item;
+    this.itemThreads.set(key.itemId, key.threadId);
   }
 
   private readAllNow(after: number, limit: number): StoredEvent[] {

@@ -117,6 +117,30 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX loom_credentials_by_node ON loom_credentials (node_id) WHERE ended IS NULL;
     `,
   },
+  {
+    version: 4,
+    name: "turn items read model",
+    // The latest version of each thread's turn items, upserted in the
+    // transaction of the turn-item.updated event that carries it; data is
+    // that event's data ({"item": ...}). Filled from the log once here.
+    sql: `
+      CREATE TABLE turn_items (
+        thread_id text NOT NULL,
+        position  integer NOT NULL,
+        item_id   text NOT NULL,
+        data      json NOT NULL,
+        PRIMARY KEY (thread_id, position)
+      );
+      CREATE INDEX turn_items_by_id ON turn_items (item_id);
+      INSERT INTO turn_items (thread_id, position, item_id, data)
+        SELECT DISTINCT ON (data->'item'->>'threadId', (data->'item'->>'position')::integer)
+               data->'item'->>'threadId', (data->'item'->>'position')::integer, data->'item'->>'id', data
+        FROM events
+        WHERE type = 'turn-item.updated' AND json_typeof(data->'item'->'threadId') = 'string'
+          AND json_typeof(data->'item'->'position') = 'number' AND json_typeof(data->'item'->'id') = 'string'
+        ORDER BY data->'item'->>'threadId', (data->'item'->>'position')::integer, sequence DESC;
+    `,
+  },
 ];
 
 /**

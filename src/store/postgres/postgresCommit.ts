@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import type { CommandReceipt, StoredEvent } from "../../contracts/envelopes.js";
 import { acceptedReceipt, isoTime, rejectedReceipt, toJson } from "../commitRecords.js";
+import { turnItemKey } from "../turnItemRows.js";
 import type { CommitEntry, CommitResult, LockedView } from "../eventStore.js";
 import { transactionLockSql, type StoreNamespace } from "./postgresLocks.js";
 import { EVENT_COLUMNS, type EventTuple, toStoredEvent } from "./postgresRows.js";
@@ -51,8 +52,12 @@ const WRITE_SQL = `
     FROM unnest($11::text[], $12::text[], $13::text[], $14::text[], $15::json[], $16::boolean[]) WITH ORDINALITY
       AS o (id, command_id, stream_id, kind, payload, replay_safe, n)
     ORDER BY o.n
+  ), items_written AS (
+    INSERT INTO turn_items (thread_id, position, item_id, data)
+    SELECT * FROM unnest($19::text[], $20::integer[], $21::text[], $22::json[])
+    ON CONFLICT (thread_id, position) DO UPDATE SET item_id = excluded.item_id, data = excluded.data
   )
-  SELECT pg_notify($19, $18::text) WHERE $18::text IS NOT NULL`;
+  SELECT pg_notify($23, $18::text) WHERE $18::text IS NOT NULL`;
 
 /**
  * Commit a batch in one transaction: BEGIN and the transaction-scoped log
@@ -135,6 +140,8 @@ export function planCommit(
   const receipts = { commandId: [] as string[], status: [] as string[], body: [] as string[] };
   const events = { sequence: [] as number[], eventId: [] as string[], commandId: [] as string[], streamId: [] as string[], type: [] as string[], data: [] as string[] };
   const outbox = { id: [] as string[], commandId: [] as string[], streamId: [] as string[], kind: [] as string[], payload: [] as string[], replaySafe: [] as boolean[] };
+  // One row per thread and position: an upsert may not touch a row twice, so the batch's last version wins.
+  const items = new Map<string, { threadId: string; position: number; itemId: string; data: string }>();
   const inBatch = new Map<string, CommandReceipt>();
   const results: CommitResult[] = [];
   const written: StoredEvent[] = [];
@@ -171,6 +178,12 @@ export function planCommit(
         events.type.push(event.type);
         events.data.push(json);
         stored.push(storedEvent);
+        const key = turnItemKey(event.type, storedEvent.data);
+        if (key !== null) {
+          const at = `${key.position} ${key.threadId}`;
+          items.delete(at);
+          items.set(at, { ...key, data: json });
+        }
       }
       for (const effect of effects) {
         outbox.payload.push(toJson(effect.payload, `payload of outbox effect ${effect.kind}`));
@@ -197,6 +210,10 @@ export function planCommit(
     outbox.id, outbox.commandId, outbox.streamId, outbox.kind, outbox.payload, outbox.replaySafe,
     stamp.now,
     written.length > 0 ? String(last) : null,
+    [...items.values()].map((row) => row.threadId),
+    [...items.values()].map((row) => row.position),
+    [...items.values()].map((row) => row.itemId),
+    [...items.values()].map((row) => row.data),
   ];
   return { results, written, parameters };
 }

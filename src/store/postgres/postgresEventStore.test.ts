@@ -72,7 +72,7 @@ describe("PostgresEventStore", () => {
       );
       return result.rows.map((row) => row.table_name);
     });
-    expect(tables).toEqual(["events", "loom_credentials", "loom_nodes", "loom_settings", "outbox", "receipts", "schema_migrations", "state_snapshots"]);
+    expect(tables).toEqual(["events", "loom_credentials", "loom_nodes", "loom_settings", "outbox", "receipts", "schema_migrations", "state_snapshots", "turn_items"]);
     // json (not jsonb) keeps key order, so a read hands back what SQLite would.
     const stored = await withClient(schema, async (client) => {
       const result = await client.query<{ data: string; payload: string }>(

@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { Pool, PoolConfig } from "pg";
 import type { CommandReceipt, OutboxRow, StoredEvent } from "../../contracts/envelopes.js";
+import type { TurnItem } from "../../contracts/turnItems.js";
 import {
   DEFAULT_READ_LIMIT,
   type CommitEntry,
@@ -245,6 +246,19 @@ export class PostgresEventStore implements EventStore {
     this.assertOpen();
     return this.snapshots.load(version);
   }
+
+  async readTurnItems(threadId: string): Promise<readonly TurnItem[]> {
+    this.assertOpen();
+    const result = await this.pool.query<{ data: { item: TurnItem } }>({
+      name: "loom_turn_items",
+      text: "SELECT data FROM turn_items WHERE thread_id = $1 ORDER BY position",
+      values: [threadId],
+    });
+    return result.rows.map((row) => row.data.item);
+  }
+
+  /** Every read waits on the network: the engine keeps PostgreSQL logs' turn items in memory. */
+  readonly turnItems = null;
 
   subscribe(after: number, listener: EventListener): Subscription {
     this.assertOpen();

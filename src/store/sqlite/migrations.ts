@@ -66,6 +66,30 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "turn items read model",
+    sql: `
+      -- The latest version of each thread's turn items, upserted in the
+      -- transaction of the turn-item.updated event that carries it; data is
+      -- that event's data ({"item": ...}). Filled from the log once here.
+      CREATE TABLE turn_items (
+        thread_id TEXT NOT NULL,
+        position  INTEGER NOT NULL,
+        item_id   TEXT NOT NULL,
+        data      TEXT NOT NULL,
+        PRIMARY KEY (thread_id, position)
+      );
+      CREATE INDEX turn_items_by_id ON turn_items (item_id);
+      INSERT INTO turn_items (thread_id, position, item_id, data)
+        SELECT json_extract(data, '$.item.threadId'), json_extract(data, '$.item.position'), json_extract(data, '$.item.id'), data
+        FROM events
+        WHERE type = 'turn-item.updated' AND json_type(data, '$.item.threadId') = 'text'
+          AND json_type(data, '$.item.position') = 'integer' AND json_type(data, '$.item.id') = 'text'
+        ORDER BY sequence
+        ON CONFLICT (thread_id, position) DO UPDATE SET item_id = excluded.item_id, data = excluded.data;
+    `,
+  },
 ];
 
 /**

@@ -80,6 +80,24 @@ describe("SqliteEventStore", () => {
     db.close();
   });
 
+  it("fills the turn items read model from the log of a database written before it existed", async () => {
+    const file = join(dir, "older.db");
+    const db = new BetterSqlite3(file);
+    runMigrations(db, MIGRATIONS.filter((migration) => migration.version < 3));
+    const insert = db.prepare("INSERT INTO events (event_id, command_id, stream_id, type, data, occurred_at) VALUES (?, 'cmd:old', ?, ?, ?, '2025-01-01T00:00:00.000Z')");
+    const item = (position: number, text: string) => JSON.stringify({ item: { id: `item:${position}`, threadId: "thread:old", position, type: "assistant_message", text } });
+    insert.run("event:1", "thread:old", "turn-item.updated", item(0, "first"));
+    insert.run("event:2", "thread:old", "turn-item.updated", item(1, "draft"));
+    insert.run("event:3", "thread:old", "test.happened", JSON.stringify({ item: { id: "item:x", threadId: "thread:old", position: 2 } }));
+    insert.run("event:4", "thread:old", "turn-item.updated", item(1, "final"));
+    db.close();
+
+    const store = SqliteEventStore.open(file);
+    expect((await store.readTurnItems("thread:old")).map((value) => (value as unknown as { text: string }).text)).toEqual(["first", "final"]);
+    expect(store.turnItems.threadOfItem("item:1")).toBe("thread:old");
+    await store.close();
+  });
+
   it("refuses a database migrated by a newer build", () => {
     const file = join(dir, "newer.db");
     const db = new BetterSqlite3(file);

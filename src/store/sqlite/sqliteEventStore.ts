@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import type { Database, Statement } from "better-sqlite3";
 import type { CommandReceipt, OutboxRow, StoredEvent } from "../../contracts/envelopes.js";
+import type { TurnItem } from "../../contracts/turnItems.js";
 import { acceptedReceipt, isoTime, rejectedReceipt, toJson } from "../commitRecords.js";
 import {
   DEFAULT_READ_LIMIT,
@@ -14,6 +15,7 @@ import {
   type OutboxClaim,
   type StateSnapshot,
   type Subscription,
+  type TurnItemReader,
 } from "../eventStore.js";
 import { settle, StoreError, StoreErrorCode } from "../storeErrors.js";
 import { timeOrderedUuid } from "../storeIds.js";
@@ -22,6 +24,7 @@ import { runMigrations } from "./migrations.js";
 import { DEFAULT_SQLITE_POLL_INTERVAL_MS, SqliteLogFeed } from "./sqliteLogFeed.js";
 import { SqliteOutbox } from "./sqliteOutbox.js";
 import { SqliteSnapshots } from "./sqliteSnapshots.js";
+import { SqliteTurnItems } from "./sqliteTurnItems.js";
 
 export interface SqliteEventStoreOptions extends SubscriptionOptions {
   /** Epoch milliseconds; stamps occurredAt, createdAt and availableAt. Default Date.now. */
@@ -84,6 +87,7 @@ export class SqliteEventStore implements EventStore {
   private readonly insertOutbox: Statement<[string, string, string, string, string, number, number, string]>;
   private readonly selectAfter: Statement<[number, number], EventTuple>;
   private readonly selectStream: Statement<[string, number], EventTuple>;
+  private readonly items: SqliteTurnItems;
   private readonly commitBatch: (entries: readonly CommitEntry[]) => { results: CommitResult[]; written: StoredEvent[] };
   private readonly commitDecidedBatch: (commit: DecidedCommit) => { results: CommitResult[]; written: StoredEvent[] };
   private closed = false;
@@ -124,6 +128,7 @@ export class SqliteEventStore implements EventStore {
     this.newId = options.newId ?? (() => timeOrderedUuid(Date.now()));
     this.outbox = new SqliteOutbox(db);
     this.snapshots = new SqliteSnapshots(db);
+    this.items = new SqliteTurnItems(db);
     this.selectLastSequence = db.prepare<[], number>("SELECT COALESCE(MAX(sequence), 0) FROM events").pluck();
     this.insertEvent = db.prepare(
       "INSERT INTO events (event_id, command_id, stream_id, type, data, occurred_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -281,6 +286,22 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
+  readTurnItems(threadId: string): Promise<readonly TurnItem[]> {
+    return settle(() => this.turnItems.threadItems(threadId).filter((item) => item !== undefined));
+  }
+
+  /** Synchronous on this connection: inside a decision (commitDecided) it reads the log as of that decision. */
+  readonly turnItems: TurnItemReader = {
+    threadItems: (threadId) => {
+      this.assertOpen();
+      return this.items.threadItems(threadId);
+    },
+    threadOfItem: (itemId) => {
+      this.assertOpen();
+      return this.items.threadOfItem(itemId);
+    },
+  };
+
   subscribe(after: number, listener: EventListener): Subscription {
     this.assertOpen();
     this.feed.beforeSubscribe();
@@ -360,6 +381,7 @@ export class SqliteEventStore implements EventStore {
         };
         stored.push(storedEvent);
         written.push(storedEvent);
+        this.items.keep(event.type, storedEvent.data, json);
       }
       for (const effect of outbox) {
         const payload = toJson(effect.payload, `payload of outbox effect ${effect.kind}`);

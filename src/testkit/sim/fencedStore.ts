@@ -1,5 +1,16 @@
 import type { CommandReceipt, OutboxRow, StoredEvent } from "../../contracts/envelopes.js";
-import type { CommitEntry, CommitResult, DecidedCommit, EventListener, EventStore, OutboxClaim, StateSnapshot, Subscription } from "../../store/eventStore.js";
+import type { TurnItem } from "../../contracts/turnItems.js";
+import type {
+  CommitEntry,
+  CommitResult,
+  DecidedCommit,
+  EventListener,
+  EventStore,
+  OutboxClaim,
+  StateSnapshot,
+  Subscription,
+  TurnItemReader,
+} from "../../store/eventStore.js";
 
 /** Where a store call stands when the simulator's crash fault fires. */
 export type CrashPoint = "before" | "after";
@@ -144,6 +155,15 @@ export class FencedStore implements EventStore {
 
   loadSnapshot(version: string): Promise<StateSnapshot | null> {
     return this.dead ? never() : this.inner.loadSnapshot(version);
+  }
+
+  /** Turn item reads skip the crash hooks too: they are reads of what commits wrote, and would shift every seed's crash points. */
+  readTurnItems(threadId: string): Promise<readonly TurnItem[]> {
+    return this.dead ? never() : this.inner.readTurnItems(threadId);
+  }
+
+  get turnItems(): TurnItemReader | null {
+    return this.inner.turnItems;
   }
 
   subscribe(after: number, listener: EventListener): Subscription {

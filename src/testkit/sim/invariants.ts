@@ -85,9 +85,16 @@ export const INVARIANTS = {
     when: "quiet",
     summary: "the live state equals a fresh fold of the store's events with core's evolve",
     check({ state, replayed }) {
-      if (replayed === null || isDeepStrictEqual(state, replayed)) return [];
-      const keys = (Object.keys(state) as (keyof OrchestrationState)[]).filter((key) => !isDeepStrictEqual(state[key], replayed[key]));
-      return [`the live state differs from a replay of the log in ${keys.join(", ")}`];
+      if (replayed === null) return [];
+      // Turn items are compared thread by thread and item by item through the maps' reads: the live
+      // state keeps only some threads' items in memory and reads the others from the store.
+      const keys = (Object.keys(state) as (keyof OrchestrationState)[]).filter(
+        (key) => key !== "turnItems" && key !== "itemThreads" && !isDeepStrictEqual(state[key], replayed[key]),
+      );
+      const threadIds = new Set([...state.threads.keys(), ...replayed.turnItems.keys()]);
+      if ([...threadIds].some((threadId) => !isDeepStrictEqual(state.turnItems.get(threadId), replayed.turnItems.get(threadId)))) keys.push("turnItems");
+      if ([...replayed.itemThreads].some(([itemId, threadId]) => state.itemThreads.get(itemId) !== threadId)) keys.push("itemThreads");
+      return keys.length === 0 ? [] : [`the live state differs from a replay of the log in ${keys.join(", ")}`];
     },
   },
   "one-child-per-client-request": {
@@ -160,8 +167,10 @@ export const INVARIANTS = {
       const problems: string[] = [];
       const byThread = receivedByThread(received);
       const messageIds = new Set<string>();
-      for (const items of state.turnItems.values()) for (const item of items) if (item?.type === "user_message" && item.messageId !== null) messageIds.add(item.messageId);
-      for (const [threadId, items] of state.turnItems) {
+      // Every thread's items, through the state's map: threads whose items left memory are read from the store.
+      const timelines = [...state.threads.keys()].map((threadId) => [threadId, state.turnItems.get(threadId) ?? []] as const);
+      for (const [, items] of timelines) for (const item of items) if (item?.type === "user_message" && item.messageId !== null) messageIds.add(item.messageId);
+      for (const [threadId, items] of timelines) {
         for (const item of items) {
           if (item?.type !== "user_message" || item.runId === null) continue;
           if (state.runs.get(item.runId)?.status !== "completed") continue;

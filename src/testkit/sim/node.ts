@@ -110,7 +110,8 @@ export class SimNode {
       const instance = registry.instance(id);
       return instance === null ? null : { driver: SIM_DRIVER, capabilities: driver.capabilities(instance) };
     };
-    const orchestrator = await Orchestrator.open({ store, clock, uuid: () => world.random.uuid(), providers, limits: SIM_LIMITS, decide: world.bugs.decide });
+    // hotThreads 0: every idle thread's turn items leave memory after each commit, so every read of them goes to the store.
+    const orchestrator = await Orchestrator.open({ store, clock, uuid: () => world.random.uuid(), providers, limits: SIM_LIMITS, decide: world.bugs.decide, hotThreads: 0 });
     const sessions = new ProviderSessionManager({
       orchestrator,
       registry,
