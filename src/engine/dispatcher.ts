@@ -105,6 +105,9 @@ export class Dispatcher {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
+        // Commands arriving during a catch-up join this batch (with none needed, nothing yields).
+        const head = this.options.store.knownHead?.() ?? 0;
+        if (head > this.options.state.lastSequence) await this.catchUp(head);
         const batch = this.queue.splice(0, this.maxBatch);
         await this.runBatch(batch);
       }
@@ -133,13 +136,7 @@ export class Dispatcher {
         after: state.lastSequence,
         commandIds: batch.map((pending) => pending.command.commandId),
         decide: (view) => {
-          for (const stored of view.foreign) {
-            if (stored.sequence <= state.lastSequence) continue;
-            const domain = toDomainEvent(stored);
-            evolve(state, domain);
-            this.options.onEvolved?.(domain);
-            state.lastSequence = stored.sequence;
-          }
+          this.fold(view.foreign);
           decided = true;
           const entries = this.decideBatch(batch, view.known, replies, owners);
           wroteEffects = entries.some((entry) => entry.receipt.status === "accepted" && entry.outbox.length > 0);
@@ -165,6 +162,35 @@ export class Dispatcher {
       return;
     }
     for (const r of replies) r.pending.resolve(r.outcome);
+  }
+
+  /**
+   * Before taking the log's lock: when the store has heard that other writers
+   * committed past this state (EventStore.knownHead), read and fold those
+   * events now, so the locked transaction reads and folds only what was
+   * committed since. The state then holds committed events only, as between
+   * batches. A failed read is left to the locked read, which covers
+   * everything after the state's position anyway.
+   */
+  private async catchUp(head: number): Promise<void> {
+    const { store, state } = this.options;
+    try {
+      this.fold(await store.readAll(state.lastSequence, head - state.lastSequence));
+    } catch {
+      // The locked read folds the same events.
+    }
+  }
+
+  /** Fold committed events (ascending) the state does not hold yet. */
+  private fold(events: readonly StoredEvent[]): void {
+    const { state } = this.options;
+    for (const stored of events) {
+      if (stored.sequence <= state.lastSequence) continue;
+      const domain = toDomainEvent(stored);
+      evolve(state, domain);
+      this.options.onEvolved?.(domain);
+      state.lastSequence = stored.sequence;
+    }
   }
 
   /**

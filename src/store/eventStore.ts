@@ -146,6 +146,14 @@ export interface EventStore {
    * those of the entries `decide` returned, as for `commit`.
    */
   commitDecided(commit: DecidedCommit): Promise<readonly CommitResult[]>;
+  /**
+   * Optional hint, answered without I/O: a sequence the log is known to have
+   * reached (this store's commits, other writers' as heard of). A writer
+   * behind it reads and folds up to it before commitDecided, so the locked
+   * transaction reads only what was committed since. Never a substitute for
+   * `LockedView.foreign`.
+   */
+  knownHead?(): number;
   /** Events with sequence > `after`, ascending, at most `limit` (default DEFAULT_READ_LIMIT). */
   readAll(after: number, limit?: number): Promise<readonly StoredEvent[]>;
   /** One stream's events with sequence > `after`, ascending. */

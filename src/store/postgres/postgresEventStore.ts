@@ -166,6 +166,11 @@ export class PostgresEventStore implements EventStore {
     return plan.results;
   }
 
+  /** The highest sequence this store committed or heard of through NOTIFY (EventStore.knownHead); no round trip. */
+  knownHead(): number {
+    return this.feed.knownHead;
+  }
+
   async readAll(after: number, limit: number = DEFAULT_READ_LIMIT): Promise<readonly StoredEvent[]> {
     this.assertOpen();
     const result = await this.pool.query<EventTuple>({

@@ -29,6 +29,8 @@ export interface NotificationSource {
  */
 export class PostgresLogFeed {
   private published: number;
+  /** The highest sequence this store committed or heard of in a NOTIFY (or published): the log is at least there. */
+  private heard: number;
   private chain: Promise<void> = Promise.resolve();
   private pullQueued = false;
   private timer: NodeJS.Timeout | null = null;
@@ -43,6 +45,12 @@ export class PostgresLogFeed {
     private readonly pollIntervalMs: number,
   ) {
     this.published = head;
+    this.heard = head;
+  }
+
+  /** The highest sequence known to be committed, by this store or (through NOTIFY) another: a hint, read without a round trip. */
+  get knownHead(): number {
+    return Math.max(this.heard, this.published);
   }
 
   /**
@@ -54,6 +62,7 @@ export class PostgresLogFeed {
   afterCommit(written: readonly StoredEvent[]): Promise<void> {
     const last = written[written.length - 1];
     if (last === undefined) return Promise.resolve();
+    this.heard = Math.max(this.heard, last.sequence);
     if (this.hub.size === 0) {
       this.published = Math.max(this.published, last.sequence);
       return Promise.resolve();
@@ -70,6 +79,7 @@ export class PostgresLogFeed {
   /** A NOTIFY from some writer: `payload` is the last sequence of its commit. */
   notified(payload: string): void {
     const sequence = Number(payload);
+    if (Number.isSafeInteger(sequence)) this.heard = Math.max(this.heard, sequence);
     if (this.hub.size === 0 && Number.isSafeInteger(sequence)) {
       this.published = Math.max(this.published, sequence);
       return;
