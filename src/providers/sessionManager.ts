@@ -9,6 +9,7 @@ import { type Random, type TimerHandle, type Timers, systemRandom, systemTimers 
 import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import { runInput } from "../engine/runInput.js";
+import { activeRunOf } from "../engine/queries.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
 import type { SecretVault } from "./secretVault.js";
@@ -28,20 +29,41 @@ export interface ProviderSessionManagerOptions {
   readonly mcpUrl: () => string;
   /** The working directory for a thread's agent. */
   readonly workingDirectory: (thread: AppThread) => string;
-  /** A session with no provider activity for this long is released. */
+  /** A session with no run and nothing queued is released this long after its last activity. */
   readonly idleMs: number;
+  /** A session whose run has been silent this long is released and the run interrupted; idleMs when absent. */
+  readonly stalledMs?: number;
   readonly clock?: () => number;
   /** The idle reaper's timer; the system's by default. */
   readonly timers?: Timers;
   /** Native session ids for new sessions; random by default. */
   readonly random?: Random;
   readonly log?: (line: string) => void;
+  /** The server log file: which sessions open, are held and are released. Never given a token. */
+  readonly sessionLog?: SessionLog;
   /** Owner-supplied secrets: the session that asked gets them in its turns' environment. */
   readonly secrets?: SecretVault;
 }
 
+/** Where the manager reports the sessions it opens, holds and releases. */
+export type SessionLog = (level: "info" | "debug", line: string) => void;
+
+/** A provider session open in this process (`loom sessions list`). */
+export interface HeldSession {
+  readonly threadId: string;
+  readonly providerSessionId: string;
+  readonly providerInstanceId: string;
+  readonly driver: string;
+  readonly openedAt: number;
+  readonly lastActivityAt: number;
+  /** The agent continued its own earlier conversation when this session opened. */
+  readonly resumed: boolean;
+}
+
 interface LiveSession {
   readonly providerSessionId: string;
+  readonly openedAt: number;
+  readonly resumed: boolean;
   readonly providerInstanceId: string;
   readonly driver: string;
   readonly runtime: ProviderSessionRuntime;
@@ -108,18 +130,45 @@ export class ProviderSessionManager {
     });
   }
 
-  startReaper(intervalMs = Math.max(250, Math.min(60_000, this.options.idleMs / 4))): void {
+  startReaper(intervalMs = Math.max(250, Math.min(60_000, Math.min(this.options.idleMs, this.stalledMs) / 4))): void {
     this.reaper = this.timers.interval(intervalMs, () => this.reapIdle(), { unref: true });
   }
 
-  /** Release every session whose provider has been quiet for idleMs. */
+  private get stalledMs(): number {
+    return this.options.stalledMs ?? this.options.idleMs;
+  }
+
+  /**
+   * Release every session with nothing to do (no run, nothing queued) quiet
+   * for idleMs, and every session whose run has been silent for stalledMs.
+   */
   reapIdle(): void {
-    const cutoff = this.clock() - this.options.idleMs;
+    const now = this.clock();
+    const state = this.options.orchestrator.state;
     for (const [threadId, session] of this.sessions) {
-      if (session.lastActivity > cutoff) continue;
-      const idle = this.options.idleMs < 10_000 ? `${this.options.idleMs} ms` : `${Math.round(this.options.idleMs / 1000)} s`;
-      void this.release(threadId, "idle_reaped", `The provider session was released after ${idle} without activity; a run still on it was interrupted.`);
+      const thread = state.threads.get(threadId);
+      const busy = thread !== undefined && (thread.queuedRuns.length > 0 || activeRunOf(state, threadId) !== null);
+      const limit = busy ? this.stalledMs : this.options.idleMs;
+      if (session.lastActivity > now - limit) continue;
+      const message = busy
+        ? `The provider session was released after ${duration(limit)} without activity; a run still on it was interrupted.`
+        : `The provider session was released after ${duration(limit)} with no work for it.`;
+      void this.release(threadId, "idle_reaped", message);
     }
+    if (this.sessions.size > 0) this.options.sessionLog?.("debug", `sessions: holding ${this.sessions.size}: ${[...this.sessions.values()].map((s) => `${s.providerSessionId} (idle ${duration(now - s.lastActivity)})`).join(", ")}`);
+  }
+
+  /** The sessions open in this process, oldest first. */
+  held(): HeldSession[] {
+    return [...this.sessions].map(([threadId, s]) => ({
+      threadId,
+      providerSessionId: s.providerSessionId,
+      providerInstanceId: s.providerInstanceId,
+      driver: s.driver,
+      openedAt: s.openedAt,
+      lastActivityAt: s.lastActivity,
+      resumed: s.resumed,
+    }));
   }
 
   hasSession(threadId: string): boolean {
@@ -197,12 +246,14 @@ export class ProviderSessionManager {
         mcp: { url: this.options.mcpUrl(), token: credential.token },
         onEvent: (event) => this.onProviderEvent(thread.id, event),
       });
-      live = { providerSessionId, providerInstanceId, driver: driver.driver, runtime, lastActivity: this.clock(), sequence: 0, usage: new Map() };
+      const now = this.clock();
+      live = { providerSessionId, openedAt: now, resumed: false, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
     } catch (error) {
       await credentials.revokeSession(providerSessionId);
       throw error;
     }
     this.sessions.set(thread.id, live);
+    this.options.sessionLog?.("info", `sessions: opened ${providerSessionId} for ${thread.id} on ${providerInstanceId} (${driver.driver}); holding ${this.sessions.size}`);
     this.dispatch({
       type: "provider-runtime.session-opened",
       commandId: `cmd:session-opened:${providerSessionId}`,
@@ -323,6 +374,7 @@ export class ProviderSessionManager {
     const session = this.sessions.get(threadId);
     if (session === undefined) return;
     this.sessions.delete(threadId);
+    this.options.sessionLog?.("info", `sessions: released ${session.providerSessionId} of ${threadId} (${reason}) after ${duration(this.clock() - session.openedAt)}; holding ${this.sessions.size}`);
     await this.options.credentials.revokeSession(session.providerSessionId);
     this.options.secrets?.dropSession(session.providerSessionId);
     // Queue the release before stopping the process: a send that arrives while it stops
@@ -361,6 +413,10 @@ function handedTo(orchestrator: Orchestrator, runId: string, providerSessionId: 
     const attempt = state.attempts.get(id);
     return attempt !== undefined && attempt.endedAt === null && attempt.providerSessionId === providerSessionId;
   });
+}
+
+function duration(ms: number): string {
+  return ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
 function messageOf(error: unknown): string {
