@@ -10,6 +10,7 @@ import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import { runInput } from "../engine/runInput.js";
 import { activeRunOf } from "../engine/queries.js";
+import { resumeRecap } from "../engine/resumeRecap.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
 import type { SecretVault } from "./secretVault.js";
@@ -41,6 +42,8 @@ export interface ProviderSessionManagerOptions {
   readonly log?: (line: string) => void;
   /** The server log file: which sessions open, are held and are released. Never given a token. */
   readonly sessionLog?: SessionLog;
+  /** The folder a thread's agent keeps on an instance across sessions (OpenSessionInput.home); none when absent. */
+  readonly agentHome?: (providerInstanceId: string, threadId: string) => string;
   /** Owner-supplied secrets: the session that asked gets them in its turns' environment. */
   readonly secrets?: SecretVault;
 }
@@ -64,6 +67,8 @@ interface LiveSession {
   readonly providerSessionId: string;
   readonly openedAt: number;
   readonly resumed: boolean;
+  /** The first turn carries a recap of the earlier sessions (resumeRecap): set until it started. */
+  recapPending: boolean;
   readonly providerInstanceId: string;
   readonly driver: string;
   readonly runtime: ProviderSessionRuntime;
@@ -194,8 +199,9 @@ export class ProviderSessionManager {
     if (run === undefined || thread === undefined || run.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
     // The run's input: its message, after the context the decider attached to the run (a handoff, a fork or merge-back transfer).
-    const text = runInput(state, this.options.orchestrator.timeline, run);
     const session = await this.ensureSession(thread, run.providerInstanceId);
+    const recap = session.recapPending ? resumeRecap(this.options.orchestrator.state, this.options.orchestrator.timeline, thread, run, session.providerInstanceId) : null;
+    const text = runInput(this.options.orchestrator.state, this.options.orchestrator.timeline, run, recap === null ? [] : [recap]);
     // Opening a session takes time: the run may have ended or been stopped meanwhile.
     if (this.options.orchestrator.state.runs.get(runId)?.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
@@ -207,6 +213,7 @@ export class ProviderSessionManager {
     });
     if (attempt.status === "rejected") return;
     session.lastActivity = this.clock();
+    session.recapPending = false;
     const env = this.options.secrets?.environmentFor(session.providerSessionId) ?? {};
     await session.runtime.startTurn(Object.keys(env).length === 0 ? { runId, input: text } : { runId, input: text, env });
   }
@@ -233,12 +240,18 @@ export class ProviderSessionManager {
     if (instance === null || driver === null) throw new Error(`provider instance ${providerInstanceId} has no adapter`);
     const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: this.random.uuid() });
     const credential = await credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId });
+    const state = this.options.orchestrator.state;
+    // An earlier session of this thread on this instance ended: the agent continues its conversation, natively or from a recap.
+    const earlier = [...state.providerSessions.values()].some((s) => s.threadId === thread.id && s.providerInstanceId === providerInstanceId && s.id !== providerSessionId);
+    const resumeId = earlier && driver.capabilities(instance).resume ? latestNativeThread(state, thread.id, providerInstanceId) : null;
     let live: LiveSession | null = null;
     try {
       const runtime = await driver.openSession({
         instance,
         threadId: thread.id,
         providerSessionId,
+        resume: resumeId === null ? null : { nativeThreadId: resumeId },
+        home: this.options.agentHome?.(providerInstanceId, thread.id) ?? null,
         cwd: this.options.workingDirectory(thread),
         runtimeMode: thread.runtimeMode,
         interactionMode: thread.interactionMode,
@@ -247,13 +260,15 @@ export class ProviderSessionManager {
         onEvent: (event) => this.onProviderEvent(thread.id, event),
       });
       const now = this.clock();
-      live = { providerSessionId, openedAt: now, resumed: false, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
+      const resumed = resumeId !== null && runtime.resumed === true;
+      live = { providerSessionId, openedAt: now, resumed, recapPending: earlier && !resumed, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
     } catch (error) {
       await credentials.revokeSession(providerSessionId);
       throw error;
     }
     this.sessions.set(thread.id, live);
-    this.options.sessionLog?.("info", `sessions: opened ${providerSessionId} for ${thread.id} on ${providerInstanceId} (${driver.driver}); holding ${this.sessions.size}`);
+    const how = live.resumed ? ", resumed" : live.recapPending ? ", with a recap of its earlier sessions" : "";
+    this.options.sessionLog?.("info", `sessions: opened ${providerSessionId} for ${thread.id} on ${providerInstanceId} (${driver.driver}${how}); holding ${this.sessions.size}`);
     this.dispatch({
       type: "provider-runtime.session-opened",
       commandId: `cmd:session-opened:${providerSessionId}`,
@@ -404,6 +419,16 @@ export class ProviderSessionManager {
 function liveIds(driver: string, event: { readonly runId: string; readonly itemId: string }): { itemId: string; outputStreamId: string } {
   const itemId = derive.turnItemFromProviderItem({ driver, providerTurnId: event.runId, nativeItemId: event.itemId });
   return { itemId, outputStreamId: derive.outputStreamOfItem({ turnItemId: itemId }) };
+}
+
+/** The native thread id the provider last reported for the thread on this instance, or null. */
+function latestNativeThread(state: Orchestrator["state"], threadId: string, providerInstanceId: string): string | null {
+  let latest: { nativeThreadId: string; updatedAt: string } | null = null;
+  for (const record of state.providerThreads.values()) {
+    if (record.threadId !== threadId || record.providerInstanceId !== providerInstanceId) continue;
+    if (latest === null || record.updatedAt >= latest.updatedAt) latest = record;
+  }
+  return latest?.nativeThreadId ?? null;
 }
 
 /** Whether the run's open attempt was handed to this session (its provider knows the turn). */

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
@@ -196,6 +197,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     stalledMs: config.sessions.stalledMs,
     log,
     sessionLog: (level, line) => serverLog.write(level, line),
+    agentHome: (providerInstanceId, threadId) => join(dir.root, "agents", providerInstanceId, createHash("sha256").update(threadId).digest("hex").slice(0, 32)),
     secrets,
   });
   const workspaceEffects = new WorkspaceEffects({ ...workspaceLayout, log });
