@@ -243,7 +243,10 @@ export class ProviderSessionManager {
     const state = this.options.orchestrator.state;
     // An earlier session of this thread on this instance ended: the agent continues its conversation, natively or from a recap.
     const earlier = [...state.providerSessions.values()].some((s) => s.threadId === thread.id && s.providerInstanceId === providerInstanceId && s.id !== providerSessionId);
-    const resumeId = earlier && driver.capabilities(instance).resume ? latestNativeThread(state, thread.id, providerInstanceId) : null;
+    const canResume = driver.capabilities(instance).resume;
+    const resumeId = earlier && canResume ? latestNativeThread(state, thread.id, providerInstanceId) : null;
+    // A recap stands in for a conversation the agent cannot continue: none when a resuming driver never recorded one.
+    const needsRecap = earlier && (!canResume || resumeId !== null);
     let live: LiveSession | null = null;
     try {
       const runtime = await driver.openSession({
@@ -261,7 +264,7 @@ export class ProviderSessionManager {
       });
       const now = this.clock();
       const resumed = resumeId !== null && runtime.resumed === true;
-      live = { providerSessionId, openedAt: now, resumed, recapPending: earlier && !resumed, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
+      live = { providerSessionId, openedAt: now, resumed, recapPending: needsRecap && !resumed, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
     } catch (error) {
       await credentials.revokeSession(providerSessionId);
       throw error;
