@@ -9,6 +9,7 @@ import { HttpError, type RouteHandler, readJsonBody, sendError, sendJson } from 
 import { type WsTicketBook, isOwnerRequest } from "./ownerAuth.js";
 import { threadRoute } from "./threadRoutes.js";
 import { ownerRoute } from "./ownerRoutes.js";
+import { sessionRoute } from "./sessionRoutes.js";
 import { compactRecord, wireOptionsOf } from "./wireCompaction.js";
 
 export { sha256 } from "./ownerAuth.js";
@@ -88,6 +89,7 @@ export function orchestrationRoutes(options: ApiOptions): RouteHandler {
     }
     if (await threadRoute(app, owner, req, res, url)) return true;
     if (await ownerRoute(app, owner, req, res, url)) return true;
+    if (await sessionRoute(app, owner, req, res, url)) return true;
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);
   };
   return async (req, res, url) => {

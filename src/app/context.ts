@@ -14,6 +14,7 @@ import type { SecretDelivery } from "./secrets/secretRequests.js";
 import type { TitleRegenerations } from "./threads/titleRegeneration.js";
 import type { WorkspaceSettings } from "./workspaces/paths.js";
 import type { ScheduleServices } from "./schedules/services.js";
+import type { HeldSessionFacts } from "./sessions.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
@@ -44,6 +45,8 @@ export interface AppContext {
   readonly workspaces: WorkspaceSettings;
   /** Scheduled tasks: limits, time zone, webhook keys and URLs (docs/schedules.md). */
   readonly schedules: ScheduleServices;
+  /** The provider sessions this process holds (`loom sessions list`); none when absent. */
+  readonly heldSessions?: () => readonly HeldSessionFacts[];
 }
 
 /** An accepted command with the events it wrote (none when its commandId was already known). */

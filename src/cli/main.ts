@@ -13,11 +13,13 @@ import { REQUESTS_USAGE, runRequests } from "./requestsCommand.js";
 import { TASKS_USAGE, runTasks } from "./tasksCommand.js";
 import { MCP_CONFIG_USAGE, runMcpConfig } from "./mcpConfigCommand.js";
 import { DOCTOR_USAGE, runDoctor } from "./doctorCommand.js";
+import { SESSIONS_USAGE, runSessions } from "./sessionsCommand.js";
+import { LOG_LEVELS } from "../config/config.js";
 
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
 
 Usage:
-  loom serve [--host 127.0.0.1] [--port N] [--state-dir DIR] [--config FILE] [--database postgres://...]
+  loom serve [--host 127.0.0.1] [--port N] [--state-dir DIR] [--config FILE] [--database postgres://...] [--log-level LEVEL]
 ${THREADS_USAGE}
 ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
@@ -27,6 +29,7 @@ ${REQUESTS_USAGE}
 ${TASKS_USAGE}
 ${MCP_CONFIG_USAGE}
 ${DOCTOR_USAGE}
+${SESSIONS_USAGE}
   loom nodes [--state-dir DIR] [--json]
   loom --help
   loom --version
@@ -37,6 +40,8 @@ Commands:
             The config defaults to <state-dir>/config.json. --database
             postgres://... shares one PostgreSQL database with other nodes
             (docs/postgres.md); the default is SQLite in the state dir.
+            The server logs to <state-dir>/logs/loom.log (rotated);
+            --log-level ${LOG_LEVELS.join("|")} overrides the config's log.level.
   threads   List, launch, read, send to and wait for threads on the running
             server, over MCP as its owner. Each takes --state-dir DIR to find
             the server and --json to print the tool's result as JSON.
@@ -60,6 +65,8 @@ Commands:
             (server key t3-code, token by environment variable).
   doctor    Check Node, SQLite, the state dir, the config, every provider's
             executable and credentials, and the running server; print fixes.
+  sessions  The agent sessions the server holds, and releasing one
+            (loom sessions --help).
   nodes     The nodes sharing the running server's database: heartbeat age,
             status (live, stopped, lost), the sessions and leases each holds.
 
@@ -91,6 +98,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "mcp-config") return runMcpConfig(rest);
   if (command === "doctor") return runDoctor(rest);
   if (command === "nodes") return runNodes(rest);
+  if (command === "sessions") return runSessions(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],
@@ -100,6 +108,7 @@ async function main(argv: readonly string[]): Promise<number> {
         "state-dir": { type: "string" },
         config: { type: "string" },
         database: { type: "string" },
+        "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -108,7 +117,7 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(HELP);
       return 0;
     }
-    return runServe({ host: values.host, port: values.port, stateDir: values["state-dir"], config: values.config, database: values.database });
+    return runServe({ host: values.host, port: values.port, stateDir: values["state-dir"], config: values.config, database: values.database, logLevel: values["log-level"] });
   }
   throw new UsageError(`unknown command "${command}" (see loom --help)`);
 }

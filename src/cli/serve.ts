@@ -1,6 +1,8 @@
 import { startLoomServer } from "../server/loomServer.js";
 import { resolveStateDir } from "../server/stateDir.js";
 import { ExitCode, UsageError } from "./errors.js";
+import { oneOf } from "./args.js";
+import { LOG_LEVELS } from "../config/config.js";
 
 /** How long a node that stopped itself waits for its last connections before it exits anyway. */
 const HALT_EXIT_MS = 5_000;
@@ -12,6 +14,8 @@ export interface ServeArgs {
   readonly config: string | undefined;
   /** postgres://... : the shared PostgreSQL database instead of SQLite (docs/postgres.md). */
   readonly database?: string | undefined;
+  /** Overrides the config's log.level. */
+  readonly logLevel?: string | undefined;
 }
 
 /** Run the server until SIGINT or SIGTERM, then shut down cleanly; rejects when the node stopped itself after losing its leases. */
@@ -20,7 +24,9 @@ export async function runServe(args: ServeArgs): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError(`--port must be an integer from 0 to 65535, got "${args.port}"`);
   }
+  const logLevel = oneOf("log-level", args.logLevel, LOG_LEVELS);
   const server = await startLoomServer({
+    ...(logLevel === undefined ? {} : { logLevel }),
     stateDir: resolveStateDir(args.stateDir),
     host: args.host ?? "127.0.0.1",
     port,

@@ -24,6 +24,8 @@ export const CONFIG_MAXIMUMS = {
   /** Every wait is capped here: an agent CLI's own tool timeout must not fire first. */
   maxWaitMs: 60 * 60_000,
   sessionIdleMs: 7 * 24 * 60 * 60_000,
+  logMaxFileBytes: 1024 * 1024 * 1024,
+  logMaxFiles: 1_000,
   credentialIdleTtlMs: 7 * 24 * 60 * 60_000,
   credentialMaxLifetimeMs: 30 * 24 * 60 * 60_000,
   maxActiveChildrenPerThread: 1_000,
@@ -105,8 +107,24 @@ export const CredentialsSchema = z.strictObject({
 });
 
 export const SessionsSchema = z.strictObject({
-  /** A provider session with no activity for this long is released; a run still on it is interrupted. */
+  /** A provider session with no run and nothing queued is released this long after its last activity. */
   idleMs: positiveMs(CONFIG_MAXIMUMS.sessionIdleMs).optional(),
+  /** A provider session whose run has been silent this long is released; the run is interrupted. */
+  stalledMs: positiveMs(CONFIG_MAXIMUMS.sessionIdleMs).optional(),
+});
+
+/** The levels of the server's log file, most severe first. */
+export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LogLevelSchema = z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(", ")}` });
+
+/** The server's log file, `<state-dir>/logs/loom.log`. */
+export const LogSchema = z.strictObject({
+  level: LogLevelSchema.optional(),
+  /** The file is rotated (loom.log.1, .2, ...) once it reaches this size. */
+  maxFileBytes: positiveCount(CONFIG_MAXIMUMS.logMaxFileBytes).optional(),
+  /** Rotated files kept; the oldest is removed past this count. */
+  maxFiles: positiveCount(CONFIG_MAXIMUMS.logMaxFiles).optional(),
 });
 
 export const WaitsSchema = z.strictObject({
@@ -171,6 +189,7 @@ export const LoomConfigSchema = z
     credentials: CredentialsSchema.optional(),
     waits: WaitsSchema.optional(),
     sessions: SessionsSchema.optional(),
+    log: LogSchema.optional(),
     titles: TitlesSchema.optional(),
     workspaces: WorkspacesSchema.optional(),
     scheduler: SchedulerSchema.optional(),
@@ -231,6 +250,13 @@ export interface CredentialsConfig {
 
 export interface SessionsConfig {
   readonly idleMs: number;
+  readonly stalledMs: number;
+}
+
+export interface LogConfig {
+  readonly level: LogLevel;
+  readonly maxFileBytes: number;
+  readonly maxFiles: number;
 }
 
 export interface WaitsConfig {
@@ -272,6 +298,7 @@ export interface LoomConfig {
   readonly credentials: CredentialsConfig;
   readonly waits: WaitsConfig;
   readonly sessions: SessionsConfig;
+  readonly log: LogConfig;
   readonly titles: TitlesConfig;
   readonly workspaces: WorkspacesConfig;
   readonly scheduler: SchedulerConfig;
@@ -289,7 +316,8 @@ export const DEFAULT_LIMITS: LimitsConfig = { maxActiveChildrenPerThread: 16, ma
 export const DEFAULT_CREDENTIALS: CredentialsConfig = { idleTtlMs: 30 * 60_000, maxLifetimeMs: 24 * 60 * 60_000 };
 /** Short enough that an agent CLI's own tool timeout does not fire first. */
 export const DEFAULT_WAITS: WaitsConfig = { maxWaitMs: 30_000 };
-export const DEFAULT_SESSIONS: SessionsConfig = { idleMs: 15 * 60_000 };
+export const DEFAULT_SESSIONS: SessionsConfig = { idleMs: 2 * 60_000, stalledMs: 15 * 60_000 };
+export const DEFAULT_LOG: LogConfig = { level: "info", maxFileBytes: 10 * 1024 * 1024, maxFiles: 5 };
 export const DEFAULT_PROVIDER: ProviderInstanceConfig = {
   id: "scripted",
   driver: "scripted",
@@ -388,6 +416,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
     credentials: { ...DEFAULT_CREDENTIALS, ...file.credentials },
     waits: { ...DEFAULT_WAITS, ...file.waits },
     sessions: { ...DEFAULT_SESSIONS, ...file.sessions },
+    log: { ...DEFAULT_LOG, ...file.log },
     titles: {
       providerInstanceId: file.titles?.providerInstanceId ?? DEFAULT_TITLES.providerInstanceId,
       model: file.titles?.model ?? DEFAULT_TITLES.model,

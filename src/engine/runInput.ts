@@ -6,14 +6,15 @@ import type { Timeline } from "./timeline.js";
  * What a run's turn receives as input: the context attached to the run when
  * it started (a provider switch's handoff, a fork or merge-back transfer;
  * see src/core/lineage/context.ts), then the run's own message. Context comes
- * first, in one `<loom_context>` element, so an agent reads where the thread
+ * first (`before`: a recap of the agent's earlier sessions, src/engine/resumeRecap.ts,
+ * precedes the rest), in one `<loom_context>` element, so an agent reads where the thread
  * stands before the new message; the transcripts inside escape `<`, `>` and
  * `&`, so the element's end is unambiguous.
  */
-export function runInput(state: OrchestrationState, timeline: Timeline, run: Run): string {
+export function runInput(state: OrchestrationState, timeline: Timeline, run: Run, before: readonly string[] = []): string {
   // A run without a message (a notice's follow-up run) takes its notification item's text.
   const message = timeline.runInput(run.threadId, run.id, run.messageId);
-  const blocks = contextBlocks(state, run);
+  const blocks = [...before, ...contextBlocks(state, run)];
   return blocks.length === 0 ? message : `${LOOM_CONTEXT_OPEN}\n${blocks.join("\n")}\n${LOOM_CONTEXT_CLOSE}\n\n${message}`;
 }
 

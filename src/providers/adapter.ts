@@ -38,6 +38,21 @@ export interface OpenSessionInput {
    * never log it or write it into events (DESIGN invariant 8).
    */
   readonly mcp: { readonly url: string; readonly token: string } | null;
+  /**
+   * The agent's own earlier conversation on this thread: the native thread or
+   * session id Loom recorded for the thread on this instance (a provider
+   * thread's nativeThreadId). Given only to a driver whose capability record
+   * says `resume`; the driver continues that conversation and reports
+   * `resumed`, or starts a new one when it cannot.
+   */
+  readonly resume?: { readonly nativeThreadId: string } | null;
+  /**
+   * A folder kept for this thread on this instance across sessions and
+   * restarts (`<state-dir>/agents/<instance>/<thread hash>`): where a driver
+   * keeps the agent's home or config dir, so a later session can resume. Null:
+   * none (the driver uses a temp dir).
+   */
+  readonly home?: string | null;
   /** Aborts opening (process spawn, handshake); it does not stop an open session. */
   readonly signal?: AbortSignal;
   /**
@@ -56,6 +71,8 @@ export interface OpenSessionInput {
  * `unsupported`. After `stop()` every method rejects with `session_closed`.
  */
 export interface ProviderSessionRuntime {
+  /** The session continued the conversation named by OpenSessionInput.resume (absent: it did not). */
+  readonly resumed?: boolean;
   /**
    * Start a turn for `runId`. Its events carry the same runId. `env` holds
    * owner-supplied secrets for this session (request_secret): a driver whose

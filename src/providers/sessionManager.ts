@@ -9,6 +9,8 @@ import { type Random, type TimerHandle, type Timers, systemRandom, systemTimers 
 import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import { runInput } from "../engine/runInput.js";
+import { activeRunOf } from "../engine/queries.js";
+import { resumeRecap } from "../engine/resumeRecap.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
 import type { SecretVault } from "./secretVault.js";
@@ -28,20 +30,45 @@ export interface ProviderSessionManagerOptions {
   readonly mcpUrl: () => string;
   /** The working directory for a thread's agent. */
   readonly workingDirectory: (thread: AppThread) => string;
-  /** A session with no provider activity for this long is released. */
+  /** A session with no run and nothing queued is released this long after its last activity. */
   readonly idleMs: number;
+  /** A session whose run has been silent this long is released and the run interrupted; idleMs when absent. */
+  readonly stalledMs?: number;
   readonly clock?: () => number;
   /** The idle reaper's timer; the system's by default. */
   readonly timers?: Timers;
   /** Native session ids for new sessions; random by default. */
   readonly random?: Random;
   readonly log?: (line: string) => void;
+  /** The server log file: which sessions open, are held and are released. Never given a token. */
+  readonly sessionLog?: SessionLog;
+  /** The folder a thread's agent keeps on an instance across sessions (OpenSessionInput.home); none when absent. */
+  readonly agentHome?: (providerInstanceId: string, threadId: string) => string;
   /** Owner-supplied secrets: the session that asked gets them in its turns' environment. */
   readonly secrets?: SecretVault;
 }
 
+/** Where the manager reports the sessions it opens, holds and releases. */
+export type SessionLog = (level: "info" | "debug", line: string) => void;
+
+/** A provider session open in this process (`loom sessions list`). */
+export interface HeldSession {
+  readonly threadId: string;
+  readonly providerSessionId: string;
+  readonly providerInstanceId: string;
+  readonly driver: string;
+  readonly openedAt: number;
+  readonly lastActivityAt: number;
+  /** The agent continued its own earlier conversation when this session opened. */
+  readonly resumed: boolean;
+}
+
 interface LiveSession {
   readonly providerSessionId: string;
+  readonly openedAt: number;
+  readonly resumed: boolean;
+  /** The first turn carries a recap of the earlier sessions (resumeRecap): set until it started. */
+  recapPending: boolean;
   readonly providerInstanceId: string;
   readonly driver: string;
   readonly runtime: ProviderSessionRuntime;
@@ -110,18 +137,45 @@ export class ProviderSessionManager {
     });
   }
 
-  startReaper(intervalMs = Math.max(250, Math.min(60_000, this.options.idleMs / 4))): void {
+  startReaper(intervalMs = Math.max(250, Math.min(60_000, Math.min(this.options.idleMs, this.stalledMs) / 4))): void {
     this.reaper = this.timers.interval(intervalMs, () => this.reapIdle(), { unref: true });
   }
 
-  /** Release every session whose provider has been quiet for idleMs. */
+  private get stalledMs(): number {
+    return this.options.stalledMs ?? this.options.idleMs;
+  }
+
+  /**
+   * Release every session with nothing to do (no run, nothing queued) quiet
+   * for idleMs, and every session whose run has been silent for stalledMs.
+   */
   reapIdle(): void {
-    const cutoff = this.clock() - this.options.idleMs;
+    const now = this.clock();
+    const state = this.options.orchestrator.state;
     for (const [threadId, session] of this.sessions) {
-      if (session.lastActivity > cutoff) continue;
-      const idle = this.options.idleMs < 10_000 ? `${this.options.idleMs} ms` : `${Math.round(this.options.idleMs / 1000)} s`;
-      void this.release(threadId, "idle_reaped", `The provider session was released after ${idle} without activity; a run still on it was interrupted.`);
+      const thread = state.threads.get(threadId);
+      const busy = thread !== undefined && (thread.queuedRuns.length > 0 || activeRunOf(state, threadId) !== null);
+      const limit = busy ? this.stalledMs : this.options.idleMs;
+      if (session.lastActivity > now - limit) continue;
+      const message = busy
+        ? `The provider session was released after ${duration(limit)} without activity; a run still on it was interrupted.`
+        : `The provider session was released after ${duration(limit)} with no work for it.`;
+      void this.release(threadId, "idle_reaped", message);
     }
+    if (this.sessions.size > 0) this.options.sessionLog?.("debug", `sessions: holding ${this.sessions.size}: ${[...this.sessions.values()].map((s) => `${s.providerSessionId} (idle ${duration(now - s.lastActivity)})`).join(", ")}`);
+  }
+
+  /** The sessions open in this process, oldest first. */
+  held(): HeldSession[] {
+    return [...this.sessions].map(([threadId, s]) => ({
+      threadId,
+      providerSessionId: s.providerSessionId,
+      providerInstanceId: s.providerInstanceId,
+      driver: s.driver,
+      openedAt: s.openedAt,
+      lastActivityAt: s.lastActivity,
+      resumed: s.resumed,
+    }));
   }
 
   hasSession(threadId: string): boolean {
@@ -169,8 +223,9 @@ export class ProviderSessionManager {
     if (run === undefined || thread === undefined || run.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
     // The run's input: its message, after the context the decider attached to the run (a handoff, a fork or merge-back transfer).
-    const text = runInput(state, this.options.orchestrator.timeline, run);
     const session = await this.ensureSession(thread, run.providerInstanceId);
+    const recap = session.recapPending ? resumeRecap(this.options.orchestrator.state, this.options.orchestrator.timeline, thread, run, session.providerInstanceId) : null;
+    const text = runInput(this.options.orchestrator.state, this.options.orchestrator.timeline, run, recap === null ? [] : [recap]);
     // Opening a session takes time: the run may have ended or been stopped meanwhile.
     if (this.options.orchestrator.state.runs.get(runId)?.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
@@ -182,6 +237,7 @@ export class ProviderSessionManager {
     });
     if (attempt.status === "rejected") return;
     session.lastActivity = this.clock();
+    session.recapPending = false;
     const env = this.options.secrets?.environmentFor(session.providerSessionId) ?? {};
     await session.runtime.startTurn(Object.keys(env).length === 0 ? { runId, input: text } : { runId, input: text, env });
   }
@@ -209,12 +265,21 @@ export class ProviderSessionManager {
     if (instance === null || driver === null) throw new Error(`provider instance ${providerInstanceId} has no adapter`);
     const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: this.random.uuid() });
     const credential = await credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId });
+    const state = this.options.orchestrator.state;
+    // An earlier session of this thread on this instance ended: the agent continues its conversation, natively or from a recap.
+    const earlier = [...state.providerSessions.values()].some((s) => s.threadId === thread.id && s.providerInstanceId === providerInstanceId && s.id !== providerSessionId);
+    const canResume = driver.capabilities(instance).resume;
+    const resumeId = earlier && canResume ? latestNativeThread(state, thread.id, providerInstanceId) : null;
+    // A recap stands in for a conversation the agent cannot continue: none when a resuming driver never recorded one.
+    const needsRecap = earlier && (!canResume || resumeId !== null);
     let live: LiveSession | null = null;
     try {
       const runtime = await driver.openSession({
         instance,
         threadId: thread.id,
         providerSessionId,
+        resume: resumeId === null ? null : { nativeThreadId: resumeId },
+        home: this.options.agentHome?.(providerInstanceId, thread.id) ?? null,
         cwd: this.options.workingDirectory(thread),
         runtimeMode: thread.runtimeMode,
         interactionMode: thread.interactionMode,
@@ -222,7 +287,9 @@ export class ProviderSessionManager {
         mcp: { url: this.options.mcpUrl(), token: credential.token },
         onEvent: (event) => this.onProviderEvent(thread.id, event),
       });
-      live = { providerSessionId, providerInstanceId, driver: driver.driver, runtime, lastActivity: this.clock(), sequence: 0, usage: new Map() };
+      const now = this.clock();
+      const resumed = resumeId !== null && runtime.resumed === true;
+      live = { providerSessionId, openedAt: now, resumed, recapPending: needsRecap && !resumed, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
       if (this.abandoned) {
         await runtime.stop();
         throw new Error("this Loom node stopped after losing its leases while the provider session opened");
@@ -232,6 +299,8 @@ export class ProviderSessionManager {
       throw error;
     }
     this.sessions.set(thread.id, live);
+    const how = live.resumed ? ", resumed" : live.recapPending ? ", with a recap of its earlier sessions" : "";
+    this.options.sessionLog?.("info", `sessions: opened ${providerSessionId} for ${thread.id} on ${providerInstanceId} (${driver.driver}${how}); holding ${this.sessions.size}`);
     this.dispatch({
       type: "provider-runtime.session-opened",
       commandId: `cmd:session-opened:${providerSessionId}`,
@@ -352,6 +421,7 @@ export class ProviderSessionManager {
     const session = this.sessions.get(threadId);
     if (session === undefined) return;
     this.sessions.delete(threadId);
+    this.options.sessionLog?.("info", `sessions: released ${session.providerSessionId} of ${threadId} (${reason}) after ${duration(this.clock() - session.openedAt)}; holding ${this.sessions.size}`);
     await this.options.credentials.revokeSession(session.providerSessionId);
     this.options.secrets?.dropSession(session.providerSessionId);
     // Queue the release before stopping the process: a send that arrives while it stops
@@ -383,6 +453,16 @@ function liveIds(driver: string, event: { readonly runId: string; readonly itemI
   return { itemId, outputStreamId: derive.outputStreamOfItem({ turnItemId: itemId }) };
 }
 
+/** The native thread id the provider last reported for the thread on this instance, or null. */
+function latestNativeThread(state: Orchestrator["state"], threadId: string, providerInstanceId: string): string | null {
+  let latest: { nativeThreadId: string; updatedAt: string } | null = null;
+  for (const record of state.providerThreads.values()) {
+    if (record.threadId !== threadId || record.providerInstanceId !== providerInstanceId) continue;
+    if (latest === null || record.updatedAt >= latest.updatedAt) latest = record;
+  }
+  return latest?.nativeThreadId ?? null;
+}
+
 /** Whether the run's open attempt was handed to this session (its provider knows the turn). */
 function handedTo(orchestrator: Orchestrator, runId: string, providerSessionId: string): boolean {
   const state = orchestrator.state;
@@ -390,6 +470,10 @@ function handedTo(orchestrator: Orchestrator, runId: string, providerSessionId: 
     const attempt = state.attempts.get(id);
     return attempt !== undefined && attempt.endedAt === null && attempt.providerSessionId === providerSessionId;
   });
+}
+
+function duration(ms: number): string {
+  return ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }
 
 function messageOf(error: unknown): string {

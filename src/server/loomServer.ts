@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
@@ -48,7 +49,8 @@ import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/
 import { SearchProjection } from "../engine/searchProjection.js";
 import { SecretVault } from "../providers/secretVault.js";
 import { SqliteSearchIndex } from "../store/search/sqliteSearchIndex.js";
-import { ConfigError, ConfigErrorCode, type LoomConfig, loadConfig } from "../config/config.js";
+import { ConfigError, ConfigErrorCode, DEFAULT_LOG, type LogLevel, type LoomConfig, loadConfig } from "../config/config.js";
+import { type ServerLog, openServerLog } from "./serverLog.js";
 import { validateProviderInstances } from "../providers/kit/validateInstances.js";
 import { ProviderRegistry } from "../providers/registry.js";
 import { reportProviders } from "./providerReport.js";
@@ -79,6 +81,8 @@ export interface LoomServerOptions {
   readonly schedulerTimers?: SchedulerTimers;
   /** A PostgreSQL URL: overrides the config's database.url (docs/postgres.md). Default: SQLite in the state dir. */
   readonly database?: string;
+  /** The log file's level; overrides the config's log.level. */
+  readonly logLevel?: LogLevel;
 }
 
 /** dist/ui, two folders up from this module in src/server/ and dist/server/ alike. */
@@ -96,6 +100,8 @@ export interface LoomServer {
   readonly nodes: NodeRegistry;
   readonly sessions: ProviderSessionManager;
   readonly stateDir: StateDir;
+  /** The server's log file (`<state-dir>/logs/loom.log`). */
+  readonly logPath: string;
   /** Open MCP sessions (agents' and outside clients'). */
   readonly mcpSessionCount: number;
   /** The search index projection (t3_thread_search), kept in `<state-dir>/search.db`. */
@@ -115,12 +121,31 @@ export interface LoomServer {
   close(): Promise<void>;
 }
 
-/** Open the state dir, replay and reconcile the log, listen, and publish server.json. */
+/**
+ * Open the state dir, replay and reconcile the log, listen, and publish
+ * server.json. Everything the server reports also goes to its log file; a
+ * refused start is written there before the file is closed.
+ */
 export async function startLoomServer(options: LoomServerOptions): Promise<LoomServer> {
-  const log = options.log ?? (() => undefined);
-  const cwd = options.cwd ?? process.cwd();
   const dir = openStateDir(options.stateDir);
+  const serverLog = openServerLog(dir.root, { ...DEFAULT_LOG, level: options.logLevel ?? DEFAULT_LOG.level });
+  try {
+    return await startWithLog(options, dir, serverLog);
+  } catch (error) {
+    serverLog.write("error", `loom: start refused: ${error instanceof Error ? error.message : String(error)}`);
+    await serverLog.close();
+    throw error;
+  }
+}
+
+async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog: ServerLog): Promise<LoomServer> {
+  const cwd = options.cwd ?? process.cwd();
   const config = loadConfig(options.configPath, dir.root, cwd);
+  serverLog.configure({ ...config.log, level: options.logLevel ?? config.log.level });
+  const log = (line: string): void => {
+    options.log?.(line);
+    serverLog.write(levelOfLine(line), line);
+  };
   const drivers = builtInDrivers({ stateDir: dir.root, log });
   const problems = validateProviderInstances(config.providers, drivers);
   if (problems.length > 0) {
@@ -131,6 +156,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     throw new ConfigError(ConfigErrorCode.invalid, `invalid config: scheduler.timeZone ${JSON.stringify(config.scheduler.timeZone)} is not an IANA time zone this runtime knows`);
   }
   const ownerToken = ensureOwnerToken(dir);
+  serverLog.addSecret(ownerToken);
   const registry = new ProviderRegistry(config.providers, drivers);
   const backend = await openNodeBackend(dir, options.database === undefined ? config.database : { ...config.database, url: options.database });
   const { store, nodes } = backend;
@@ -174,7 +200,10 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     mcpUrl: () => mcpUrl,
     workingDirectory: (thread) => thread.worktreePath ?? projects.get(thread.projectId) ?? cwd,
     idleMs: config.sessions.idleMs,
+    stalledMs: config.sessions.stalledMs,
     log,
+    sessionLog: (level, line) => serverLog.write(level, line),
+    agentHome: (providerInstanceId, threadId) => join(dir.root, "agents", providerInstanceId, createHash("sha256").update(threadId).digest("hex").slice(0, 32)),
     secrets,
   });
   const workspaceEffects = new WorkspaceEffects({ ...workspaceLayout, log });
@@ -211,6 +240,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     secrets: { vault: secrets, isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
     titles,
     workspaces,
+    heldSessions: () => sessions.held().map((s) => ({ providerSessionId: s.providerSessionId, lastActivityAt: s.lastActivityAt, resumed: s.resumed })),
     schedules: {
       keys: new FileWebhookKeyStore(join(dir.root, "webhook-keys.json")),
       baseUrl: () => baseUrl,
@@ -325,6 +355,8 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
       await orchestrator.close();
       await backend.credentials.close();
       removeServerInfo(dir, process.pid);
+      serverLog.write("info", "loom: stopped");
+      await serverLog.close();
     })();
     return closing;
   }
@@ -339,6 +371,7 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     nodes,
     sessions,
     stateDir: dir,
+    logPath: serverLog.path,
     get mcpSessionCount() {
       return mcp.sessionCount;
     },
@@ -349,6 +382,11 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
     halted,
     close,
   };
+}
+
+/** A reported line's level in the log file: failures are warnings, the rest information. */
+function levelOfLine(line: string): LogLevel {
+  return /\b(failed|error|could not|refused)\b/i.test(line) ? "warn" : "info";
 }
 
 async function handle(routes: readonly RouteHandler[], req: Parameters<RouteHandler>[0], res: Parameters<RouteHandler>[1], url: URL, log: (line: string) => void): Promise<void> {

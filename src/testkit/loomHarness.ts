@@ -70,11 +70,21 @@ export class LoomHarness {
 
   static async start(options: HarnessOptions = {}): Promise<LoomHarness> {
     const dir = mkdtempSync(join(tmpdir(), "loom-it-"));
-    const stateDir = join(dir, ".loom");
-    mkdirSync(stateDir);
-    const configPath = join(dir, "loom-config.json");
+    mkdirSync(join(dir, ".loom"));
     const workspaces = { checkpoints: false, ...options.config?.workspaces };
-    writeFileSync(configPath, JSON.stringify({ providers: TEST_PROVIDERS, ...options.config, workspaces }));
+    writeFileSync(join(dir, "loom-config.json"), JSON.stringify({ providers: TEST_PROVIDERS, ...options.config, workspaces }));
+    try {
+      return await LoomHarness.open(dir, options);
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** A server on the harness folder's state dir and config file. */
+  private static async open(dir: string, options: HarnessOptions): Promise<LoomHarness> {
+    const stateDir = join(dir, ".loom");
+    const configPath = join(dir, "loom-config.json");
     let server: LoomServer | null = null;
     try {
       server = await startLoomServer({
@@ -90,12 +100,26 @@ export class LoomHarness {
       });
       const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
       const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");
-      return new LoomHarness(server, dir, ownerToken, owner);
+      const harness = new LoomHarness(server, dir, ownerToken, owner);
+      harness.options = options;
+      return harness;
     } catch (error) {
       await server?.close();
-      rmSync(dir, { recursive: true, force: true });
       throw error;
     }
+  }
+
+  private options: HarnessOptions = {};
+
+  /**
+   * A Loom restart: stop this server (its agent sessions end with it) and
+   * start a new one on the same state dir and config. This harness is done;
+   * use the one returned (close() of the new one removes the folder).
+   */
+  async restart(): Promise<LoomHarness> {
+    for (const client of [this.owner, ...this.clients]) await client.close().catch(() => undefined);
+    await this.server.close();
+    return LoomHarness.open(this.dir, this.options);
   }
 
   get state() {

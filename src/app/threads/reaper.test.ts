@@ -8,7 +8,7 @@ import { LoomHarness, script } from "../../testkit/loomHarness.js";
  */
 let h: LoomHarness;
 beforeAll(async () => {
-  h = await LoomHarness.start({ config: { sessions: { idleMs: 400 } } });
+  h = await LoomHarness.start({ config: { sessions: { idleMs: 400, stalledMs: 400 } } });
 });
 afterAll(async () => {
   await h.close();
@@ -35,6 +35,27 @@ describe("idle reaper", () => {
     const sent = await h.owner.ok<{ runId: string }>("t3_thread_send", { threadId: thread.threadId, message: "again" });
     expect(await h.waitForEnd(sent.runId)).toMatchObject({ status: "completed" });
     expect(h.assistantTexts(thread.threadId, sent.runId)).toEqual(["Echo: again"]);
+  });
+});
+
+describe("idle and stalled sessions", () => {
+  it("releases a session with no work after idleMs while a session whose run waits is kept until stalledMs", async () => {
+    const r = await LoomHarness.start({ config: { sessions: { idleMs: 400, stalledMs: 600_000 } } });
+    try {
+      const waiting = await r.createThread({ title: "Waiting", prompt: script({ ask: "still there?" }, { say: "got {{answer}}" }) });
+      await r.waitForRun(waiting.runId!, "waiting_on_user_input");
+      const quick = await r.createThread({ title: "Done", prompt: script({ say: "done" }) });
+      expect(await r.waitForEnd(quick.runId!)).toMatchObject({ status: "completed" });
+      await r.until(() => !r.server.sessions.hasSession(quick.threadId), "the idle session to be released", 5_000);
+      const notice = r.items(quick.threadId).filter((item) => item.type === "system_notice");
+      expect(notice).toEqual([]);
+      // The waiting run's session has been quiet longer than idleMs by now, yet it stays: its run is not stalled.
+      expect(r.server.sessions.hasSession(waiting.threadId)).toBe(true);
+      expect(r.run(waiting.runId!).status).toBe("waiting_on_user_input");
+      expect(r.server.sessions.held().map((s) => s.threadId)).toEqual([waiting.threadId]);
+    } finally {
+      await r.close();
+    }
   });
 });
 

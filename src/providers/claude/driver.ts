@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { access, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
@@ -74,8 +74,13 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
       } catch (error) {
         throw new ProviderError(ProviderErrorCode.notInstalled, "the Claude Agent SDK (@anthropic-ai/claude-agent-sdk) could not be loaded", { cause: error });
       }
-      const tempDir = options.configDir === null ? await mkdtemp(join(tmpdir(), "loom-claude-")) : null;
-      const configDir = options.configDir ?? tempDir ?? "";
+      // CLAUDE_CONFIG_DIR: the configured one, else the thread's own folder kept across sessions (so its saved sessions can be resumed), else a temp dir.
+      const keptDir = options.configDir === null && input.home != null ? input.home : null;
+      if (keptDir !== null) await mkdir(keptDir, { recursive: true, mode: 0o700 });
+      const tempDir = options.configDir === null && keptDir === null ? await mkdtemp(join(tmpdir(), "loom-claude-")) : null;
+      const configDir = options.configDir ?? keptDir ?? tempDir ?? "";
+      const persist = tempDir === null;
+      const resume = persist && input.resume != null && (await hasSavedSession(configDir, input.resume.nativeThreadId)) ? input.resume.nativeThreadId : null;
       const session = new ClaudeSession({
         providerSessionId: input.providerSessionId,
         cwd: input.cwd,
@@ -89,6 +94,7 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
               interactionMode: input.interactionMode,
               mcp: input.mcp,
               configDir,
+              persist,
               options,
               baseEnv: process.env,
               isRoot,
@@ -96,6 +102,7 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
             hooks,
           ),
         secret: input.mcp?.token ?? null,
+        resume,
         startupTimeoutMs: options.startupTimeoutMs,
         onEvent: input.onEvent,
         log,
@@ -107,6 +114,16 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
       return session;
     },
   };
+}
+
+/** Whether Claude Code saved session `id` under the config dir (`projects/<cwd>/<id>.jsonl`). */
+async function hasSavedSession(configDir: string, id: string): Promise<boolean> {
+  const projects = join(configDir, "projects");
+  const folders = await readdir(projects).catch(() => [] as string[]);
+  for (const folder of folders) {
+    if (await access(join(projects, folder, `${id}.jsonl`)).then(() => true, () => false)) return true;
+  }
+  return false;
 }
 
 export const claudeDriver: ProviderDriver = createClaudeDriver();

@@ -30,13 +30,13 @@ describe("claude options", () => {
 describe("claude capabilities", () => {
   const driver = createClaudeDriver({ log: () => undefined });
 
-  it("steers, interrupts and restarts; no fork or resume; all runtime modes; MCP over HTTP", () => {
+  it("steers, interrupts, restarts and resumes; no fork; all runtime modes; MCP over HTTP", () => {
     expect(driver.capabilities(instance())).toEqual({
       steering: true,
       interrupt: true,
       restart: true,
       fork: false,
-      resume: false,
+      resume: true,
       runtimeModes: ["approval-required", "auto-accept-edits", "full-access"],
       models: ["claude-sonnet-4-5"],
       mcpTransport: "http",

@@ -52,15 +52,17 @@ export const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
 /**
  * Steering: a user message streamed in while a turn runs is folded into that
  * turn by Claude Code (it answers it before the turn's one result message).
- * Restart is interrupt + a new turn, which always works. Sessions are not
- * persisted (persistSession: false), so there is nothing to resume or fork.
+ * Restart is interrupt + a new turn, which always works. Resume: Claude Code
+ * saves its sessions in the config dir Loom keeps per thread
+ * (persistSession), and a later session continues the saved one (`resume`).
+ * Fork stays off: the adapter contract cannot name a session to fork.
  */
 export const DEFAULT_CLAUDE_CAPABILITIES: ProviderCapabilities = {
   steering: true,
   interrupt: true,
   restart: true,
   fork: false,
-  resume: false,
+  resume: true,
   runtimeModes: RUNTIME_MODES,
   models: [DEFAULT_CLAUDE_MODEL],
   mcpTransport: "http",  // A short, curated catalog: capability answers list every current model (spec 000).

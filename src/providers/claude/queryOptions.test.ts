@@ -16,6 +16,7 @@ function settings(overrides: Partial<ClaudeSessionSettings> = {}, options: Recor
     interactionMode: "default",
     mcp: { url: URL, token: TOKEN },
     configDir: "/tmp/loom-claude-x",
+    persist: false,
     options: parseClaudeOptions({ id: "claude", driver: "claude", enabled: true, displayName: null, models: null, options }),
     baseEnv: { PATH: "/usr/bin", HOME: "/root", CLAUDE_CONFIG_DIR: "/root/.claude" },
     isRoot: false,
@@ -60,6 +61,15 @@ describe("queryOptions", () => {
     expect(options.mcpServers).toBeUndefined();
     expect(options.allowedTools).toBeUndefined();
     expect(options.strictMcpConfig).toBe(true);
+  });
+
+  it("a kept config dir persists the session; a resume names the saved session instead of a new id", () => {
+    const fresh = buildQueryOptions(settings({ persist: true }), hooks);
+    expect(fresh).toMatchObject({ persistSession: true, sessionId: hooks.sessionId });
+    expect(fresh.resume).toBeUndefined();
+    const resumed = buildQueryOptions(settings({ persist: true }), { ...hooks, resume: "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b" });
+    expect(resumed).toMatchObject({ persistSession: true, resume: "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b" });
+    expect(resumed.sessionId).toBeUndefined();
   });
 
   it("isolates the session: no persisted transcript, no settings files, its own config dir", () => {

@@ -21,8 +21,10 @@ export interface ClaudeSessionSettings {
   readonly runtimeMode: RuntimeMode;
   readonly interactionMode: InteractionMode;
   readonly mcp: { readonly url: string; readonly token: string } | null;
-  /** CLAUDE_CONFIG_DIR for this session: options.configDir or a per-session temp dir. */
+  /** CLAUDE_CONFIG_DIR for this session: options.configDir, the thread's kept folder, or a per-session temp dir. */
   readonly configDir: string;
+  /** Claude Code saves its sessions in configDir (persistSession), so a later session can resume them: not in a temp dir. */
+  readonly persist: boolean;
   readonly options: ClaudeOptions;
   /** The Loom process's own environment (inherited by the agent, below the instance env). */
   readonly baseEnv: Readonly<Record<string, string | undefined>>;
@@ -40,6 +42,8 @@ export interface ClaudeQueryHooks {
    * per launch: the session knows the native id before Claude Code reports it.
    */
   readonly sessionId: string;
+  /** Continue this saved Claude Code session (`resume`) instead of starting `sessionId`. */
+  readonly resume?: string | null;
 }
 
 /**
@@ -86,14 +90,16 @@ export function buildQueryOptions(settings: ClaudeSessionSettings, hooks: Claude
   const options: Options = {
     cwd: settings.cwd,
     env: buildEnv(settings, permissionMode),
-    persistSession: false,
+    persistSession: settings.persist,
     settingSources: [],
     permissionMode,
     canUseTool: hooks.canUseTool,
     abortController: hooks.abortController,
     stderr: hooks.stderr,
-    sessionId: hooks.sessionId,
   };
+  // `sessionId` cannot go with `resume` (unless forking): a resumed session keeps its own id.
+  if (hooks.resume != null) options.resume = hooks.resume;
+  else options.sessionId = hooks.sessionId;
   if (settings.model !== null) options.model = settings.model;
   if (permissionMode === "bypassPermissions") options.allowDangerouslySkipPermissions = true;
   if (permissionMode === "default") {

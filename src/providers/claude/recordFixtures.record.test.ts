@@ -153,6 +153,7 @@ describe("record Claude SDK transcripts into fixtures/", () => {
           interactionMode: "default",
           mcp: { url: harness.server.mcpUrl, token: harness.ownerToken },
           configDir,
+          persist: false,
           options: parseClaudeOptions({ id: "claude", driver: "claude", enabled: true, displayName: null, models: null, options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } }),
           baseEnv: process.env,
           isRoot: process.getuid?.() === 0,

@@ -30,6 +30,7 @@ function newSession(graceMs = 15_000): ClaudeSession {
           interactionMode: "default",
           mcp: { url: "http://127.0.0.1:1/mcp", token: TOKEN },
           configDir: "/tmp/cfg",
+          persist: false,
           options: parseClaudeOptions({ id: "claude", driver: "claude", enabled: true, displayName: null, models: null, options: {} }),
           baseEnv: {},
           isRoot: false,

@@ -32,6 +32,8 @@ export interface ClaudeSessionInput {
   readonly interruptGraceMs?: number;
   readonly onEvent: (event: NormalizedProviderEvent) => void;
   readonly log: (line: string) => void;
+  /** A saved Claude Code session to continue at the first launch (OpenSessionInput.resume), or null. */
+  readonly resume?: string | null;
   /** Runs once after stop(): removes the session's temp config dir. */
   readonly cleanup: () => Promise<void>;
 }
@@ -75,6 +77,12 @@ export class ClaudeSession implements ProviderSessionRuntime {
   private live: LiveQuery | null = null;
   private active: ActiveTurn | null = null;
   private closed = false;
+  private resumedSession = false;
+
+  /** Whether the first launch continued the saved session it was asked to resume. */
+  get resumed(): boolean {
+    return this.resumedSession;
+  }
 
   constructor(private readonly input: ClaudeSessionInput) {
     this.mapper = new ClaudeTranscriptMapper(input.cwd);
@@ -91,7 +99,7 @@ export class ClaudeSession implements ProviderSessionRuntime {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       signal?.throwIfAborted();
-      const live = this.launch();
+      const live = this.launch(this.input.resume ?? null);
       await Promise.race([
         live.query.initializationResult(),
         new Promise<never>((_, reject) => {
@@ -101,6 +109,7 @@ export class ClaudeSession implements ProviderSessionRuntime {
           throw new Error(live.endReason ?? "Claude Code exited during start-up");
         }),
       ]);
+      this.resumedSession = (this.input.resume ?? null) !== null;
     } catch (error) {
       await this.stop();
       if (signal?.aborted === true) throw new ProviderError(ProviderErrorCode.aborted, "opening the Claude session was aborted", { cause: error });
@@ -187,15 +196,16 @@ export class ClaudeSession implements ProviderSessionRuntime {
     });
   }
 
-  private launch(): LiveQuery {
+  private launch(resume: string | null = null): LiveQuery {
     const abort = new AbortController();
     const input = new UserMessageStream();
-    const sessionId = randomUUID();
+    const sessionId = resume ?? randomUUID();
     const options = this.input.buildOptions({
       canUseTool: this.permissions.canUseTool,
       abortController: abort,
       stderr: (data) => this.keepStderr(data),
       sessionId,
+      resume,
     });
     this.input.log(`loom: claude: session ${this.input.providerSessionId}: starting Claude Code (${describeQueryOptions(options)})`);
     const query = this.input.query({ prompt: input, options });

@@ -131,13 +131,13 @@ describe("instance options", () => {
     expect(bad).toThrow(/binaryPat/);
   });
 
-  it("capabilities: steering, interrupt and restart; no fork or resume; all runtime modes; HTTP MCP", () => {
+  it("capabilities: steering, interrupt, restart and resume; no fork; all runtime modes; HTTP MCP", () => {
     expect(codexCapabilities(instance({}))).toEqual({
       steering: true,
       interrupt: true,
       restart: true,
       fork: false,
-      resume: false,
+      resume: true,
       runtimeModes: ["approval-required", "auto-accept-edits", "full-access"],
       models: DEFAULT_CODEX_MODELS,
       mcpTransport: "http",

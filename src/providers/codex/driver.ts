@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
@@ -18,7 +18,9 @@ import { CodexSession } from "./session.js";
  * stdio; docs/providers/codex.md). Each Loom provider session is one
  * app-server process with one codex thread; Loom's MCP endpoint is injected
  * into the thread as `t3-code` and `t3-code-direct` with the session's
- * bearer token (spec 000, "Codex V2").
+ * bearer token (spec 000, "Codex V2"). CODEX_HOME is kept per thread
+ * (OpenSessionInput.home), so a later session resumes the codex thread
+ * (thread/resume) after a restart or a released session.
  */
 
 export interface CodexDriverDeps {
@@ -56,8 +58,11 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
     async openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime> {
       const options: CodexOptions = optionsForSession(codexOptions, input.instance);
       const executable = resolveExecutable(options, packageLauncher);
-      const tempHome = options.codexHome === null ? await mkdtemp(join(tmpdir(), "loom-codex-")) : null;
-      const codexHome = options.codexHome ?? tempHome ?? "";
+      // CODEX_HOME: the configured one, else the thread's own folder kept across sessions (so its codex threads can be resumed), else a temp dir.
+      const keptHome = options.codexHome === null && input.home != null ? input.home : null;
+      if (keptHome !== null) await mkdir(keptHome, { recursive: true, mode: 0o700 });
+      const tempHome = options.codexHome === null && keptHome === null ? await mkdtemp(join(tmpdir(), "loom-codex-")) : null;
+      const codexHome = options.codexHome ?? keptHome ?? tempHome ?? "";
       const cleanup = async (): Promise<void> => {
         if (tempHome !== null) await rm(tempHome, { recursive: true, force: true });
       };
@@ -76,7 +81,7 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
         ...(deps.interruptGraceMs === undefined ? {} : { interruptGraceMs: deps.interruptGraceMs }),
       });
       try {
-        await session.open(input.signal);
+        await session.open(input.signal, input.resume?.nativeThreadId ?? null);
       } catch (error) {
         await cleanup();
         throw await notInstalledIfBroken(error, executable, version);

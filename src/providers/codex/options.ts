@@ -88,17 +88,16 @@ export const DEFAULT_CODEX_MODELS: readonly string[] = ["gpt-6.2-sol", "gpt-6.2-
 /**
  * Steering is `turn/steer` (input joins the running turn's next model
  * request). Interrupt is `turn/interrupt`; restart is interrupt plus a new
- * turn. fork and resume stay off: app-server has thread/fork and
- * thread/resume, but a session's CODEX_HOME is a temp dir by default and
- * the adapter contract has no way to name a native thread to resume, so
- * Loom could not use them (docs/providers/codex.md).
+ * turn. Resume is `thread/resume` of the thread's codex thread from the
+ * CODEX_HOME Loom keeps per thread. Fork stays off: the adapter contract has
+ * no way to name a native thread to fork (docs/providers/codex.md).
  */
 export const DEFAULT_CODEX_CAPABILITIES: ProviderCapabilities = {
   steering: true,
   interrupt: true,
   restart: true,
   fork: false,
-  resume: false,
+  resume: true,
   runtimeModes: RUNTIME_MODES,
   models: DEFAULT_CODEX_MODELS,
   mcpTransport: "http",  // A short, curated catalog: capability answers list every current model (spec 000).

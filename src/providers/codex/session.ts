@@ -61,12 +61,35 @@ export class CodexSession implements ProviderSessionRuntime {
   private readonly pending = new Map<string, ServerRequest>();
   private active: ActiveTurn | null = null;
   private closed = false;
+  private resumedThread = false;
 
   constructor(private readonly input: CodexSessionInput) {}
 
-  /** Spawn, initialize and start the codex thread. Rejects with ProviderError; the process is gone then. */
-  async open(signal?: AbortSignal): Promise<void> {
-    await this.connect(signal, (server) => server.request("thread/start", threadStartParams(this.input.thread)));
+  /** Whether open() continued the codex thread it was asked to resume. */
+  get resumed(): boolean {
+    return this.resumedThread;
+  }
+
+  /**
+   * Spawn, initialize and start the codex thread, or resume `resumeThreadId`
+   * from CODEX_HOME (thread/resume); a thread codex cannot resume (not in this
+   * CODEX_HOME) gets a new one instead. Rejects with ProviderError; the
+   * process is gone then.
+   */
+  async open(signal?: AbortSignal, resumeThreadId: string | null = null): Promise<void> {
+    await this.connect(signal, async (server) => {
+      if (resumeThreadId !== null) {
+        try {
+          const resumed = await server.request("thread/resume", threadResumeParams(resumeThreadId, this.input.thread));
+          this.resumedThread = true;
+          return resumed;
+        } catch (error) {
+          // Only codex's own refusal (an unknown thread) falls back; a dead or silent process fails the open.
+          if (!(error instanceof AppServerError) || error.code !== AppServerErrorCode.rpc) throw error;
+        }
+      }
+      return server.request("thread/start", threadStartParams(this.input.thread));
+    });
   }
 
   async startTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {

@@ -95,14 +95,17 @@ export class ScriptedSession implements ProviderSessionRuntime {
   private itemCounter = 0;
   private turnCounter = 0;
   private closed = false;
-  /** The "native" conversation id a real provider would report: derived from Loom's session id. */
+  /** The "native" conversation id a real provider would report: derived from Loom's session id, or the resumed one. */
   private readonly nativeThreadId: string;
+  readonly resumed: boolean;
 
   constructor(
     input: OpenSessionInput,
     private readonly options: ScriptedOptions,
   ) {
-    this.nativeThreadId = `scripted:${input.providerSessionId}`;
+    const resume = options.capabilities.resume ? (input.resume ?? null) : null;
+    this.nativeThreadId = resume?.nativeThreadId ?? `scripted:${input.providerSessionId}`;
+    this.resumed = resume !== null;
     this.cwd = input.cwd;
     this.onEvent = input.onEvent;
     const reachable = input.mcp !== null && options.capabilities.mcpTransport === "http";

@@ -13,7 +13,7 @@ describe("scripted options and capabilities", () => {
       interrupt: true,
       restart: true,
       fork: false,
-      resume: false,
+      resume: true,
       runtimeModes: ["approval-required", "auto-accept-edits", "full-access"],
       models: ["scripted-1"],
       mcpTransport: "http",

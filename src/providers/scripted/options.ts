@@ -74,7 +74,8 @@ export const DEFAULT_SCRIPTED_CAPABILITIES: ProviderCapabilities = {
   interrupt: true,
   restart: true,
   fork: false,
-  resume: false,
+  // A scripted agent keeps no conversation, so continuing one is free; `capabilities.resume: false` makes Loom hand it a recap instead.
+  resume: true,
   runtimeModes: RUNTIME_MODES,
   models: [DEFAULT_SCRIPTED_MODEL],
   mcpTransport: "http",

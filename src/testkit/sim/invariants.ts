@@ -62,6 +62,9 @@ function receivedByThread(received: readonly ReceivedInput[]): Map<string, Set<s
     let texts = byThread.get(input.threadId);
     if (texts === undefined) byThread.set(input.threadId, (texts = new Set()));
     texts.add(input.text);
+    // A message after Loom's context (a handoff, a transfer, the recap of a resumed thread) reached the agent too.
+    const close = "</loom_context>\n\n";
+    if (input.text.startsWith("<loom_context>") && input.text.includes(close)) texts.add(input.text.slice(input.text.indexOf(close) + close.length));
   }
   return byThread;
 }

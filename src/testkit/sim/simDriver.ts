@@ -110,7 +110,8 @@ export class SimDriver implements ProviderDriver {
       interrupt: options.interrupt,
       restart: options.interrupt,
       fork: false,
-      resume: false,
+      // A simulated agent keeps no conversation: continuing one is free (no recap).
+      resume: true,
       runtimeModes: ["approval-required", "auto-accept-edits", "full-access"],
       models: instance.models ?? ["sim-1"],
       mcpTransport: "http",
@@ -167,6 +168,9 @@ export class SimSession implements ProviderSessionRuntime {
   /** The process died (a crash of its own, or its node's): calls fail session_closed. */
   private dead = false;
   private closed = false;
+  /** Given the thread's earlier conversation, the session continues it (and reports its native id). */
+  readonly resumed: boolean;
+  private readonly nativeThreadId: string;
 
   constructor(
     private readonly host: SimProviderHost,
@@ -179,6 +183,8 @@ export class SimSession implements ProviderSessionRuntime {
     this.providerSessionId = input.providerSessionId;
     this.threadId = input.threadId;
     this.onEvent = input.onEvent;
+    this.resumed = input.resume != null;
+    this.nativeThreadId = input.resume?.nativeThreadId ?? `sim-thread:${input.providerSessionId}`;
     this.caller = { kind: "agent", environmentId, threadId: input.threadId, providerInstanceId: input.instance.id, providerSessionId: input.providerSessionId };
   }
 
@@ -291,7 +297,7 @@ export class SimSession implements ProviderSessionRuntime {
   private async drive(turn: SimTurn, input: string): Promise<void> {
     await this.host.scheduler.sleep(this.owner, this.host.latency());
     if (turn.ended || turn.interruptRequested) return;
-    this.emit({ type: "turn.started", runId: turn.runId, nativeThreadId: `sim-thread:${this.providerSessionId}`, nativeTurnId: turn.nativeTurnId }, true);
+    this.emit({ type: "turn.started", runId: turn.runId, nativeThreadId: this.nativeThreadId, nativeTurnId: turn.nativeTurnId }, true);
     const agent: AgentContext = { caller: this.caller, threadId: this.threadId, runId: turn.runId };
     let tokens = input.length;
     for (const step of this.host.planTurn(agent, input)) {
