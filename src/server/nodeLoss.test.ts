@@ -22,7 +22,7 @@ import { TcpProxy } from "../testkit/tcpProxy.js";
 
 const HEARTBEAT_MS = 200;
 /** Long enough that a node starved on a loaded machine is not declared lost by mistake. */
-const LEASE_MS = 3_000;
+const LEASE_MS = 5_000;
 const database = usePostgresDatabase();
 
 interface ReadResult {
@@ -106,7 +106,14 @@ describe("a node that loses its lease", { timeout: 120_000 }, () => {
     const survivor = await startNode("b");
 
     zombie.serve.child.kill("SIGSTOP");
-    const report = await pollUntil(() => nodesReport(survivor), (r) => r.nodes.find((n) => n.nodeId === run.nodeId)?.status === "lost", "the suspended node declared lost", LEASE_MS + 10_000);
+    const report = await pollUntil(() => nodesReport(survivor), (r) => {
+        // The report may show the node lost before its sessions and leases are gone: wait for both.
+        const lost = r.nodes.find((n) => n.nodeId === run.nodeId);
+        return lost?.status === "lost" && lost.sessions.length === 0 && lost.leases.length === 0;
+      },
+      "the suspended node declared lost and its sessions cleared",
+      LEASE_MS + 10_000,
+    );
     expect(report.nodes.find((n) => n.nodeId === run.nodeId)).toMatchObject({ takenOverBy: report.self, sessions: [], leases: [] });
     await expectTakenOver(survivor, run);
 

@@ -21,7 +21,7 @@ import { usePostgresDatabase } from "../testkit/postgresTestCluster.js";
  */
 
 /** Long enough that a node starved on a loaded machine is not declared lost by mistake. */
-const LEASE_MS = 3_000;
+const LEASE_MS = 5_000;
 const database = usePostgresDatabase();
 
 interface ReadResult {

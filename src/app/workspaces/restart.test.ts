@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RESTART_PREPARATION_NOTICE } from "../../engine/reconcile.js";
@@ -75,6 +75,9 @@ describe("restart in the middle of a prepared run", () => {
     expect(worktreePath).not.toBeNull();
     await untilTrue(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", "the setup to start");
     const setupPid = Number(readFileSync(pidFile, "utf8").trim());
+    // The server notes the setup's process group when the spawn returns; the shell may write its pid first.
+    const notes = join(stateDir, "run", "setup");
+    await untilTrue(() => existsSync(notes) && readdirSync(notes).length > 0, "the server to note the running setup");
     expect(alive(setupPid)).toBe(true);
 
     first.serve.child.kill("SIGKILL");
