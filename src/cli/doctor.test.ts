@@ -1,28 +1,13 @@
-import { execFile } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLI_PATH, spawnServe, waitForExit } from "../testkit/loomProcess.js";
+import { spawnServe, waitForExit } from "../testkit/loomProcess.js";
+import { type Ran, cliEnv, runLoom } from "../testkit/cliRun.js";
 
 /** `loom doctor` and the provider lines `loom serve` prints on start, against real state dirs and a real server. */
-interface Ran {
-  readonly status: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function env(): NodeJS.ProcessEnv {
-  const { LOOM_STATE_DIR: _ignored, ...rest } = process.env;
-  return rest;
-}
-
 function loom(...args: string[]): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args], { env: env(), timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
-    });
-  });
+  return runLoom(args);
 }
 
 const dirs: string[] = [];
@@ -44,7 +29,7 @@ const providers = [
 describe("loom doctor", () => {
   it("reports each provider's availability with a fix, the running server, and loose token permissions; serve prints the same provider lines", { timeout: 120_000 }, async () => {
     const dir = stateDir({ providers });
-    const serve = await spawnServe(["--state-dir", dir, "--port", "0"], env());
+    const serve = await spawnServe(["--state-dir", dir, "--port", "0"], cliEnv());
     try {
       const deadline = Date.now() + 30_000;
       while (!serve.stderr().includes("loom: provider gone (codex)") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
+import { type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
+import { type Ran, cliEnv, runLoom } from "../testkit/cliRun.js";
 
 /**
  * The delegation tree from the terminal, against a real `loom serve` with
@@ -11,27 +11,12 @@ import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "../testkit
  * (requests list / respond), steer it (rename, archive, interrupt, stop,
  * tasks), wait on all of it (wait --tree), with ids given as prefixes.
  */
-interface Ran {
-  readonly status: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function env(): NodeJS.ProcessEnv {
-  const { LOOM_STATE_DIR: _ignored, ...rest } = process.env;
-  return rest;
-}
-
 let stateDir: string;
 let projectRoot: string;
 let serve: ServeProcess;
 
 function loom(...args: string[]): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args, "--state-dir", stateDir], { env: env(), timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
-    });
-  });
+  return runLoom([...args, "--state-dir", stateDir]);
 }
 
 function json<T>(ran: Ran): T {
@@ -64,7 +49,7 @@ beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), "loom-cli-inbox-"));
   projectRoot = mkdtempSync(join(tmpdir(), "loom-cli-inbox-project-"));
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "demo", root: projectRoot }], waits: { maxWaitMs: 1_000 } }));
-  serve = await spawnServe(["--state-dir", stateDir, "--port", "0"], env());
+  serve = await spawnServe(["--state-dir", stateDir, "--port", "0"], cliEnv());
 });
 
 afterAll(async () => {

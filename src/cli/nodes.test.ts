@@ -1,11 +1,11 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NodesReport } from "../api/nodeRoutes.js";
-import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
+import { type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
 import { formatNodes } from "./nodesCommand.js";
+import { type Ran, cliEnv, runLoom } from "../testkit/cliRun.js";
 
 /**
  * `loom nodes` against a real `loom serve` (one node on SQLite): stdout and
@@ -13,33 +13,18 @@ import { formatNodes } from "./nodesCommand.js";
  * report with several nodes.
  */
 
-interface Ran {
-  readonly status: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 let dir: string;
 let stateDir: string;
 let serve: ServeProcess;
 
-function env(): NodeJS.ProcessEnv {
-  const { LOOM_STATE_DIR: _ignored, ...rest } = process.env;
-  return rest;
-}
-
 function loom(...args: string[]): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args], { env: env(), timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
-    });
-  });
+  return runLoom(args);
 }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "loom-cli-nodes-"));
   stateDir = join(dir, "state");
-  serve = await spawnServe(["--port", "0", "--state-dir", stateDir], env());
+  serve = await spawnServe(["--port", "0", "--state-dir", stateDir], cliEnv());
 });
 
 afterAll(async () => {

@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
+import { type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
+import { type Ran, cliEnv, runLoom } from "../testkit/cliRun.js";
 
 /**
  * `loom sessions list|release` and the server's log file, against a real
@@ -11,27 +11,12 @@ import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "../testkit
  * stderr and exit codes; the log records which sessions the server opens,
  * holds and releases, and never a token.
  */
-interface Ran {
-  readonly status: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function env(): NodeJS.ProcessEnv {
-  const { LOOM_STATE_DIR: _ignored, ...rest } = process.env;
-  return rest;
-}
-
 let stateDir: string;
 let projectRoot: string;
 let serve: ServeProcess;
 
 function loom(...args: string[]): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args, "--state-dir", stateDir], { env: env(), timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
-    });
-  });
+  return runLoom([...args, "--state-dir", stateDir]);
 }
 
 function json<T>(ran: Ran): T {
@@ -62,7 +47,7 @@ beforeAll(async () => {
   projectRoot = mkdtempSync(join(tmpdir(), "loom-cli-sessions-project-"));
   // Idle sessions stay for the test's length; releasing is the command's job here.
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "demo", root: projectRoot }], sessions: { idleMs: 600_000 }, log: { level: "warn" } }));
-  serve = await spawnServe(["--state-dir", stateDir, "--port", "0", "--log-level", "debug"], env());
+  serve = await spawnServe(["--state-dir", stateDir, "--port", "0", "--log-level", "debug"], cliEnv());
 });
 
 afterAll(async () => {
@@ -129,11 +114,7 @@ describe("loom sessions", () => {
   });
 
   it("refuses an unknown log level as a usage error", async () => {
-    const ran = await new Promise<Ran>((resolve) => {
-      execFile(process.execPath, [CLI_PATH, "serve", "--state-dir", stateDir, "--log-level", "loud"], { env: env(), timeout: 30_000 }, (error, stdout, stderr) => {
-        resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
-      });
-    });
+    const ran = await runLoom(["serve", "--state-dir", stateDir, "--log-level", "loud"]);
     expect(ran.status).toBe(2);
     expect(ran.stderr).toContain(`--log-level must be one of error, warn, info, debug, got "loud"`);
   });

@@ -1,4 +1,4 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { type LoomServer, startLoomServer } from "../server/loomServer.js";
 import { LoomHarness, script } from "../testkit/loomHarness.js";
 import { CLI_PATH, waitForExit } from "../testkit/loomProcess.js";
 import { pollUntil } from "../testkit/poll.js";
+import { cliEnv, runLoom } from "../testkit/cliRun.js";
 
 /**
  * `loom threads watch` as a person runs it: the built CLI spawned against the
@@ -15,28 +16,11 @@ import { pollUntil } from "../testkit/poll.js";
  * from the log (nothing repeated); exits 0 on SIGINT.
  */
 
-interface Ran {
-  readonly status: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function env(): NodeJS.ProcessEnv {
-  const { LOOM_STATE_DIR: _ignored, ...rest } = process.env;
-  return rest;
-}
-
-function loom(args: readonly string[]): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args], { env: env(), timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
-    });
-  });
-}
+const loom = runLoom;
 
 /** `loom threads watch` in the background, its output readable while it runs. */
 function spawnWatch(args: readonly string[]) {
-  const child = spawn(process.execPath, [CLI_PATH, "threads", "watch", ...args], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI_PATH, "threads", "watch", ...args], { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,4 +1,4 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -6,28 +6,17 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoomMcpClient } from "../client/loomMcpClient.js";
 import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
+import { type Ran, cliEnv, runLoom } from "../testkit/cliRun.js";
 
 /**
  * `loom threads` against a real `loom serve` with the scripted provider. The
  * server caps waits at 1 s, so every wait longer than that has to repeat.
  */
-interface Ran {
-  readonly status: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function loom(args: readonly string[], env: NodeJS.ProcessEnv = withoutStateDirEnv()): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_PATH, ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ status: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr });
-    });
-  });
-}
+const loom = runLoom;
 
 /** `loom` running in the background, its output readable while it runs. */
 function spawnLoom(args: readonly string[]) {
-  const child = spawn(process.execPath, [CLI_PATH, ...args], { env: withoutStateDirEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI_PATH, ...args], { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -41,11 +30,6 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<void>
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-function withoutStateDirEnv(): NodeJS.ProcessEnv {
-  const { LOOM_STATE_DIR: _ignored, ...env } = process.env;
-  return env;
 }
 
 let stateDir: string;
@@ -71,7 +55,7 @@ beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), "loom-cli-threads-"));
   projectRoot = mkdtempSync(join(tmpdir(), "loom-cli-project-"));
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "demo", root: projectRoot }], waits: { maxWaitMs: 1_000 } }));
-  serve = await spawnServe(["--state-dir", stateDir, "--port", "0"], withoutStateDirEnv());
+  serve = await spawnServe(["--state-dir", stateDir, "--port", "0"], cliEnv());
 });
 
 afterAll(async () => {
@@ -100,7 +84,7 @@ describe("loom threads", () => {
     const otherProject = json<{ total: number }>(await threads("list", "--project", "elsewhere", "--json"));
     expect(otherProject.total).toBe(0);
     // $LOOM_STATE_DIR stands in for --state-dir.
-    const viaEnv = await loom(["threads", "list", "--json"], { ...withoutStateDirEnv(), LOOM_STATE_DIR: stateDir });
+    const viaEnv = await loom(["threads", "list", "--json"], { ...cliEnv(), LOOM_STATE_DIR: stateDir });
     expect(json<{ threads: { threadId: string }[] }>(viaEnv).threads.map((t) => t.threadId)).toContain(launched.threadId);
   });
 
