@@ -24,8 +24,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function node(): Promise<Orchestrator> {
-  const opened = await Orchestrator.open({ store: SqliteEventStore.open(join(dir, "loom.db"), { pollIntervalMs: 5 }) });
+async function node(pollIntervalMs = 5): Promise<Orchestrator> {
+  const opened = await Orchestrator.open({ store: SqliteEventStore.open(join(dir, "loom.db"), { pollIntervalMs }) });
   nodes.push(opened);
   return opened;
 }
@@ -40,6 +40,17 @@ describe("several writers on one log", () => {
     const archived = await a.dispatch({ type: "thread.archive", commandId: "cmd:archive:x", data: { threadId: "thread:x" } });
     expect(archived).toMatchObject({ status: "accepted", sequence: 2 });
     expect(a.state.threads.get("thread:x")?.archivedAt).not.toBeNull();
+  });
+
+  it("syncWithLog folds what another node committed without waiting for the tail (an effect claimed from a shared outbox)", async () => {
+    // A's tail polls once a minute: only syncWithLog can bring B's commits in this test's time.
+    const [a, b] = [await node(60_000), await node()];
+    await b.dispatch(create("y"));
+    await b.dispatch(create("z"));
+    expect(a.state.threads.has("thread:y")).toBe(false);
+    await a.syncWithLog();
+    expect([...a.state.threads.keys()].sort()).toEqual(["thread:y", "thread:z"]);
+    expect(a.state.lastSequence).toBe(2);
   });
 
   it("answers a command another node already committed with its receipt, writing nothing", async () => {

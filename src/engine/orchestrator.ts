@@ -152,15 +152,34 @@ export class Orchestrator {
    * followers hear of it.
    */
   private onLogEvent(event: StoredEvent): void {
-    if (event.sequence > this.live.lastSequence) {
-      const domain = toDomainEvent(event);
-      evolve(this.live, domain);
-      this.index.apply(domain);
-      this.live.lastSequence = event.sequence;
-      trimTurnItems(this.live, this.hotThreads);
-      this.snapshots?.progressed();
-    }
+    this.apply(event);
     this.followers.publish([event]);
+  }
+
+  /** Fold one committed event the state does not hold yet. */
+  private apply(event: StoredEvent): void {
+    if (event.sequence <= this.live.lastSequence) return;
+    const domain = toDomainEvent(event);
+    evolve(this.live, domain);
+    this.index.apply(domain);
+    this.live.lastSequence = event.sequence;
+    trimTurnItems(this.live, this.hotThreads);
+    this.snapshots?.progressed();
+  }
+
+  /**
+   * Fold everything the log holds now, without waiting for the tail to bring
+   * it (docs/postgres.md, Who runs what): an outbox row claimed from a shared
+   * log may belong to a run another node created a moment ago. Followers
+   * still hear of each event from the tail, once.
+   */
+  async syncWithLog(): Promise<void> {
+    const head = await this.store.lastSequence();
+    while (this.live.lastSequence < head) {
+      const events = await this.store.readAll(this.live.lastSequence, Math.min(1_000, head - this.live.lastSequence));
+      if (events.length === 0) return;
+      for (const event of events) this.apply(event);
+    }
   }
 
   /**

@@ -36,6 +36,29 @@ const interrupt = (payload: unknown = { threadId: "thread:a", runId: "run:1" }):
 });
 
 describe("OutboxWorker", () => {
+  it("calls beforeRun once a claim leased rows, before any of them runs", async () => {
+    const store = new MemoryEventStore();
+    const order: string[] = [];
+    const worker = new OutboxWorker({
+      store,
+      owner: "test",
+      handlers: recordingHandlers(order),
+      beforeRun: async () => {
+        order.push("beforeRun");
+      },
+    });
+    worker.start();
+    await worker.idle();
+    // An empty claim runs nothing, so there is nothing to catch up for.
+    expect(order).toEqual([]);
+    await commitEffect(store, interrupt());
+    await commitEffect(store, interrupt({ threadId: "thread:a", runId: "run:2" }), "cmd:2");
+    worker.kick();
+    await worker.idle();
+    await worker.stop();
+    expect(order).toEqual(["beforeRun", 'provider.turn.interrupt:{"threadId":"thread:a","runId":"run:1"}', 'provider.turn.interrupt:{"threadId":"thread:a","runId":"run:2"}']);
+  });
+
   it("stop waits for the effects of a claim that was in flight when it was called", async () => {
     const store = new MemoryEventStore();
     await commitEffect(store, { kind: "provider.turn.start", streamId: "thread:a", payload: { threadId: "thread:a", runId: "run:1" }, replaySafe: false });

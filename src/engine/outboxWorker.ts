@@ -34,6 +34,12 @@ export interface OutboxWorkerOptions {
   /** Called once when an effect fails for good (its retry policy spent, or a payload that does not decode). */
   readonly onFailed?: (row: OutboxRow, error: unknown) => void;
   readonly log?: (line: string) => void;
+  /**
+   * Called when a claim leased rows, before they run: a node sharing the log
+   * with others folds what they committed, since a row may belong to work its
+   * state has not seen yet. None by default.
+   */
+  readonly beforeRun?: () => Promise<void>;
   /** Threads whose effects another node runs (its agent holds them): read before each claim. None by default. */
   readonly skipStreams?: () => Promise<readonly string[]>;
 }
@@ -107,6 +113,7 @@ export class OutboxWorker {
           kinds: EFFECT_KINDS,
           ...(skipStreams === undefined ? {} : { skipStreams }),
         });
+        if (rows.length > 0) await this.options.beforeRun?.();
         for (const row of rows) this.enqueue(row);
         if (rows.length < 64 || this.stopped) return;
       }

@@ -212,7 +212,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     store,
     handlers: { ...sessions.handlers(), ...workspaceHandlers },
     owner: nodeId,
-    ...(backend.shared ? { leaseMs: config.nodes.leaseMs, skipStreams: () => nodes.threadsHeldElsewhere(nodeId) } : {}),
+    ...(backend.shared ? { leaseMs: config.nodes.leaseMs, skipStreams: () => nodes.threadsHeldElsewhere(nodeId), beforeRun: () => orchestrator.syncWithLog() } : {}),
     onFailed: (row, error) => (Object.hasOwn(workspaceHandlers, row.kind) ? workspaceEffects.onEffectFailed(row, error) : sessions.onEffectFailed(row, error)),
     log,
   });

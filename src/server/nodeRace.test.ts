@@ -30,7 +30,7 @@ interface Minted {
 
 /** A node whose credential registry reports every token it mints (a spy on the real registry). */
 async function startNode(schema: string, minted: Minted[]): Promise<LoomHarness> {
-  const harness = await LoomHarness.start({ config: { database: { url: database().url, schema }, nodes: { heartbeatMs: 200, leaseMs: 3_000 } } });
+  const harness = await LoomHarness.start({ config: { database: { url: database().url, schema }, nodes: { heartbeatMs: 200, leaseMs: 10_000 } } });
   harnesses.push(harness);
   const { credentials, nodeId } = harness.server;
   const issue = credentials.issue.bind(credentials);
