@@ -1,7 +1,7 @@
 import type { Command } from "../contracts/commands.js";
 import type { StoredEvent } from "../contracts/envelopes.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
-import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
+import { isApprovalKind, type RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import { toDomainEvent } from "../contracts/events.js";
 import type { Subscription } from "../store/eventStore.js";
 import type { Orchestrator } from "./orchestrator.js";
@@ -58,18 +58,23 @@ export class DelegationReactor {
   }
 
   /**
-   * Route a child's open question to its parent. A blocking one goes through a
-   * delegate_task wait instead while one holds the task (spec 000); an
-   * asynchronous one never ends that wait, so it is routed regardless.
+   * Route a child's open question to its parent, and its approval requests
+   * when the task routes them to the parent (docs/delegation.md). A blocking
+   * one goes through a delegate_task wait instead while one holds the task
+   * (spec 000); an asynchronous one never ends that wait, so it is routed
+   * regardless.
    */
   private routeQuestion(request: RuntimeRequest, evenWhileHeld = false): void {
-    if (request.kind !== "user_input" || request.status !== "pending") return;
+    const approval = isApprovalKind(request.kind);
+    if ((request.kind !== "user_input" && !approval) || request.status !== "pending") return;
     const state = this.orchestrator.state;
     const taskId = state.taskByChildThread.get(request.threadId);
     if (taskId === undefined || (request.blocking && !evenWhileHeld && this.waiters.has(taskId))) return;
     const task = state.tasks.get(taskId);
     if (task === undefined || task.notices.some((notice) => notice.requestId === request.id)) return;
-    this.dispatch({ type: "delegated-task.deliver-notice", commandId: `cmd:question:${request.id}`, data: { taskId, kind: "question", requestId: request.id } });
+    if (approval && task.approvalRouting !== "parent") return;
+    const kind = approval ? "approval" : "question";
+    this.dispatch({ type: "delegated-task.deliver-notice", commandId: `cmd:${kind}:${request.id}`, data: { taskId, kind, requestId: request.id } });
   }
 
   private onEvent(stored: StoredEvent): void {

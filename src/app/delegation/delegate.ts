@@ -110,6 +110,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
         ...isolation,
         ...(input.outputSchema === undefined ? {} : { outputSchema: input.outputSchema }),
         ...(input.budget === undefined ? {} : { budget: input.budget }),
+        ...(input.approvalRouting === undefined ? {} : { approvalRouting: input.approvalRouting }),
       },
     });
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);
@@ -152,8 +153,8 @@ export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: nu
     // A wait that blocks is recorded on the caller's active run (blockedOnThreadWait).
     const done = ready() || caller === undefined ? await waitForResult() : await withRecordedWait(ctx, caller, "delegate_task", taskId, waitForResult);
     const result = current();
-    // The provider cut the wait short: a blocking question it would have returned is owed to the waiting run.
-    if (wait.signal.aborted && result.hasPendingQuestion && parentRunId !== undefined) ctx.waiters.oweQuestions(parentRunId, taskId);
+    // The provider cut the wait short: a blocking question (or routed approval) it would have returned is owed to the waiting run.
+    if (wait.signal.aborted && (result.hasPendingQuestion || result.pendingApproval !== null) && parentRunId !== undefined) ctx.waiters.oweQuestions(parentRunId, taskId);
     if (result.workState === "result_available" && ctx.orchestrator.state.tasks.get(taskId)!.completionDelivery === "pending") {
       await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });
       hold.acknowledged();

@@ -46,6 +46,8 @@ export const DelegatedTaskRequestCommandSchema = command(
       outputSchema: z.record(z.string(), z.unknown()).optional(),
       /** The budget asked for the child's subtree; narrowed by the inherited one (docs/budgets.md). */
       budget: BudgetLimitsSchema.optional(),
+      /** parent: the child's approval requests are routed to the parent as notices (docs/delegation.md, Approvals). Default owner. */
+      approvalRouting: z.enum(["owner", "parent"]).optional(),
       /** An agent() call of a workflow script: the step the child's work belongs to (docs/workflows.md). */
       workflowStep: WorkflowStepRefSchema.optional(),
     })

@@ -73,14 +73,15 @@ export type RunLostCommand = RuntimeCommand<
 >;
 
 /**
- * Tell a parent about its task: the result (`completion`) or a child's open
- * question. Dispatched by the engine when no delegate_task wait is there to
+ * Tell a parent about its task: the result (`completion`), a child's open
+ * question, or a child's approval request when the task routes approvals to
+ * the parent. Dispatched by the engine when no delegate_task wait is there to
  * receive it; steered into the parent's running turn when its provider can
  * steer, else queued as a follow-up run that wakes it.
  */
 export type DeliverTaskNoticeCommand = RuntimeCommand<
   "delegated-task.deliver-notice",
-  { taskId: string; kind: "completion" | "question"; requestId: string | null }
+  { taskId: string; kind: "completion" | "question" | "approval"; requestId: string | null }
 >;
 /** Finalize a task whose child work is over (idempotent; replayed after a restart). */
 export type FinalizeTaskCommand = RuntimeCommand<"delegated-task.finalize", { taskId: string }>;

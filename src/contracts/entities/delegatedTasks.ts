@@ -140,12 +140,12 @@ export const DelegatedTaskSchema = z.object({
   /** How deep the child sits below its root thread (a root's children are depth 1). */
   depth: z.number().int().positive(),
   /**
-   * Runs on the parent that carry a notice about this task (a completion or a
-   * child's question), so answering or disposing can cancel one still queued.
+   * Runs on the parent that carry a notice about this task (a completion, a
+   * child's question or a routed approval), so answering or disposing can cancel one still queued.
    */
   notices: z.array(
     z.object({
-      kind: z.enum(["completion", "question"]),
+      kind: z.enum(["completion", "question", "approval"]),
       requestId: NullableEntityIdSchema,
       runId: NullableEntityIdSchema,
       delivery: z.enum(["steered", "queued"]),
@@ -171,6 +171,8 @@ export const DelegatedTaskSchema = z.object({
   /** The effective budget of the child's subtree (after narrowing by every ancestor's), and when it ran out (docs/budgets.md). */
   budget: BudgetLimitsSchema.nullable().optional(),
   budgetExceeded: BudgetExceededSchema.nullable().optional(),
+  /** parent: the child's approval requests reach the parent as notices it may decide (docs/delegation.md). Absent means owner. */
+  approvalRouting: z.enum(["owner", "parent"]).optional(),
   /** An agent() child of a workflow script: its lineage back to the workflow step (docs/workflows.md). */
   workflowStep: WorkflowStepRefSchema.optional(),
   createdAt: IsoTimeSchema,

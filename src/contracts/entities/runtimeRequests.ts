@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { RuntimeMode } from "../modes.js";
 import { IsoTimeSchema } from "../thread.js";
 import { EntityIdSchema, NullableEntityIdSchema } from "./fields.js";
 
@@ -28,6 +29,22 @@ export const ApprovalKind = {
 } as const;
 export type ApprovalKind = (typeof ApprovalKind)[keyof typeof ApprovalKind];
 export const ApprovalKindSchema = z.enum(ApprovalKind);
+
+/** Whether a request kind is one of the five approvals. */
+export function isApprovalKind(kind: RuntimeRequestKind): kind is ApprovalKind {
+  return (Object.values(ApprovalKind) as string[]).includes(kind);
+}
+
+/**
+ * The approvals an agent may grant a delegated child (docs/delegation.md,
+ * Approvals): what its own runtime mode lets it do without asking. Declining
+ * is always within reach; anything else is left to the owner.
+ */
+export const APPROVALS_WITHIN_MODE: Record<RuntimeMode, readonly ApprovalKind[]> = {
+  "approval-required": [],
+  "auto-accept-edits": [ApprovalKind.fileRead, ApprovalKind.fileChange],
+  "full-access": Object.values(ApprovalKind),
+};
 
 /**
  * The request state machine (spec 004 §2): `pending` until answered

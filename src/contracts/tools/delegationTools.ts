@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
+import { ApprovalDecisionSchema } from "../turnItemParts.js";
 import { TargetInput } from "./threadTools.js";
 import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOutputs.js";
 
@@ -38,6 +39,10 @@ export const DelegateTaskInput = z
       .describe("shared (default): the child works in your checkout; worktree: a git worktree of its own, branched from your workspace as it is now (uncommitted changes included), so parallel children never touch each other's files"),
     outputSchema: OutputSchemaInput.optional(),
     budget: BudgetLimitsSchema.optional().describe("Limits on what the child's whole subtree may spend (tokens, turns, wallClockMs, spawns, costUsd); inherited limits can only be narrowed"),
+    approvalRouting: z
+      .enum(["owner", "parent"])
+      .optional()
+      .describe("owner (default): the child's approval requests wait for the user; parent: you are told of each one and may decide it with t3_pending_request_respond within your own runtime mode, or leave it to the user"),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;
@@ -68,6 +73,9 @@ export const PendingRequestRespondInput = z
       .describe("Answers keyed by question id (from t3_pending_request_read)"),
     answer: z.string().max(20_000).optional().describe("Shorthand: one answer for a single-question request"),
     dismiss: z.boolean().optional().describe("Close the question without an answer"),
+    decision: ApprovalDecisionSchema.optional().describe(
+      "An approval's decision, for a child delegated to you with approvalRouting parent: accept only what your own runtime mode allows without asking; decline always",
+    ),
   })
   .strict();
 export type PendingRequestRespondInput = z.infer<typeof PendingRequestRespondInput>;

@@ -285,6 +285,14 @@ describe("delegated-task.deliver-notice: question", () => {
     given(...other).when(deliverQuestion(TASK, pendingRequestId(other, "thread:t2"))).thenRejects(RejectionCode.requestNotPending);
   });
 
+  it("routes an approval only for a task that sends approvals to the parent, and never a question as an approval", () => {
+    const { history, requestId } = asking();
+    const approval = (id: string | null) => cmd("delegated-task.deliver-notice", { taskId: TASK, kind: "approval", requestId: id });
+    // The child's question is not an approval request.
+    given(...history).when(approval(requestId)).thenRejects(RejectionCode.requestNotPending);
+    given(...history).when(approval(null)).thenRejects(RejectionCode.requestNotPending);
+  });
+
   it("answering the question before the queued notice starts cancels the notice run", () => {
     const { history, ctx, requestId } = asking("plain");
     const routed = step(history, deliverQuestion(TASK, requestId), ctx);

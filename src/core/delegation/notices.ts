@@ -4,6 +4,8 @@ import { contextTransferEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
 import { deliverNotice } from "../run/notify.js";
+import { APPROVALS_WITHIN_MODE, type ApprovalKind, isApprovalKind, type RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
+import type { RuntimeMode } from "../../contracts/modes.js";
 import type { OrchestrationState } from "../state.js";
 import { settleTask } from "./settle.js";
 import { withoutSystemReminders } from "./agentText.js";
@@ -37,6 +39,28 @@ function questionText(task: DelegatedTask, requestId: string, questions: string,
 }
 
 /**
+ * A routed approval (docs/delegation.md, Approvals): what the child wants to
+ * do, and what the parent's own runtime mode lets it accept; the rest is the
+ * owner's to decide.
+ */
+function approvalText(task: DelegatedTask, request: RuntimeRequest, parentMode: RuntimeMode): string {
+  const title = typeof request.payload.title === "string" && request.payload.title !== "" ? request.payload.title : request.kind;
+  const detail = typeof request.payload.detail === "string" ? withoutSystemReminders(request.payload.detail) : "";
+  const grantable = APPROVALS_WITHIN_MODE[parentMode];
+  const reach = grantable.includes(request.kind as ApprovalKind)
+    ? `Your runtime mode (${parentMode}) covers a ${request.kind} approval: accept it or decline it`
+    : `Your runtime mode (${parentMode}) does not cover a ${request.kind} approval: you may decline it, or leave it to the user`;
+  return [
+    `Delegated task "${task.title}" (taskId ${task.taskId}) asks for approval (${request.kind}) and is blocked until it is decided:`,
+    "",
+    title,
+    ...(detail === "" ? [] : [detail]),
+    "",
+    `${reach}. Decide with t3_pending_request_respond (threadId ${task.childThreadId}, requestId ${request.id}, decision "accept" or "decline").`,
+  ].join("\n");
+}
+
+/**
  * Bring a notice to the parent (a `notification` item): steered into its
  * running turn when the provider can steer, else a follow-up run that wakes
  * it (queued behind active work). There is no cap on how many notices a
@@ -47,7 +71,7 @@ function deliver(changes: Changes, task: DelegatedTask, title: string, text: str
   return { runId: sent.runId, delivery: sent.delivery };
 }
 
-/** delegated-task.deliver-notice: a task's result or a child's question reaches its parent. */
+/** delegated-task.deliver-notice: a task's result, a child's question or a routed approval reaches its parent. */
 export function decideDeliverTaskNotice(state: OrchestrationState, command: DeliverTaskNoticeCommand, ctx: DecideContext): Decision {
   const changes = new Changes(state, ctx);
   const task = changes.task(command.data.taskId);
@@ -66,23 +90,31 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
   }
   const requestId = command.data.requestId;
   const request = requestId === null ? undefined : state.runtimeRequests.get(requestId);
-  if (request === undefined || request.threadId !== task.childThreadId || request.status !== "pending") {
-    return reject("request_not_pending", `request ${requestId ?? "?"} is not a pending question of task ${task.taskId}`);
+  const approval = command.data.kind === "approval";
+  const what = approval ? "approval request" : "question";
+  if (request === undefined || request.threadId !== task.childThreadId || request.status !== "pending" || (approval ? !isApprovalKind(request.kind) : request.kind !== "user_input")) {
+    return reject("request_not_pending", `request ${requestId ?? "?"} is not a pending ${what} of task ${task.taskId}`);
   }
-  if (task.notices.some((notice) => notice.requestId === request.id)) return reject("delivery_not_pending", `question ${request.id} was already routed`);
+  if (task.notices.some((notice) => notice.requestId === request.id)) return reject("delivery_not_pending", `${what} ${request.id} was already routed`);
+  if (approval) {
+    if (task.approvalRouting !== "parent") return reject("delivery_not_pending", `task ${task.taskId} leaves approvals to the owner`);
+    const sent = deliver(changes, task, `Task "${task.title}" asks for approval`, approvalText(task, request, parent.runtimeMode), request.id);
+    changes.updateTask(task, { notices: [...task.notices, { kind: "approval", requestId: request.id, ...sent }] });
+    return changes.done();
+  }
   const questions = ((request.payload.questions as { question: string }[] | undefined) ?? []).map((q) => `- ${withoutSystemReminders(q.question)}`).join("\n");
   const sent = deliver(changes, task, `Task "${task.title}" asks a question`, questionText(task, request.id, questions, request.blocking), request.id);
   changes.updateTask(task, { notices: [...task.notices, { kind: "question", requestId: request.id, ...sent }] });
   return changes.done();
 }
 
-/** A question answered or dismissed before its queued notice started: that notice run is cancelled. */
+/** A question or approval settled before its queued notice started: that notice run is cancelled. */
 export function cancelQuestionNotices(changes: Changes, childThreadId: string, requestId: string): void {
   const taskId = changes.state.taskByChildThread.get(childThreadId);
   const task = taskId === undefined ? undefined : changes.task(taskId);
   if (task === undefined) return;
   for (const notice of task.notices) {
-    if (notice.kind !== "question" || notice.requestId !== requestId || notice.delivery !== "queued" || notice.runId === null) continue;
+    if (notice.kind === "completion" || notice.requestId !== requestId || notice.delivery !== "queued" || notice.runId === null) continue;
     cancelQueuedNotice(changes, notice.runId, "question_resolved");
   }
 }

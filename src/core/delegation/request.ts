@@ -178,6 +178,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
       ...(data.outputSchema === undefined ? {} : { outputSchema: data.outputSchema, schemaRepairRunId: null }),
       ...(budget === null ? {} : { budget, budgetExceeded: null }),
       ...(data.workflowStep === undefined ? {} : { workflowStep: data.workflowStep }),
+      ...(data.approvalRouting === "parent" ? { approvalRouting: "parent" as const } : {}),
       createdAt: now,
       updatedAt: now,
     },

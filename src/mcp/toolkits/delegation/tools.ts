@@ -38,7 +38,7 @@ export function delegationToolkit(ctx: AppContext): McpToolkit {
       handler: (input) => Promise.resolve(readPendingRequest(ctx, input)),
     }),
     contractTool("t3_pending_request_respond", {
-      description: "Answer or dismiss a child's question. Approvals can only be answered by the user.",
+      description: "Answer or dismiss a child's question. An approval is the user's to decide, unless you delegated the child with approvalRouting parent: then decide it (decision) within your own runtime mode, or leave it to the user.",
       capability: orchestration,
       handler: (input, tool) => respondToPendingRequest(ctx, callerOfScope(tool.scope), input),
     }),
