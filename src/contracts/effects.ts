@@ -32,7 +32,7 @@ export const EffectKind = {
 } as const;
 export type EffectKind = (typeof EffectKind)[keyof typeof EffectKind];
 
-export const SessionReleaseReasonSchema = z.enum(["idle_reaped", "detached", "crashed", "shutdown", "start_failed", "server_restarted"]);
+export const SessionReleaseReasonSchema = z.enum(["idle_reaped", "detached", "crashed", "shutdown", "start_failed", "server_restarted", "thread_deleted"]);
 export type SessionReleaseReason = z.infer<typeof SessionReleaseReasonSchema>;
 
 export interface RetryPolicy {

@@ -44,6 +44,8 @@ export interface ProviderSessionManagerOptions {
   readonly sessionLog?: SessionLog;
   /** The folder a thread's agent keeps on an instance across sessions (OpenSessionInput.home); none when absent. */
   readonly agentHome?: (providerInstanceId: string, threadId: string) => string;
+  /** Remove every agent home of a thread (a deleted thread's, once its session is gone). */
+  readonly forgetAgentHomes?: (threadId: string) => Promise<void>;
   /** Owner-supplied secrets: the session that asked gets them in its turns' environment. */
   readonly secrets?: SecretVault;
 }
@@ -418,6 +420,14 @@ export class ProviderSessionManager {
   }
 
   private async release(threadId: string, reason: SessionReleaseReason, message: string): Promise<void> {
+    await this.stopSession(threadId, reason, message);
+    // A deleted thread's agent will never resume: its home goes with its last session.
+    if (this.options.orchestrator.state.threads.get(threadId)?.deletedAt != null && !this.sessions.has(threadId)) {
+      await this.options.forgetAgentHomes?.(threadId);
+    }
+  }
+
+  private async stopSession(threadId: string, reason: SessionReleaseReason, message: string): Promise<void> {
     const session = this.sessions.get(threadId);
     if (session === undefined) return;
     this.sessions.delete(threadId);

@@ -1,6 +1,5 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
@@ -54,6 +53,7 @@ import { type ServerLog, openServerLog } from "./serverLog.js";
 import { validateProviderInstances } from "../providers/kit/validateInstances.js";
 import { ProviderRegistry } from "../providers/registry.js";
 import { reportProviders } from "./providerReport.js";
+import { agentHomeName, forgetAgentHomes } from "./agentHomes.js";
 import { ProviderSessionManager } from "../providers/sessionManager.js";
 import { LOOM_VERSION } from "../version.js";
 import { builtInDrivers, providerFacts } from "./providerWiring.js";
@@ -203,7 +203,8 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     stalledMs: config.sessions.stalledMs,
     log,
     sessionLog: (level, line) => serverLog.write(level, line),
-    agentHome: (providerInstanceId, threadId) => join(dir.root, "agents", providerInstanceId, createHash("sha256").update(threadId).digest("hex").slice(0, 32)),
+    agentHome: (providerInstanceId, threadId) => join(dir.root, "agents", providerInstanceId, agentHomeName(threadId)),
+    forgetAgentHomes: (threadId) => forgetAgentHomes(join(dir.root, "agents"), threadId),
     secrets,
   });
   const workspaceEffects = new WorkspaceEffects({ ...workspaceLayout, log });

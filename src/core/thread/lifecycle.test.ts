@@ -3,6 +3,7 @@ import type { Command } from "../../contracts/commands.js";
 import { threadEvent } from "../../contracts/events.js";
 import { RejectionCode } from "../rejections.js";
 import { aThread, cmd, CREATED_AT, existing } from "../testing/fixtures.js";
+import { aSession, sessionAttached } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, given } from "../testing/scenario.js";
 
 const A = "thread:a";
@@ -129,6 +130,16 @@ describe("thread.delete", () => {
       .when(cmd("thread.delete", { threadId: A }))
       .then([threadEvent("thread.deleted", { ...thread, deletedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null })]);
     expect(state.threads.get(A)?.deletedAt).toBe(NOW);
+  });
+
+  it("releases the agent session of a thread with no run at work (its agent home goes with it)", () => {
+    const thread = aThread({ id: A });
+    given(existing(thread), sessionAttached(aSession(A, { id: "provider-session:a" })))
+      .when(cmd("thread.delete", { threadId: A }))
+      .then(
+        [threadEvent("thread.deleted", { ...thread, deletedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null })],
+        [{ kind: "provider.session.release", streamId: A, payload: { threadId: A, reason: "thread_deleted", message: "released because the thread was deleted" }, replaySafe: true }],
+      );
   });
 
   it("rejects a deleted thread", () => {

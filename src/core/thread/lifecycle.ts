@@ -104,7 +104,10 @@ export function decideThreadUnarchive(state: OrchestrationState, command: Thread
  * thread_deleted and lists never show it. A worktree the thread owns is
  * cleaned up (workspace.cleanup: a last checkpoint, then removal). A run
  * still being prepared (its agent not started) ends here, so its setup stops
- * and the cleanup finds no run in the worktree.
+ * and the cleanup finds no run in the worktree. A thread that had an agent
+ * and has no run at work has its agent session released now, and its agent's home (the
+ * agent's own conversation, kept for resumes) removed; one still at work
+ * finishes, and its idle session is released as usual later.
  */
 export function decideThreadDelete(state: OrchestrationState, command: ThreadDeleteCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
@@ -114,6 +117,8 @@ export function decideThreadDelete(state: OrchestrationState, command: ThreadDel
   changes.putThread("thread.deleted", changed(thread, ctx, { deletedAt: ctx.now, pinnedRank: null, activeRank: null }));
   const active = activeRun(changes, thread.id);
   if (active !== null && isPreparing(active)) endRun(changes, active, { status: "interrupted", endReason: "thread_deleted" });
+  const hadAgent = [...state.providerSessions.values()].some((session) => session.threadId === thread.id);
+  if (hadAgent && (active === null || isPreparing(active))) changes.effect(EffectKind.releaseSession, thread.id, { threadId: thread.id, reason: "thread_deleted", message: "released because the thread was deleted" });
   if (thread.workspace?.strategy === "worktree") changes.effect(EffectKind.cleanupWorkspace, thread.id, { threadId: thread.id });
   return changes.done();
 }
