@@ -43,8 +43,9 @@ describe("OutboxWorker", () => {
       store,
       owner: "test",
       handlers: recordingHandlers(order),
-      beforeRun: async () => {
+      beforeRun: () => {
         order.push("beforeRun");
+        return Promise.resolve();
       },
     });
     worker.start();
