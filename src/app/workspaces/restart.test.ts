@@ -77,7 +77,7 @@ describe("restart in the middle of a prepared run", () => {
     const setupPid = Number(readFileSync(pidFile, "utf8").trim());
     // The server notes the setup's process group when the spawn returns; the shell may write its pid first.
     const notes = join(stateDir, "run", "setup");
-    await untilTrue(() => existsSync(notes) && readdirSync(notes).length > 0, "the server to note the running setup");
+    await untilTrue(() => existsSync(notes) && readdirSync(notes).some((name) => name.endsWith(".json")), "the server to note the running setup");
     expect(alive(setupPid)).toBe(true);
 
     first.serve.child.kill("SIGKILL");

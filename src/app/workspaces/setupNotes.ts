@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -19,9 +19,12 @@ function notePath(dir: string, runId: string): string {
   return join(dir, `${createHash("sha256").update(runId).digest("hex").slice(0, 32)}.json`);
 }
 
+/** Written whole or not at all (a temp file renamed), so a kill mid-write never leaves a torn note. */
 export function noteSetup(dir: string, runId: string, note: SetupNote): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(notePath(dir, runId), JSON.stringify(note));
+  const path = notePath(dir, runId);
+  writeFileSync(`${path}.tmp`, JSON.stringify(note));
+  renameSync(`${path}.tmp`, path);
 }
 
 export function forgetSetup(dir: string, runId: string): void {
