@@ -35,10 +35,9 @@ export async function canonicalPath(path: string): Promise<string> {
  * with a reason instead of throwing (a checkpoint of it is `missing`).
  */
 export async function probeWorkingTree(path: string): Promise<WorkingTreeProbe> {
-  const info = await stat(path).catch(() => null);
-  if (info === null) return { tree: null, reason: `${path} does not exist` };
-  if (!info.isDirectory()) return { tree: null, reason: `${path} is not a directory` };
-  if (!(await mayBeInRepository(resolve(path)))) return { tree: null, reason: `${path} is not inside a git repository` };
+  const problem = await folderProblem(path);
+  if (problem !== null) return { tree: null, reason: problem };
+  if (!(await mayBeInRepository(resolve(path)))) return { tree: null, reason: notInRepository(path) };
   const args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "HEAD", "--symbolic-full-name", "HEAD"];
   const result = await git(args, { cwd: path, okCodes: [0, 128] });
   const lines = result.stdout.toString("utf8").split("\n");
@@ -61,6 +60,17 @@ export async function probeWorkingTree(path: string): Promise<WorkingTreeProbe> 
       branch: unborn || !symbolic?.startsWith("refs/heads/") ? null : symbolic,
     },
   };
+}
+
+/** Why `path` cannot hold a working tree at all (missing, or not a folder); null for a folder. */
+export async function folderProblem(path: string): Promise<string | null> {
+  const info = await stat(path).catch(() => null);
+  if (info === null) return `${path} does not exist`;
+  return info.isDirectory() ? null : `${path} is not a directory`;
+}
+
+export function notInRepository(path: string): string {
+  return `${path} is not inside a git repository`;
 }
 
 /**

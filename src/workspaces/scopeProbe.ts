@@ -3,7 +3,7 @@ import { realpath } from "node:fs/promises";
 import { listCheckpointRecords } from "./checkpointRefs.js";
 import { git } from "./git.js";
 import { checkpointScopePrefix } from "./refNames.js";
-import { type WorkingTree, mayBeInRepository, probeWorkingTree } from "./repository.js";
+import { type WorkingTree, folderProblem, mayBeInRepository, notInRepository, probeWorkingTree } from "./repository.js";
 
 /**
  * What a capture needs to know before it commits, in ONE git process: the
@@ -25,8 +25,8 @@ export type ScopeProbe =
   | { readonly tree: null; readonly reason: string; readonly refs: readonly ScopeRef[] };
 
 export async function probeScope(path: string, scopeId: string): Promise<ScopeProbe> {
-  // A plain folder: the slow probe answers why without starting git.
-  if (!(await mayBeInRepository(resolve(path)))) return slowProbe(path, scopeId);
+  // A plain folder (or none): the answer says why, without starting git.
+  if (!(await mayBeInRepository(resolve(path)))) return { tree: null, reason: (await folderProblem(path)) ?? notInRepository(path), refs: [] };
   const prefix = checkpointScopePrefix(scopeId);
   const glob = `--glob=${prefix}*`;
   const args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", glob, "HEAD", "--symbolic-full-name", glob, "HEAD"];
