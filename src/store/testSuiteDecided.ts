@@ -28,6 +28,8 @@ export function describeDecidedContract(harness: StoreHarness, features: { reado
       const view = seen as LockedView | null;
       expect(view?.head).toBe(3);
       expect(view?.foreign.map((stored) => stored.sequence)).toEqual([2, 3]);
+      // Exactly the stored events, as a read returns them (ids, data, times).
+      expect(view?.foreign).toEqual(await store.readAll(1, 2));
       expect([...(view?.known.keys() ?? [])]).toEqual([first]);
       expect(results).toHaveLength(1);
       expect(results[0]).toMatchObject({ duplicate: false, receipt: { status: "accepted", sequence: 4 }, events: [{ sequence: 4, commandId: id }] });

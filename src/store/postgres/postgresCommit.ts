@@ -71,8 +71,13 @@ export function commitInTransaction(pool: Pool, namespace: StoreNamespace, entri
   return decideInTransaction(pool, namespace, { after: null, commandIds: entries.map((entry) => entry.receipt.commandId), decide: () => entries }, stamp);
 }
 
-/** The events after `after`, read inside the locked transaction (they cannot change under the lock). */
-const FOREIGN_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE sequence > $1 AND sequence <= $2 ORDER BY sequence`;
+/**
+ * HEAD_SQL plus the events after `$2` (other writers' commits since the
+ * caller's state), in the same statement and snapshot: one round trip less
+ * while the log lock is held.
+ */
+const HEAD_AND_FOREIGN_SQL = `${HEAD_SQL},
+         (SELECT COALESCE(json_agg(json_build_array(${EVENT_COLUMNS}) ORDER BY sequence), '[]') FROM events WHERE sequence > $2) AS foreign`;
 
 /**
  * Like commitInTransaction, but the entries are decided under the log lock:
@@ -91,18 +96,14 @@ export async function decideInTransaction(
   try {
     await client.query(`BEGIN; ${transactionLockSql(namespace.logLock)}`);
     try {
-      const head = await client.query<{ last: number; known: CommandReceipt[] }>({
-        name: "loom_commit_head",
-        text: HEAD_SQL,
-        values: [[...commit.commandIds]],
-      });
-      const { last, known } = head.rows[0] as { last: number; known: CommandReceipt[] };
+      const head = await client.query<{ last: number; known: CommandReceipt[]; foreign?: EventTuple[] }>(
+        commit.after === null
+          ? { name: "loom_commit_head", text: HEAD_SQL, values: [[...commit.commandIds]] }
+          : { name: "loom_commit_head_foreign", text: HEAD_AND_FOREIGN_SQL, values: [[...commit.commandIds], commit.after] },
+      );
+      const { last, known, foreign: tuples } = head.rows[0] as { last: number; known: CommandReceipt[]; foreign?: EventTuple[] };
       const receipts = new Map(known.map((receipt) => [receipt.commandId, receipt]));
-      let foreign: StoredEvent[] = [];
-      if (commit.after !== null && Number(last) > commit.after) {
-        const rows = await client.query<EventTuple>({ name: "loom_commit_foreign", text: FOREIGN_SQL, values: [commit.after, last], rowMode: "array" });
-        foreign = rows.rows.map(toStoredEvent);
-      }
+      const foreign: StoredEvent[] = (tuples ?? []).map(toStoredEvent);
       const entries = commit.decide({ foreign, known: receipts, head: Number(last) });
       if (entries.length === 0) {
         await client.query("COMMIT");
