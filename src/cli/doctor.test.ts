@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnServe, waitForExit } from "../testkit/loomProcess.js";
 import { type Ran, cliEnv, runLoom } from "../testkit/cliRun.js";
+import { pollUntil } from "../testkit/poll.js";
 
 /** `loom doctor` and the provider lines `loom serve` prints on start, against real state dirs and a real server. */
 function loom(...args: string[]): Promise<Ran> {
@@ -31,8 +32,7 @@ describe("loom doctor", () => {
     const dir = stateDir({ providers });
     const serve = await spawnServe(["--state-dir", dir, "--port", "0"], cliEnv());
     try {
-      const deadline = Date.now() + 30_000;
-      while (!serve.stderr().includes("loom: provider gone (codex)") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await pollUntil(() => serve.stderr(), (text) => text.includes("loom: provider gone (codex)"), "serve's provider lines", 30_000);
       expect(serve.stderr()).toMatch(/^loom: provider scripted \(scripted\): available, models scripted-1$/m);
       expect(serve.stderr()).toMatch(/^loom: provider gone \(codex\): unavailable: executable not found: .+$/m);
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
 import { type Ran, cliEnv, runLoom } from "../testkit/cliRun.js";
+import { pollUntil } from "../testkit/poll.js";
 
 /**
  * The delegation tree from the terminal, against a real `loom serve` with
@@ -28,15 +29,6 @@ const script = (...steps: unknown[]): string => JSON.stringify({ script: steps }
 /** A child's script inside a parent's: its templates escaped so the child, not the parent, fills them in. */
 const childScript = (...steps: unknown[]): string => script(...steps).replaceAll("{{", "\\u007b\\u007b");
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface Listed {
   threads: { threadId: string; status: string; title: string; parentThreadId: string | null; relation: string }[];
@@ -72,10 +64,7 @@ describe("the delegation tree from the CLI", () => {
     expect(parent.status).toBe("completed");
 
     // Both children are blocked: one on an approval, one on a question.
-    const inbox = await until("two pending requests", async () => {
-      const listed = json<Inbox>(await loom("requests", "list", "--json"));
-      return listed.requests.length === 2 ? listed : undefined;
-    });
+    const inbox = await pollUntil(async () => json<Inbox>(await loom("requests", "list", "--json")), (listed) => listed.requests.length === 2, "two pending requests", 30_000);
     const approval = inbox.requests.find((r) => r.approval)!;
     const question = inbox.requests.find((r) => !r.approval)!;
     expect(approval).toMatchObject({ kind: "command", title: "Clean the build", detail: "rm -rf build", parentThreadId: parent.threadId });
@@ -184,7 +173,13 @@ describe("the delegation tree from the CLI", () => {
     const parent = json<{ threadId: string }>(
       await loom("threads", "launch", "--message", script({ call: "delegate_task", args: { task: script({ sleep: 120_000 }), title: "Sleepy", target: { providerInstanceId: "scripted" } }, as: "t" }), "--wait", "--json"),
     );
-    const child = await until("the sleepy child", async () => json<Listed>(await loom("threads", "list", "--all", "--json")).threads.find((t) => t.parentThreadId === parent.threadId));
+    const children = await pollUntil(
+      async () => json<Listed>(await loom("threads", "list", "--all", "--json")).threads.filter((t) => t.parentThreadId === parent.threadId),
+      (found) => found.length > 0,
+      "the sleepy child",
+      30_000,
+    );
+    const child = children[0]!;
     const cancelled = json<{ taskId: string; cancelReason: string | null }>(await loom("tasks", "cancel", child.threadId, "--reason", "enough", "--json"));
     expect(cancelled.cancelReason).toBe("enough");
     expect(json<{ status: string }>(await loom("threads", "wait", child.threadId, "--json")).status).toBe("interrupted");

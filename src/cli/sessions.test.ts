@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ServeProcess, spawnServe, waitForExit } from "../testkit/loomProcess.js";
 import { type Ran, cliEnv, runLoom } from "../testkit/cliRun.js";
+import { pollUntil } from "../testkit/poll.js";
 
 /**
  * `loom sessions list|release` and the server's log file, against a real
@@ -24,15 +25,6 @@ function json<T>(ran: Ran): T {
   return JSON.parse(ran.stdout) as T;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const script = (...steps: unknown[]): string => JSON.stringify({ script: steps });
 
@@ -64,10 +56,12 @@ describe("loom sessions", () => {
     const idle = json<{ threadId: string; status: string }>(await loom("threads", "launch", "--message", "hello", "--title", "Idle one", "--wait", "--json"));
     expect(idle.status).toBe("completed");
     const asking = json<{ threadId: string; runId: string }>(await loom("threads", "launch", "--message", script({ ask: "which?" }, { say: "got {{answer}}" }), "--title", "Asking", "--json"));
-    const listed = await until("two sessions, one of them with its run waiting", async () => {
-      const l = json<Listed>(await loom("sessions", "list", "--json"));
-      return l.sessions.length === 2 && l.sessions.some((s) => s.activeRunId !== null) ? l : undefined;
-    });
+    const listed = await pollUntil(
+      async () => json<Listed>(await loom("sessions", "list", "--json")),
+      (l) => l.sessions.length === 2 && l.sessions.some((s) => s.activeRunId !== null),
+      "two sessions, one of them with its run waiting",
+      30_000,
+    );
     const idleSession = listed.sessions.find((s) => s.threadId === idle.threadId)!;
     const busySession = listed.sessions.find((s) => s.threadId === asking.threadId)!;
     expect(idleSession).toMatchObject({ threadTitle: "Idle one", providerInstanceId: "scripted", driver: "scripted", heldHere: true, activeRunId: null, queuedRuns: 0 });
@@ -101,10 +95,7 @@ describe("loom sessions", () => {
     expect((await loom("sessions", "frobnicate")).status).toBe(2);
 
     // The log (level debug from the flag, over the config's warn) names every session opened and released.
-    const log = await until("the log to record the new session", () => {
-      const t = logText();
-      return (t.match(/INFO sessions: opened /g) ?? []).length >= 3 ? t : undefined;
-    });
+    const log = await pollUntil(logText, (t) => (t.match(/INFO sessions: opened /g) ?? []).length >= 3, "the log to record the new session", 30_000);
     expect(log).toMatch(/INFO loom \S+ listening on http:\/\/127\.0\.0\.1:\d+/);
     expect(log).toContain(`INFO sessions: opened ${idleSession.providerSessionId} for ${idle.threadId} on scripted (scripted)`);
     expect(log).toContain(`INFO sessions: released ${idleSession.providerSessionId} of ${idle.threadId} (detached)`);
