@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SessionListResult } from "../app/sessions.js";
+import { runLoom } from "../testkit/cliRun.js";
 import { waitForExit } from "../testkit/loomProcess.js";
 import { pollUntil } from "../testkit/poll.js";
 import { type ServedLoom, ServeRig } from "../testkit/serveRig.js";
@@ -68,6 +69,9 @@ describe("crash with a full warm pool", () => {
     expect(after.sessions).toEqual([]);
     const old = new Set(before.warm.map((w) => w.warmSessionId));
     expect(after.warm.filter((w) => old.has(w.warmSessionId))).toEqual([]);
+    const text = await runLoom(["sessions", "list", "--state-dir", stateDir]);
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^no open sessions\nwarm:scripted:[0-9a-f]{8}\n {2}warm: scripted \(scripted\), since \S+, no thread yet\n/);
     // The pool still hands out after the restart: a thread's first session comes from it.
     const launched = await second.client.ok<{ threadId: string }>("t3_thread_launch", { title: "after", message: "hello" });
     const held = await pollUntil(() => list(second), (l) => l.sessions.some((s) => s.threadId === launched.threadId), "the thread's session");
