@@ -17,10 +17,10 @@ import { now, printTable } from "./stats.js";
  * outbox worker runs different threads' effects in parallel, so N = 16
  * should stay within 2x of N = 1.
  */
-const STARTUP_MS = 300;
+export const STARTUP_MS = 300;
 const CHILD_TASK = JSON.stringify({ script: [{ say: "done" }] });
 
-interface Round {
+export interface Round {
   /** Seconds from the launch call until the parent's run was running. */
   readonly parentRunning: number;
   /** Seconds from the launch call until the parent's N-th delegate_task was committed (its calls are sequential). */
@@ -34,7 +34,7 @@ interface Round {
 }
 
 /** Commit times (hrtime) of the first `running` of each run and the result of each task. */
-class Recorder {
+export class Recorder {
   readonly runningAt = new Map<string, bigint>();
   readonly settledAt = new Map<string, bigint>();
   readonly createdAt = new Map<string, bigint>();
@@ -73,7 +73,7 @@ async function until(done: () => boolean, what: string, timeoutMs = 60_000): Pro
   }
 }
 
-async function fanOut(client: LoomMcpClient, recorder: Recorder, n: number, round: string): Promise<Round> {
+export async function fanOut(client: LoomMcpClient, recorder: Recorder, n: number, round: string): Promise<Round> {
   const start = now();
   const parent = await client.ok<{ threadId: string; runId: string }>("t3_thread_launch", {
     title: `fan-out ${round}`,
@@ -96,7 +96,7 @@ async function fanOut(client: LoomMcpClient, recorder: Recorder, n: number, roun
   };
 }
 
-function median(values: readonly number[]): number {
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }

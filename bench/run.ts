@@ -9,6 +9,7 @@ import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
 import { runMcpBench } from "./mcpBench.js";
 import { runMemoryBench } from "./memoryBench.js";
+import { runPoolBench } from "./poolBench.js";
 import { runPostgresBench } from "./postgresBench.js";
 import { runPostgresNodesBench } from "./postgresNodesBench.js";
 import { runRestartBench } from "./restartBench.js";
@@ -26,6 +27,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   core: () => runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 }),
   mcp: () => runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 }),
   fanout: () => runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 }),
+  pool: () => runPoolBench({ sizes: [1, 4], rounds: quick ? 1 : 3 }),
   postgres: () => runPostgresBench({ threads: quick ? 2_000 : 10_000, rawInserts: quick ? 2_000 : 10_000 }),
   postgresNodes: () => runPostgresNodesBench({ threads: quick ? 2_000 : 10_000, rounds: quick ? 1 : 3 }),
   handoff: () => runHandoffBench({ runs: 1_000, repeat: quick ? 50 : 300 }),

@@ -14,7 +14,7 @@ import type { SecretDelivery } from "./secrets/secretRequests.js";
 import type { TitleRegenerations } from "./threads/titleRegeneration.js";
 import type { WorkspaceSettings } from "./workspaces/paths.js";
 import type { ScheduleServices } from "./schedules/services.js";
-import type { HeldSessionFacts } from "./sessions.js";
+import type { HeldSessionFacts, WarmSessionFacts } from "./sessions.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
@@ -47,6 +47,8 @@ export interface AppContext {
   readonly schedules: ScheduleServices;
   /** The provider sessions this process holds (`loom sessions list`); none when absent. */
   readonly heldSessions?: () => readonly HeldSessionFacts[];
+  /** The warm sessions this process keeps ready (docs/warm-pools.md); none when absent. */
+  readonly warmSessions?: () => readonly WarmSessionFacts[];
 }
 
 /** An accepted command with the events it wrote (none when its commandId was already known). */

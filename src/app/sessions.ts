@@ -28,10 +28,23 @@ export interface SessionInfo {
   /** The thread's active run, or null when the session has nothing to do. */
   readonly activeRunId: string | null;
   readonly queuedRuns: number;
+  /** The session came out of a warm pool (held here only). */
+  readonly fromPool: boolean;
+}
+
+/** A warm session: started ahead of need, no thread, no credential (docs/warm-pools.md). */
+export interface WarmSessionInfo {
+  readonly warmSessionId: string;
+  readonly providerInstanceId: string;
+  readonly driver: string;
+  readonly openedAt: string;
+  readonly idleMs: number;
 }
 
 export interface SessionListResult {
   readonly sessions: readonly SessionInfo[];
+  /** The warm sessions this server keeps ready, oldest first. */
+  readonly warm: readonly WarmSessionInfo[];
 }
 
 export interface SessionReleaseResult {
@@ -46,6 +59,15 @@ export interface HeldSessionFacts {
   readonly providerSessionId: string;
   readonly lastActivityAt: number;
   readonly resumed: boolean;
+  readonly fromPool?: boolean;
+}
+
+/** What the warm pools of this process report. */
+export interface WarmSessionFacts {
+  readonly warmSessionId: string;
+  readonly providerInstanceId: string;
+  readonly driver: string;
+  readonly openedAt: number;
 }
 
 const RELEASE_WAIT_MS = 30_000;
@@ -73,10 +95,14 @@ export function listSessions(ctx: AppContext, caller: Caller): SessionListResult
         resumed: here?.resumed ?? false,
         activeRunId: activeRunOf(state, s.threadId)?.id ?? null,
         queuedRuns: thread?.queuedRuns.length ?? 0,
+        fromPool: here?.fromPool ?? false,
       };
     })
     .sort((a, b) => a.startedAt.localeCompare(b.startedAt));
-  return { sessions };
+  const warm = (ctx.warmSessions?.() ?? []).map(
+    (w): WarmSessionInfo => ({ ...w, openedAt: new Date(w.openedAt).toISOString(), idleMs: Math.max(0, now - w.openedAt) }),
+  );
+  return { sessions, warm };
 }
 
 /**

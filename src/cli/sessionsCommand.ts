@@ -22,6 +22,9 @@ ${SESSIONS_USAGE}
            continues the agent's conversation where the driver can resume.
            ID is the session id, its thread's id, or a unique prefix of either.
 
+Warm sessions (a provider instance's pool, docs/warm-pools.md) are listed
+after them: started ahead of need, no thread and no credential yet.
+
 Idle sessions are released on their own after sessions.idleMs (default 2
 minutes; docs/configuration.md). Both take --state-dir DIR and --json. Exit
 codes: 0 done; 1 the server refused (stderr: "code: message"); 2 usage error;
@@ -29,13 +32,14 @@ codes: 0 done; 1 the server refused (stderr: "code: message"); 2 usage error;
 `;
 
 function formatSessions(list: SessionListResult): string {
-  if (list.sessions.length === 0) return "no open sessions\n";
+  const warm = (list.warm ?? []).map((w) => `${w.warmSessionId}\n  warm: ${w.providerInstanceId} (${w.driver}), since ${w.openedAt}, no thread yet`);
+  if (list.sessions.length === 0) return warm.length === 0 ? "no open sessions\n" : `no open sessions\n${warm.join("\n")}\n`;
   const lines = list.sessions.map((s) => {
     const doing = s.activeRunId !== null ? `running ${s.activeRunId}` : s.queuedRuns > 0 ? `${s.queuedRuns} queued` : s.idleMs === null ? "idle" : `idle ${Math.round(s.idleMs / 1000)} s`;
     const where = s.heldHere ? "" : " (held by another node)";
-    return `${s.providerSessionId}\n  thread: ${s.threadId} "${s.threadTitle}"\n  ${s.providerInstanceId} (${s.driver})${s.resumed ? ", resumed" : ""}, since ${s.startedAt}: ${doing}${where}`;
+    return `${s.providerSessionId}\n  thread: ${s.threadId} "${s.threadTitle}"\n  ${s.providerInstanceId} (${s.driver})${s.resumed ? ", resumed" : ""}${s.fromPool ? ", from the pool" : ""}, since ${s.startedAt}: ${doing}${where}`;
   });
-  return `${lines.join("\n")}\n`;
+  return `${[...lines, ...warm].join("\n")}\n`;
 }
 
 export async function runSessions(argv: readonly string[], out: Output = (t) => process.stdout.write(t)): Promise<number> {

@@ -37,6 +37,8 @@ export const CONFIG_MAXIMUMS = {
   webhookMaxBodyBytes: 64 * 1024 * 1024,
   nodeHeartbeatMs: 60_000,
   nodeLeaseMs: 60 * 60_000,
+  poolSize: 16,
+  poolMaxIdleMs: 7 * 24 * 60 * 60_000,
 } as const;
 
 /** A whole positive number of milliseconds, at most `max`. */
@@ -57,6 +59,18 @@ function positiveCount(max: number) {
     .max(max, { error: `must be at most ${max}` });
 }
 
+/** A warm pool of idle agent sessions kept ready for a thread's first turn (docs/warm-pools.md). */
+export const PoolSchema = z.strictObject({
+  /** Warm sessions to keep ready; 0 turns the pool off. */
+  size: z
+    .number({ error: "must be a number" })
+    .int({ error: "must be a whole number" })
+    .min(0, { error: "must be at least 0" })
+    .max(CONFIG_MAXIMUMS.poolSize, { error: `must be at most ${CONFIG_MAXIMUMS.poolSize}` }),
+  /** The pool drains when no session opened on the instance for this long, and fills again on the next one. */
+  maxIdleMs: positiveMs(CONFIG_MAXIMUMS.poolMaxIdleMs).optional(),
+});
+
 export const ProviderInstanceEntrySchema = z.strictObject({
   id: IdSchema,
   driver: NonEmptySchema,
@@ -68,6 +82,7 @@ export const ProviderInstanceEntrySchema = z.strictObject({
   /** Models the user added that the catalog does not list: accepted as targets and listed first. */
   customModels: z.array(NonEmptySchema).optional(),
   options: z.record(z.string(), z.unknown(), { error: "must be an object" }).optional(),
+  pool: PoolSchema.optional(),
 });
 
 export const ProjectEntrySchema = z.strictObject({
@@ -217,7 +232,16 @@ export interface ProviderInstanceConfig {
   readonly customModels?: readonly string[];
   /** Driver-specific settings, validated by the driver, never by Loom. */
   readonly options: Readonly<Record<string, unknown>>;
+  /** The warm pool; absent or size 0: off. */
+  readonly pool?: PoolConfig;
 }
+
+export interface PoolConfig {
+  readonly size: number;
+  readonly maxIdleMs: number;
+}
+
+export const DEFAULT_POOL_MAX_IDLE_MS = 10 * 60_000;
 
 export interface ProjectConfig {
   readonly id: string;
@@ -395,6 +419,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       ...(p.favoriteModels === undefined ? {} : { favoriteModels: p.favoriteModels }),
       ...(p.customModels === undefined ? {} : { customModels: p.customModels }),
       options: p.options ?? {},
+      ...(p.pool === undefined ? {} : { pool: { size: p.pool.size, maxIdleMs: p.pool.maxIdleMs ?? DEFAULT_POOL_MAX_IDLE_MS } }),
     }),
   );
   const projects = (file.projects ?? []).map((p): ProjectConfig => {

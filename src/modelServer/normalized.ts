@@ -64,15 +64,24 @@ export interface NormalizedRequest {
   readonly maxTokens: number | undefined;
 }
 
-/** What the server answers, resolved against one request. */
+/** One tool call of a reply, resolved against one request. */
+export interface ResolvedToolCall {
+  readonly callId: string;
+  readonly tool: ToolRef;
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
+
+/** What the server answers, resolved against one request: text, one tool call, or several in one reply. */
 export type ResolvedReply =
   | { readonly type: "text"; readonly text: string }
-  | {
-      readonly type: "toolCall";
-      readonly callId: string;
-      readonly tool: ToolRef;
-      readonly arguments: Readonly<Record<string, unknown>>;
-    };
+  | ({ readonly type: "toolCall" } & ResolvedToolCall)
+  | { readonly type: "toolCalls"; readonly calls: readonly ResolvedToolCall[] };
+
+/** The tool calls a reply carries, in order (none for text). */
+export function toolCallsOf(reply: ResolvedReply): readonly ResolvedToolCall[] {
+  if (reply.type === "text") return [];
+  return reply.type === "toolCall" ? [reply] : reply.calls;
+}
 
 export function normalizedRequest(
   fields: Omit<NormalizedRequest, "tools" | "lastMessage" | "messages"> & { readonly messages: NormalizedMessage[] },

@@ -21,6 +21,20 @@ const echoRules: ModelRule[] = [
   { when: { lastIsToolResult: true }, reply: { text: "tool said: {{lastToolResult}}" } },
 ];
 
+const parallelEchoRules: ModelRule[] = [
+  {
+    when: { toolAvailable: "echo_text", lastIsToolResult: false },
+    reply: { toolCalls: [{ tool: "echo_text", arguments: { text: "one" } }, { tool: "echo_text", arguments: { text: "two" } }] },
+  },
+  { when: { lastIsToolResult: true }, reply: { text: "tools answered" } },
+];
+
+/** The tool results of the model request that followed the parallel calls, by call id. */
+function parallelResults(server: ModelServer): { callId: string; text: string }[] {
+  const follow = server.requests.find((request) => (request.normalized?.lastMessage?.toolResults.length ?? 0) > 0);
+  return (follow?.normalized?.lastMessage?.toolResults ?? []).map((result) => ({ callId: result.callId, text: result.text.trim().split("\n").at(-1) ?? "" }));
+}
+
 let dir: string;
 let server: ModelServer;
 let mcp: TinyMcpServer;
@@ -112,6 +126,16 @@ describe("codex exec against the model server", () => {
     const text = run.events.find((event) => event.item?.type === "agent_message")?.item?.text;
     expect(text).toMatch(/^tool said: [\s\S]*echo: ping$/);
   });
+
+  it("runs two tool calls of one reply and returns both outputs in the next request", async () => {
+    server.setRules(parallelEchoRules);
+    const run = await codexExec("echo twice", [{ name: "tiny", url: mcp.url }]);
+    expect(mcp.calls.map((call) => call.text).sort(), run.stderr).toEqual(["one", "two"]);
+    expect(parallelResults(server)).toEqual([
+      { callId: "call_1", text: "echo: one" },
+      { callId: "call_2", text: "echo: two" },
+    ]);
+  });
 });
 
 describe("Claude Agent SDK query() against the model server", () => {
@@ -132,5 +156,16 @@ describe("Claude Agent SDK query() against the model server", () => {
     expect(assistantTexts(messages)).toEqual(["tool said: echo: ping"]);
     const [first] = server.requests.filter((request) => request.api === "anthropic");
     expect(first?.normalized?.tools).toContain("mcp__tiny__echo_text");
+  });
+
+  it("runs the tool_use blocks of one reply and returns both tool_results in the next request", async () => {
+    server.setRules(parallelEchoRules);
+    const messages = await claudeQuery("echo twice", true);
+    expect(mcp.calls.map((call) => call.text).sort()).toEqual(["one", "two"]);
+    expect(parallelResults(server)).toEqual([
+      { callId: "call_1", text: "echo: one" },
+      { callId: "call_2", text: "echo: two" },
+    ]);
+    expect(assistantTexts(messages)).toEqual(["tools answered"]);
   });
 });

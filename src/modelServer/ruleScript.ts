@@ -14,9 +14,12 @@ const condition = z
   })
   .strict();
 
+const toolCall = z.object({ tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()) }).strict();
+
 const reply = z.union([
   z.object({ text: z.string() }).strict(),
-  z.object({ toolCall: z.object({ tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()) }).strict() }).strict(),
+  z.object({ toolCall }).strict(),
+  z.object({ toolCalls: z.array(toolCall).min(1) }).strict(),
 ]);
 
 const rule = z.object({ when: condition.optional(), reply, times: z.number().int().min(0).optional() }).strict();

@@ -2,7 +2,7 @@
  * Scripted answers: the first rule whose `when` matches a normalized request
  * answers it. No I/O here; the server feeds requests in arrival order.
  */
-import type { ModelApi, NormalizedRequest, ResolvedReply, ToolRef } from "./normalized.js";
+import type { ModelApi, NormalizedRequest, ResolvedReply, ResolvedToolCall, ToolRef } from "./normalized.js";
 import { isSideRequest, sideReplyText } from "./sideRequests.js";
 
 export interface RuleCondition {
@@ -19,9 +19,16 @@ export interface RuleCondition {
   readonly requireTools?: boolean;
 }
 
+export interface RuleToolCall {
+  readonly tool: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
+
+/** Text, one tool call, or several tool calls in one reply (parallel calls; at least one). */
 export type RuleReply =
   | { readonly text: string }
-  | { readonly toolCall: { readonly tool: string; readonly arguments: Readonly<Record<string, unknown>> } };
+  | { readonly toolCall: RuleToolCall }
+  | { readonly toolCalls: readonly RuleToolCall[] };
 
 export interface ModelRule {
   readonly when?: RuleCondition;
@@ -82,7 +89,7 @@ export function chooseRule(rules: readonly ModelRule[], uses: readonly number[],
     if (rule.times !== undefined && (uses[i] ?? 0) >= rule.times) return false;
     if (!conditionHolds(rule.when, request)) return false;
     // A call to a tool this request does not offer would be refused by the client.
-    return !("toolCall" in rule.reply) || findTool(request.toolRefs, rule.reply.toolCall.tool) !== undefined;
+    return ruleCalls(rule.reply).every((call) => findTool(request.toolRefs, call.tool) !== undefined);
   });
   return index === -1 ? undefined : index;
 }
@@ -103,13 +110,27 @@ function renderValue(value: unknown, request: NormalizedRequest): unknown {
   return value;
 }
 
-/** The rule's reply for this request; undefined when its tool is not offered. */
-export function resolveReply(reply: RuleReply, request: NormalizedRequest, callId: string): ResolvedReply | undefined {
+/** The tool calls a rule's reply asks for, in order (none for text). */
+export function ruleCalls(reply: RuleReply): readonly RuleToolCall[] {
+  if ("text" in reply) return [];
+  return "toolCall" in reply ? [reply.toolCall] : reply.toolCalls;
+}
+
+/**
+ * The rule's reply for this request; undefined when one of its tools is not
+ * offered. `callId(i)` names the i-th call of this reply.
+ */
+export function resolveReply(reply: RuleReply, request: NormalizedRequest, callId: (index: number) => string): ResolvedReply | undefined {
   if ("text" in reply) return { type: "text", text: renderTemplate(reply.text, request) };
-  const tool = findTool(request.toolRefs, reply.toolCall.tool);
-  if (tool === undefined) return undefined;
-  const args = renderValue(reply.toolCall.arguments, request) as Record<string, unknown>;
-  return { type: "toolCall", callId, tool, arguments: args };
+  const calls: ResolvedToolCall[] = [];
+  for (const [index, call] of ruleCalls(reply).entries()) {
+    const tool = findTool(request.toolRefs, call.tool);
+    if (tool === undefined) return undefined;
+    calls.push({ callId: callId(index), tool, arguments: renderValue(call.arguments, request) as Record<string, unknown> });
+  }
+  const [first] = calls;
+  if ("toolCall" in reply && first !== undefined) return { type: "toolCall", ...first };
+  return calls.length === 0 ? undefined : { type: "toolCalls", calls };
 }
 
 export interface RuleBookAnswer {
@@ -131,6 +152,8 @@ export class RuleBook {
 
   /** New rules start with fresh `times` counts. */
   replace(rules: readonly ModelRule[]): void {
+    const empty = rules.findIndex((rule) => "toolCalls" in rule.reply && rule.reply.toolCalls.length === 0);
+    if (empty !== -1) throw new TypeError(`rules.${empty}.reply.toolCalls: at least one tool call is required`);
     this.#rules = [...rules];
     this.#uses = rules.map(() => 0);
   }
@@ -142,9 +165,10 @@ export class RuleBook {
     if (index === undefined || rule === undefined) {
       return { reply: { type: "text", text: DEFAULT_REPLY_TEXT }, ruleIndex: undefined, side: false };
     }
-    const reply = resolveReply(rule.reply, request, `call_${this.#calls + 1}`);
+    const first = this.#calls + 1;
+    const reply = resolveReply(rule.reply, request, (offset) => `call_${first + offset}`);
     if (reply === undefined) throw new Error("chooseRule returned a rule whose tool is not offered");
-    if (reply.type === "toolCall") this.#calls += 1;
+    this.#calls += ruleCalls(rule.reply).length;
     this.#uses[index] = (this.#uses[index] ?? 0) + 1;
     return { reply, ruleIndex: index, side: false };
   }

@@ -11,7 +11,7 @@ import type { EncodeContext } from "./apis/encodeContext.js";
 import { encodeGeminiJson, encodeGeminiStream, normalizeGeminiRequest } from "./apis/gemini.js";
 import { encodeResponsesJson, encodeResponsesStream, normalizeResponsesRequest } from "./apis/responses.js";
 import { geminiModelList, modelEntry, openAiModelList } from "./modelLists.js";
-import { type Json, type ModelApi, type NormalizedRequest, type ResolvedReply, asObject } from "./normalized.js";
+import { type Json, type ModelApi, type NormalizedRequest, type ResolvedReply, asObject, toolCallsOf } from "./normalized.js";
 import { type ModelRule, RuleBook } from "./rules.js";
 import { type SseEvent, estimateTokens, formatSse } from "./sse.js";
 
@@ -171,7 +171,10 @@ function sendReply(res: ServerResponse, route: Extract<Route, { kind: "model" }>
 }
 
 function describeReply(reply: ResolvedReply): string {
-  return reply.type === "text" ? `text ${JSON.stringify(reply.text.slice(0, 60))}` : `call ${reply.tool.name} (${reply.callId})`;
+  if (reply.type === "text") return `text ${JSON.stringify(reply.text.slice(0, 60))}`;
+  return toolCallsOf(reply)
+    .map((call) => `call ${call.tool.name} (${call.callId})`)
+    .join(", ");
 }
 
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
@@ -236,7 +239,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       model: normalized.model === "" ? "scripted" : normalized.model,
       created: Math.floor(Date.now() / 1000),
       inputTokens: estimateTokens(text),
-      outputTokens: estimateTokens(answer.reply.type === "text" ? answer.reply.text : answer.reply.arguments),
+      outputTokens: estimateTokens(answer.reply.type === "text" ? answer.reply.text : toolCallsOf(answer.reply).map((call) => call.arguments)),
     };
     const extra: Partial<LoggedRequest> = { normalized, reply: answer.reply, side: answer.side, ...(answer.ruleIndex === undefined ? {} : { ruleIndex: answer.ruleIndex }) };
     const rule = answer.side ? "side request" : answer.ruleIndex === undefined ? "no rule" : `rule ${answer.ruleIndex}`;

@@ -90,6 +90,24 @@ export interface ProviderSessionRuntime {
   stop(): Promise<void>;
 }
 
+/** What a warm session learns when it is handed to a thread: everything of OpenSessionInput but the instance. */
+export type WarmBinding = Omit<OpenSessionInput, "instance" | "signal" | "resume">;
+
+/**
+ * An agent session opened ahead of need (a warm pool, docs/warm-pools.md): its
+ * start-up cost is paid, but it belongs to no thread and holds no credential.
+ * `bind` hands it to one thread: from then on it is that thread's
+ * ProviderSessionRuntime, with that thread's cwd, modes, model and MCP
+ * credential. A warm session is bound at most once.
+ */
+export interface WarmProviderSession {
+  /** Whether this warm session can serve a thread with these settings (else a new session opens). */
+  fits(binding: Pick<WarmBinding, "cwd" | "runtimeMode" | "interactionMode" | "model">): boolean;
+  bind(binding: WarmBinding): Promise<ProviderSessionRuntime>;
+  /** Release an unbound warm session. Idempotent. */
+  stop(): Promise<void>;
+}
+
 /** The schema of a driver's `options`: always an object, so docs can list its keys. */
 export type DriverOptionsSchema = z.ZodObject;
 
@@ -107,6 +125,12 @@ export interface ProviderDriver {
   /** May spawn a process; callers cache the answer (see ProviderRegistry). */
   probe(instance: ProviderInstanceConfig): Promise<ProviderProbe>;
   openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime>;
+  /**
+   * Open a session that belongs to no thread yet (a warm pool). Only a driver
+   * whose session can take a thread's cwd, modes and MCP credential after it
+   * started offers it; a pool on any other driver is refused at start.
+   */
+  openWarm?(input: { readonly instance: ProviderInstanceConfig; readonly signal?: AbortSignal }): Promise<WarmProviderSession>;
 }
 
 export const ProviderErrorCode = {

@@ -14,6 +14,7 @@ import { resumeRecap } from "../engine/resumeRecap.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
 import type { SecretVault } from "./secretVault.js";
+import type { WarmPools } from "./warmPool.js";
 
 /** Issues and revokes the bearer tokens injected into agents (implemented by McpCredentialRegistry). */
 export interface SessionCredentials {
@@ -48,6 +49,8 @@ export interface ProviderSessionManagerOptions {
   readonly forgetAgentHomes?: (threadId: string) => Promise<void>;
   /** Owner-supplied secrets: the session that asked gets them in its turns' environment. */
   readonly secrets?: SecretVault;
+  /** Warm sessions a thread's first session on an instance takes instead of starting an agent (docs/warm-pools.md). */
+  readonly pools?: WarmPools;
 }
 
 /** Where the manager reports the sessions it opens, holds and releases. */
@@ -63,12 +66,15 @@ export interface HeldSession {
   readonly lastActivityAt: number;
   /** The agent continued its own earlier conversation when this session opened. */
   readonly resumed: boolean;
+  /** The session came out of a warm pool (it was started before the thread needed it). */
+  readonly fromPool: boolean;
 }
 
 interface LiveSession {
   readonly providerSessionId: string;
   readonly openedAt: number;
   readonly resumed: boolean;
+  readonly fromPool: boolean;
   /** The first turn carries a recap of the earlier sessions (resumeRecap): set until it started. */
   recapPending: boolean;
   readonly providerInstanceId: string;
@@ -177,6 +183,7 @@ export class ProviderSessionManager {
       openedAt: s.openedAt,
       lastActivityAt: s.lastActivity,
       resumed: s.resumed,
+      fromPool: s.fromPool,
     }));
   }
 
@@ -193,6 +200,7 @@ export class ProviderSessionManager {
   /** Release every session (server shutdown). */
   async shutdown(): Promise<void> {
     this.reaper?.cancel();
+    await this.options.pools?.shutdown();
     await Promise.all([...this.sessions.keys()].map((threadId) => this.release(threadId, "shutdown", "Loom shut down; the provider session ended with it.")));
   }
 
@@ -204,6 +212,7 @@ export class ProviderSessionManager {
   async abandon(): Promise<void> {
     this.abandoned = true;
     this.reaper?.cancel();
+    await this.options.pools?.shutdown();
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
     await Promise.all(
@@ -275,33 +284,38 @@ export class ProviderSessionManager {
     // A recap stands in for a conversation the agent cannot continue: none when a resuming driver never recorded one.
     const needsRecap = earlier && (!canResume || resumeId !== null);
     let live: LiveSession | null = null;
+    const binding = {
+      threadId: thread.id,
+      providerSessionId,
+      home: this.options.agentHome?.(providerInstanceId, thread.id) ?? null,
+      cwd: this.options.workingDirectory(thread),
+      runtimeMode: thread.runtimeMode,
+      interactionMode: thread.interactionMode,
+      model: thread.modelSelection?.model ?? null,
+      mcp: { url: this.options.mcpUrl(), token: credential.token },
+      onEvent: (event: NormalizedProviderEvent) => this.onProviderEvent(thread.id, event),
+    };
+    // A thread's first session on the instance may take a warm one: it has no conversation to resume.
+    const warm = earlier ? null : (this.options.pools?.take(providerInstanceId, binding) ?? null);
     try {
-      const runtime = await driver.openSession({
-        instance,
-        threadId: thread.id,
-        providerSessionId,
-        resume: resumeId === null ? null : { nativeThreadId: resumeId },
-        home: this.options.agentHome?.(providerInstanceId, thread.id) ?? null,
-        cwd: this.options.workingDirectory(thread),
-        runtimeMode: thread.runtimeMode,
-        interactionMode: thread.interactionMode,
-        model: thread.modelSelection?.model ?? null,
-        mcp: { url: this.options.mcpUrl(), token: credential.token },
-        onEvent: (event) => this.onProviderEvent(thread.id, event),
-      });
+      const runtime =
+        warm !== null
+          ? await warm.session.bind(binding)
+          : await driver.openSession({ ...binding, instance, resume: resumeId === null ? null : { nativeThreadId: resumeId } });
       const now = this.clock();
       const resumed = resumeId !== null && runtime.resumed === true;
-      live = { providerSessionId, openedAt: now, resumed, recapPending: needsRecap && !resumed, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
+      live = { providerSessionId, openedAt: now, resumed, fromPool: warm !== null, recapPending: needsRecap && !resumed, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
       if (this.abandoned) {
         await runtime.stop();
         throw new Error("this Loom node stopped after losing its leases while the provider session opened");
       }
     } catch (error) {
       await credentials.revokeSession(providerSessionId);
+      if (warm !== null) await warm.session.stop().catch(() => undefined);
       throw error;
     }
     this.sessions.set(thread.id, live);
-    const how = live.resumed ? ", resumed" : live.recapPending ? ", with a recap of its earlier sessions" : "";
+    const how = live.resumed ? ", resumed" : live.recapPending ? ", with a recap of its earlier sessions" : warm !== null ? `, from the pool (${warm.warmSessionId})` : "";
     this.options.sessionLog?.("info", `sessions: opened ${providerSessionId} for ${thread.id} on ${providerInstanceId} (${driver.driver}${how}); holding ${this.sessions.size}`);
     this.dispatch({
       type: "provider-runtime.session-opened",

@@ -55,6 +55,7 @@ import { ProviderRegistry } from "../providers/registry.js";
 import { reportProviders } from "./providerReport.js";
 import { agentHomeName, forgetAgentHomes } from "./agentHomes.js";
 import { ProviderSessionManager } from "../providers/sessionManager.js";
+import { WarmPools } from "../providers/warmPool.js";
 import { LOOM_VERSION } from "../version.js";
 import { builtInDrivers, providerFacts } from "./providerWiring.js";
 import { type StateDir, ensureEnvironmentId, ensureOwnerToken, openStateDir, removeServerInfo, writeServerInfo } from "./stateDir.js";
@@ -192,7 +193,9 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   let baseUrl = "";
   const secrets = new SecretVault();
   const projects = new Map(config.projects.map((p) => [p.id, p.root]));
+  const pools = new WarmPools({ registry, log, sessionLog: (level, line) => serverLog.write(level, line) });
   const sessions = new ProviderSessionManager({
+    pools,
     orchestrator,
     registry,
     credentials,
@@ -241,7 +244,8 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     secrets: { vault: secrets, isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
     titles,
     workspaces,
-    heldSessions: () => sessions.held().map((s) => ({ providerSessionId: s.providerSessionId, lastActivityAt: s.lastActivityAt, resumed: s.resumed })),
+    heldSessions: () => sessions.held().map((s) => ({ providerSessionId: s.providerSessionId, lastActivityAt: s.lastActivityAt, resumed: s.resumed, fromPool: s.fromPool })),
+    warmSessions: () => pools.held(),
     schedules: {
       keys: new FileWebhookKeyStore(join(dir.root, "webhook-keys.json")),
       baseUrl: () => baseUrl,
@@ -325,6 +329,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   // The index catches up in the background; searches wait briefly for it and say when it is not complete yet.
   search.start().catch((error: unknown) => log(`loom: the search index could not start: ${error instanceof Error ? error.message : String(error)}`));
   sessions.startReaper();
+  pools.start(config.providers);
   await scheduler.start();
   await pullRequests.start();
   await workflows.start();

@@ -20,6 +20,7 @@ import {
   normalizedRequest,
   outputText,
   textOf,
+  toolCallsOf,
 } from "../normalized.js";
 import { type SseEvent, textChunks } from "../sse.js";
 import type { EncodeContext } from "./encodeContext.js";
@@ -77,10 +78,10 @@ export function normalizeAnthropicRequest(body: Json): NormalizedRequest {
   });
 }
 
-function contentBlock(reply: ResolvedReply): Json {
-  return reply.type === "text"
-    ? { type: "text", text: reply.text }
-    : { type: "tool_use", id: reply.callId, name: reply.tool.callName, input: reply.arguments };
+/** One text block, or one tool_use block per call (several calls: parallel tool use). */
+function contentBlocks(reply: ResolvedReply): Json[] {
+  if (reply.type === "text") return [{ type: "text", text: reply.text }];
+  return toolCallsOf(reply).map((call) => ({ type: "tool_use", id: call.callId, name: call.tool.callName, input: call.arguments }));
 }
 
 function stopReason(reply: ResolvedReply): string {
@@ -105,7 +106,7 @@ function messageObject(ctx: EncodeContext, content: Json[], stop: string | null,
 }
 
 export function encodeAnthropicJson(reply: ResolvedReply, ctx: EncodeContext): Json {
-  return messageObject(ctx, [contentBlock(reply)], stopReason(reply), ctx.outputTokens);
+  return messageObject(ctx, contentBlocks(reply), stopReason(reply), ctx.outputTokens);
 }
 
 export function encodeAnthropicStream(reply: ResolvedReply, ctx: EncodeContext): SseEvent[] {
@@ -114,14 +115,17 @@ export function encodeAnthropicStream(reply: ResolvedReply, ctx: EncodeContext):
     events.push({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
     events.push({ type: "ping" });
     for (const text of textChunks(reply.text)) events.push({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+    events.push({ type: "content_block_stop", index: 0 });
   } else {
-    events.push({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: reply.callId, name: reply.tool.callName, input: {} } });
-    events.push({ type: "ping" });
-    for (const partial_json of textChunks(JSON.stringify(reply.arguments))) {
-      events.push({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json } });
+    for (const [index, call] of toolCallsOf(reply).entries()) {
+      events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: call.callId, name: call.tool.callName, input: {} } });
+      if (index === 0) events.push({ type: "ping" });
+      for (const partial_json of textChunks(JSON.stringify(call.arguments))) {
+        events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } });
+      }
+      events.push({ type: "content_block_stop", index });
     }
   }
-  events.push({ type: "content_block_stop", index: 0 });
   events.push({ type: "message_delta", delta: { stop_reason: stopReason(reply), stop_sequence: null }, usage: { output_tokens: ctx.outputTokens } });
   events.push({ type: "message_stop" });
   return events.map((data) => ({ event: data.type as string, data }));

@@ -12,6 +12,7 @@ import {
   normalizedRequest,
   outputText,
   textOf,
+  toolCallsOf,
 } from "../normalized.js";
 import { type SseEvent, textChunks } from "../sse.js";
 import type { EncodeContext } from "./encodeContext.js";
@@ -74,7 +75,11 @@ export function encodeChatJson(reply: ResolvedReply, ctx: EncodeContext): Json {
       : {
           role: "assistant",
           content: null,
-          tool_calls: [{ id: reply.callId, type: "function", function: { name: reply.tool.callName, arguments: JSON.stringify(reply.arguments) } }],
+          tool_calls: toolCallsOf(reply).map((call) => ({
+            id: call.callId,
+            type: "function",
+            function: { name: call.tool.callName, arguments: JSON.stringify(call.arguments) },
+          })),
         };
   return {
     id: `chatcmpl-${ctx.sequence}`,
@@ -96,10 +101,12 @@ export function encodeChatStream(reply: ResolvedReply, ctx: EncodeContext, inclu
     events.push(chunk([delta({ role: "assistant", content: "" })]));
     for (const piece of textChunks(reply.text)) events.push(chunk([delta({ content: piece })]));
   } else {
-    const call = { index: 0, id: reply.callId, type: "function", function: { name: reply.tool.callName, arguments: "" } };
-    events.push(chunk([delta({ role: "assistant", content: null, tool_calls: [call] })]));
-    for (const piece of textChunks(JSON.stringify(reply.arguments))) {
-      events.push(chunk([delta({ tool_calls: [{ index: 0, function: { arguments: piece } }] })]));
+    for (const [index, call] of toolCallsOf(reply).entries()) {
+      const head = { index, id: call.callId, type: "function", function: { name: call.tool.callName, arguments: "" } };
+      events.push(chunk([delta(index === 0 ? { role: "assistant", content: null, tool_calls: [head] } : { tool_calls: [head] })]));
+      for (const piece of textChunks(JSON.stringify(call.arguments))) {
+        events.push(chunk([delta({ tool_calls: [{ index, function: { arguments: piece } }] })]));
+      }
     }
   }
   events.push(chunk([delta({}, finishReason(reply))]));

@@ -18,6 +18,7 @@ import {
   normalizedRequest,
   outputText,
   textOf,
+  toolCallsOf,
 } from "../normalized.js";
 import { type SseEvent, textChunks } from "../sse.js";
 import type { EncodeContext } from "./encodeContext.js";
@@ -71,13 +72,14 @@ export function normalizeGeminiRequest(body: Json, model: string, stream: boolea
   });
 }
 
-function part(reply: ResolvedReply): Json {
-  return reply.type === "text" ? { text: reply.text } : { functionCall: { name: reply.tool.callName, args: reply.arguments } };
+function replyParts(reply: ResolvedReply): Json[] {
+  if (reply.type === "text") return [{ text: reply.text }];
+  return toolCallsOf(reply).map((call) => ({ functionCall: { name: call.tool.callName, args: call.arguments } }));
 }
 
 export function encodeGeminiJson(reply: ResolvedReply, ctx: EncodeContext): Json {
   return {
-    candidates: [{ content: { role: "model", parts: [part(reply)] }, finishReason: "STOP", index: 0 }],
+    candidates: [{ content: { role: "model", parts: replyParts(reply) }, finishReason: "STOP", index: 0 }],
     usageMetadata: { promptTokenCount: ctx.inputTokens, candidatesTokenCount: ctx.outputTokens, totalTokenCount: ctx.inputTokens + ctx.outputTokens },
     modelVersion: ctx.model,
     responseId: `resp_${ctx.sequence}`,

@@ -9,6 +9,7 @@ import {
   type NormalizedMessage,
   type NormalizedRequest,
   type ResolvedReply,
+  type ResolvedToolCall,
   type ToolRef,
   asArray,
   asObject,
@@ -17,6 +18,7 @@ import {
   normalizedRequest,
   outputText,
   textOf,
+  toolCallsOf,
 } from "../normalized.js";
 import { type SseEvent, textChunks } from "../sse.js";
 import type { EncodeContext } from "./encodeContext.js";
@@ -93,29 +95,37 @@ export function normalizeResponsesRequest(body: Json): NormalizedRequest {
   });
 }
 
-/** The finished output item, as `response.output_item.done` and `response.completed` carry it. */
-export function responsesOutputItem(reply: ResolvedReply, ctx: EncodeContext): Json {
-  if (reply.type === "text") {
-    return {
-      id: `msg_${ctx.sequence}`,
-      type: "message",
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: reply.text, annotations: [] }],
-    };
-  }
+/** A finished function or custom tool call item; `id` is unique within the response. */
+function callItem(call: ResolvedToolCall, id: string): Json {
   const base = {
-    id: `fc_${ctx.sequence}`,
+    id,
     status: "completed",
-    call_id: reply.callId,
-    name: reply.tool.callName,
-    ...(reply.tool.namespace === undefined ? {} : { namespace: reply.tool.namespace }),
+    call_id: call.callId,
+    name: call.tool.callName,
+    ...(call.tool.namespace === undefined ? {} : { namespace: call.tool.namespace }),
   };
-  if (reply.tool.kind === "custom") {
-    const input = typeof reply.arguments.input === "string" ? reply.arguments.input : JSON.stringify(reply.arguments);
+  if (call.tool.kind === "custom") {
+    const input = typeof call.arguments.input === "string" ? call.arguments.input : JSON.stringify(call.arguments);
     return { type: "custom_tool_call", ...base, input };
   }
-  return { type: "function_call", ...base, arguments: JSON.stringify(reply.arguments) };
+  return { type: "function_call", ...base, arguments: JSON.stringify(call.arguments) };
+}
+
+/** The finished output items, as `response.output_item.done` and `response.completed` carry them: one message, or one item per tool call. */
+export function responsesOutputItems(reply: ResolvedReply, ctx: EncodeContext): Json[] {
+  if (reply.type === "text") {
+    return [
+      {
+        id: `msg_${ctx.sequence}`,
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: reply.text, annotations: [] }],
+      },
+    ];
+  }
+  const calls = toolCallsOf(reply);
+  return calls.map((call, index) => callItem(call, calls.length === 1 ? `fc_${ctx.sequence}` : `fc_${ctx.sequence}_${index + 1}`));
 }
 
 function responseObject(ctx: EncodeContext, status: "in_progress" | "completed", output: Json[]): Json {
@@ -127,7 +137,7 @@ function responseObject(ctx: EncodeContext, status: "in_progress" | "completed",
     status,
     model: ctx.model,
     output,
-    parallel_tool_calls: false,
+    parallel_tool_calls: output.length > 1,
     tool_choice: "auto",
     tools: [],
     usage:
@@ -144,37 +154,44 @@ function responseObject(ctx: EncodeContext, status: "in_progress" | "completed",
 }
 
 export function encodeResponsesJson(reply: ResolvedReply, ctx: EncodeContext): Json {
-  return responseObject(ctx, "completed", [responsesOutputItem(reply, ctx)]);
+  return responseObject(ctx, "completed", responsesOutputItems(reply, ctx));
 }
 
-/** The full event sequence; some clients (pi) print nothing from a two-event stream. */
-export function encodeResponsesStream(reply: ResolvedReply, ctx: EncodeContext): SseEvent[] {
-  const done = responsesOutputItem(reply, ctx);
-  const itemId = done.id as string;
-  const events: Json[] = [
-    { type: "response.created", response: responseObject(ctx, "in_progress", []) },
-    { type: "response.in_progress", response: responseObject(ctx, "in_progress", []) },
-  ];
-  const at = { output_index: 0, item_id: itemId };
-  if (reply.type === "text") {
-    events.push({ type: "response.output_item.added", output_index: 0, item: { ...done, status: "in_progress", content: [] } });
+/** Events that stream one output item at `output_index`, from `output_item.added` to `output_item.done`. */
+function itemEvents(done: Json, outputIndex: number): Json[] {
+  const at = { output_index: outputIndex, item_id: done.id as string };
+  const events: Json[] = [];
+  if (done.type === "message") {
+    const text = ((done.content as Json[])[0]?.text as string | undefined) ?? "";
+    events.push({ type: "response.output_item.added", output_index: outputIndex, item: { ...done, status: "in_progress", content: [] } });
     const part = { type: "output_text", text: "", annotations: [] };
     events.push({ type: "response.content_part.added", ...at, content_index: 0, part });
-    for (const delta of textChunks(reply.text)) events.push({ type: "response.output_text.delta", ...at, content_index: 0, delta });
-    events.push({ type: "response.output_text.done", ...at, content_index: 0, text: reply.text });
-    events.push({ type: "response.content_part.done", ...at, content_index: 0, part: { ...part, text: reply.text } });
+    for (const delta of textChunks(text)) events.push({ type: "response.output_text.delta", ...at, content_index: 0, delta });
+    events.push({ type: "response.output_text.done", ...at, content_index: 0, text });
+    events.push({ type: "response.content_part.done", ...at, content_index: 0, part: { ...part, text } });
   } else if (done.type === "function_call") {
-    events.push({ type: "response.output_item.added", output_index: 0, item: { ...done, status: "in_progress", arguments: "" } });
+    events.push({ type: "response.output_item.added", output_index: outputIndex, item: { ...done, status: "in_progress", arguments: "" } });
     const args = done.arguments as string;
     for (const delta of textChunks(args)) events.push({ type: "response.function_call_arguments.delta", ...at, delta });
     events.push({ type: "response.function_call_arguments.done", ...at, arguments: args });
   } else {
-    events.push({ type: "response.output_item.added", output_index: 0, item: { ...done, status: "in_progress", input: "" } });
+    events.push({ type: "response.output_item.added", output_index: outputIndex, item: { ...done, status: "in_progress", input: "" } });
     const input = done.input as string;
     for (const delta of textChunks(input)) events.push({ type: "response.custom_tool_call_input.delta", ...at, delta });
     events.push({ type: "response.custom_tool_call_input.done", ...at, input });
   }
-  events.push({ type: "response.output_item.done", output_index: 0, item: done });
-  events.push({ type: "response.completed", response: responseObject(ctx, "completed", [done]) });
+  events.push({ type: "response.output_item.done", output_index: outputIndex, item: done });
+  return events;
+}
+
+/** The full event sequence; some clients (pi) print nothing from a two-event stream. Several tool calls stream one after another. */
+export function encodeResponsesStream(reply: ResolvedReply, ctx: EncodeContext): SseEvent[] {
+  const items = responsesOutputItems(reply, ctx);
+  const events: Json[] = [
+    { type: "response.created", response: responseObject(ctx, "in_progress", []) },
+    { type: "response.in_progress", response: responseObject(ctx, "in_progress", []) },
+    ...items.flatMap((item, index) => itemEvents(item, index)),
+    { type: "response.completed", response: responseObject(ctx, "completed", items) },
+  ];
   return events.map((data, index) => ({ event: data.type as string, data: { ...data, sequence_number: index } }));
 }

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
-import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime } from "../adapter.js";
+import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime, WarmBinding, WarmProviderSession } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { NormalizedProviderEvent, ProviderItem } from "../events.js";
@@ -55,17 +55,41 @@ export const scriptedDriver: ProviderDriver = {
         `scripted instance "${input.instance.id}" does not offer runtime mode ${input.runtimeMode}`,
       );
     }
-    try {
-      input.signal?.throwIfAborted();
-      if (options.startupDelayMs > 0) {
-        await delay(options.startupDelayMs, undefined, { signal: input.signal });
-      }
-    } catch (error) {
-      throw new ProviderError(ProviderErrorCode.aborted, "opening the scripted session was aborted", { cause: error });
-    }
+    await startUp(options, input.signal);
     return new ScriptedSession(input, options);
   },
+
+  /** The start-up (startupDelayMs) is paid ahead; the session takes its thread, cwd and credential when bound. */
+  async openWarm({ instance, signal }): Promise<WarmProviderSession> {
+    const options: ScriptedOptions = optionsForSession(scriptedOptions, instance);
+    await startUp(options, signal);
+    let state: "warm" | "bound" | "stopped" = "warm";
+    return {
+      fits: (binding) => options.capabilities.runtimeModes.includes(binding.runtimeMode),
+      bind: (binding: WarmBinding) => {
+        if (state !== "warm") return Promise.reject(new ProviderError(ProviderErrorCode.sessionClosed, `this warm session was already ${state}`));
+        state = "bound";
+        return Promise.resolve(new ScriptedSession({ ...binding, instance, resume: null }, options));
+      },
+      stop: () => {
+        if (state === "warm") state = "stopped";
+        return Promise.resolve();
+      },
+    };
+  },
 };
+
+/** What opening a scripted session costs: its configured start-up delay. */
+async function startUp(options: ScriptedOptions, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    signal?.throwIfAborted();
+    if (options.startupDelayMs > 0) {
+      await delay(options.startupDelayMs, undefined, { signal });
+    }
+  } catch (error) {
+    throw new ProviderError(ProviderErrorCode.aborted, "opening the scripted session was aborted", { cause: error });
+  }
+}
 
 interface ActiveTurn {
   readonly runId: string;

@@ -1,0 +1,194 @@
+import { randomUUID } from "node:crypto";
+import { availableParallelism } from "node:os";
+import type { ProviderInstanceConfig } from "../config/config.js";
+import { type TimerHandle, type Timers, systemTimers } from "../engine/clock.js";
+import type { WarmBinding, WarmProviderSession } from "./adapter.js";
+import type { ProviderRegistry } from "./registry.js";
+
+/**
+ * Warm pools (docs/warm-pools.md): per provider instance with `pool.size > 0`,
+ * idle agent sessions opened ahead of need, so a thread's first turn takes one
+ * instead of waiting for an agent to start. A warm session belongs to no
+ * thread and holds no credential: the session manager mints the thread's
+ * credential and binds the session at hand-out. Nothing here is recorded in
+ * the event log; a crash loses only sessions that held no thread state.
+ */
+
+export interface WarmPoolsOptions {
+  readonly registry: ProviderRegistry;
+  readonly clock?: () => number;
+  readonly timers?: Timers;
+  /** Warm sessions opening at once across all instances; default: one less than the CPUs, at least 1. */
+  readonly maxConcurrentOpens?: number;
+  readonly log?: (line: string) => void;
+  /** The server log file: which warm sessions open, are handed out and drain. */
+  readonly sessionLog?: (level: "info" | "debug", line: string) => void;
+}
+
+/** A warm session as `loom sessions list` and GET /api/sessions show it. */
+export interface WarmSessionInfo {
+  readonly warmSessionId: string;
+  readonly providerInstanceId: string;
+  readonly driver: string;
+  readonly openedAt: number;
+}
+
+/** A warm session taken from a pool: bind it to the thread, or stop it. */
+export interface WarmHandOut {
+  readonly warmSessionId: string;
+  readonly session: WarmProviderSession;
+}
+
+interface WarmEntry extends WarmSessionInfo {
+  readonly session: WarmProviderSession;
+}
+
+interface InstancePool {
+  readonly instance: ProviderInstanceConfig;
+  readonly size: number;
+  readonly maxIdleMs: number;
+  readonly ready: WarmEntry[];
+  opening: number;
+  /** The last time a session opened on the instance (warm or not): the pool drains maxIdleMs after it. */
+  lastDemandAt: number;
+  /** A warm open failed: no refill until the next demand, so a broken agent is not restarted in a loop. */
+  failed: boolean;
+}
+
+export class WarmPools {
+  private readonly pools = new Map<string, InstancePool>();
+  private readonly clock: () => number;
+  private readonly timers: Timers;
+  private readonly maxConcurrentOpens: number;
+  private readonly pendingOpens = new Set<Promise<void>>();
+  private openingTotal = 0;
+  private closed = false;
+  private reaper: TimerHandle | null = null;
+
+  constructor(private readonly options: WarmPoolsOptions) {
+    this.clock = options.clock ?? Date.now;
+    this.timers = options.timers ?? systemTimers;
+    this.maxConcurrentOpens = options.maxConcurrentOpens ?? Math.max(1, availableParallelism() - 1);
+  }
+
+  /** Fill the pool of every enabled instance that has one, and drain idle pools from now on. */
+  start(instances: readonly ProviderInstanceConfig[]): void {
+    const now = this.clock();
+    for (const instance of instances) {
+      const size = instance.pool?.size ?? 0;
+      if (!instance.enabled || size === 0 || this.options.registry.driverFor(instance.id)?.openWarm === undefined) continue;
+      this.pools.set(instance.id, { instance, size, maxIdleMs: instance.pool?.maxIdleMs ?? 0, ready: [], opening: 0, lastDemandAt: now, failed: false });
+    }
+    if (this.pools.size === 0) return;
+    const shortest = Math.min(...[...this.pools.values()].map((pool) => pool.maxIdleMs));
+    this.reaper = this.timers.interval(Math.max(250, Math.min(60_000, shortest / 4)), () => void this.reapIdle(), { unref: true });
+    this.refillAll();
+  }
+
+  /**
+   * A warm session of this instance that fits the thread, taken out of the
+   * pool (which refills in the background), or null. Either way the instance
+   * counts as in demand.
+   */
+  take(providerInstanceId: string, binding: Pick<WarmBinding, "cwd" | "runtimeMode" | "interactionMode" | "model">): WarmHandOut | null {
+    const pool = this.pools.get(providerInstanceId);
+    if (pool === undefined || this.closed) return null;
+    this.noteDemand(pool);
+    const index = pool.ready.findIndex((entry) => entry.session.fits(binding));
+    const entry = index === -1 ? undefined : pool.ready.splice(index, 1)[0];
+    this.refillAll();
+    if (entry === undefined) return null;
+    this.options.sessionLog?.("info", `pool: handed out ${entry.warmSessionId} on ${providerInstanceId}; ${pool.ready.length} of ${pool.size} ready`);
+    return { warmSessionId: entry.warmSessionId, session: entry.session };
+  }
+
+  /** The warm sessions ready now, oldest first. */
+  held(): WarmSessionInfo[] {
+    return [...this.pools.values()]
+      .flatMap((pool) => pool.ready.map(({ warmSessionId, providerInstanceId, driver, openedAt }) => ({ warmSessionId, providerInstanceId, driver, openedAt })))
+      .sort((a, b) => a.openedAt - b.openedAt);
+  }
+
+  /** Drain every pool whose instance saw no session open for its maxIdleMs; the next demand fills it again. */
+  async reapIdle(): Promise<void> {
+    const now = this.clock();
+    const idle = [...this.pools.values()].filter((pool) => pool.ready.length > 0 && now - pool.lastDemandAt >= pool.maxIdleMs);
+    await Promise.all(idle.map((pool) => this.drain(pool, `no session opened on ${pool.instance.id} for ${pool.maxIdleMs} ms`)));
+  }
+
+  /** Stop every warm session, and those still opening, and open no more (shutdown, lost leases). */
+  async shutdown(): Promise<void> {
+    this.closed = true;
+    this.reaper?.cancel();
+    await Promise.all([...this.pools.values()].map((pool) => this.drain(pool, "shutdown")));
+    await Promise.all([...this.pendingOpens]);
+  }
+
+  private noteDemand(pool: InstancePool): void {
+    pool.lastDemandAt = this.clock();
+    pool.failed = false;
+  }
+
+  private isIdle(pool: InstancePool): boolean {
+    return this.clock() - pool.lastDemandAt >= pool.maxIdleMs;
+  }
+
+  /** Open warm sessions where a pool is short, never more at once than maxConcurrentOpens. */
+  private refillAll(): void {
+    for (const pool of this.pools.values()) {
+      while (!this.closed && !pool.failed && !this.isIdle(pool) && pool.ready.length + pool.opening < pool.size && this.openingTotal < this.maxConcurrentOpens) {
+        this.openOne(pool);
+      }
+    }
+  }
+
+  private openOne(pool: InstancePool): void {
+    const driver = this.options.registry.driverFor(pool.instance.id);
+    if (driver?.openWarm === undefined) return;
+    pool.opening += 1;
+    this.openingTotal += 1;
+    // Unique across restarts: a list taken before a restart never names a session of the next process.
+    const warmSessionId = `warm:${pool.instance.id}:${randomUUID().slice(0, 8)}`;
+    const opened = (async () => {
+      try {
+        const session = await driver.openWarm!({ instance: pool.instance });
+        if (this.closed || this.isIdle(pool)) {
+          await stopQuietly(session, this.options.log);
+          return;
+        }
+        pool.ready.push({ warmSessionId, providerInstanceId: pool.instance.id, driver: driver.driver, openedAt: this.clock(), session });
+        this.options.sessionLog?.("info", `pool: warmed ${warmSessionId}; ${pool.ready.length} of ${pool.size} ready`);
+      } catch (error) {
+        pool.failed = true;
+        this.options.log?.(`loom: opening a warm session on ${pool.instance.id} failed; the pool refills on the next session: ${messageOf(error)}`);
+      } finally {
+        pool.opening -= 1;
+        this.openingTotal -= 1;
+      }
+    })();
+    this.pendingOpens.add(opened);
+    void opened.then(() => {
+      this.pendingOpens.delete(opened);
+      this.refillAll();
+    });
+  }
+
+  private async drain(pool: InstancePool, reason: string): Promise<void> {
+    const entries = pool.ready.splice(0);
+    if (entries.length === 0) return;
+    this.options.sessionLog?.("info", `pool: drained ${entries.length} warm session(s) of ${pool.instance.id} (${reason})`);
+    await Promise.all(entries.map((entry) => stopQuietly(entry.session, this.options.log)));
+  }
+}
+
+async function stopQuietly(session: WarmProviderSession, log: ((line: string) => void) | undefined): Promise<void> {
+  try {
+    await session.stop();
+  } catch (error) {
+    log?.(`loom: stopping a warm session failed: ${messageOf(error)}`);
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
