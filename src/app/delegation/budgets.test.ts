@@ -3,7 +3,7 @@ import { childScript, delegateStep, launchParent, onlyTask, startDelegationHarne
 import type { LoomHarness } from "../../testkit/loomHarness.js";
 
 /**
- * Tree-wide budgets (issue 15, docs/budgets.md) over real MCP with scripted
+ * Tree-wide budgets (docs/budgets.md) over real MCP with scripted
  * agents: the scripted driver reports one token per 4 characters, so token
  * spend is exact. Admission refusals, widening, the reactor stopping a tree
  * and the root's notice are all read from Loom's own state.

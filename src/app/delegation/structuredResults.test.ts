@@ -4,7 +4,7 @@ import type { LoomHarness } from "../../testkit/loomHarness.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 
 /**
- * Structured results (issue 15): delegate_task with an outputSchema, over real
+ * Structured results (docs/delegation.md): delegate_task with an outputSchema, over real
  * MCP, a parent on scripted instance `a` and the child on `b`. The child's
  * final answer is validated with the JSON Schema; a mismatch gets one repair
  * turn; the outcome is read back from task_status and Loom's own state.

@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from "ajv";
 
 /**
- * Structured results (issue 15): a task with an `outputSchema` must end with
+ * Structured results (docs/delegation.md): a task with an `outputSchema` must end with
  * one JSON value matching it. The schema dialect is JSON Schema draft-07 (the
  * dialect ajv validates by default and agents' structured-output APIs accept);
  * unknown keywords are ignored rather than refused, so schemas written for
