@@ -149,6 +149,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
         onNewThread={() => setDialog(true)}
         showArchived={showArchived}
         setShowArchived={setShowArchived}
+        client={client}
       />
       <main className="main">
         {selected === null ? (
