@@ -10,8 +10,8 @@ import { script } from "../testkit/loomHarness.js";
  * playwright-core) against a real `loom serve` on a real git repository with
  * per-turn checkpoints, whose agent is the scripted driver writing files:
  * a turn's diff and the whole thread's, side by side and unified, a
- * confirmed rollback that restores the files on disk, the queue editor, and
- * the search box over the search methods.
+ * confirmed rollback that restores the files on disk, the queue editor, the
+ * search box over the search methods, and the schedules and providers views.
  */
 
 let loom: ServedLoom;
@@ -150,6 +150,51 @@ describe("diffs and rollback in chromium", () => {
     await results.getByText("No matches.").waitFor({ timeout: UI_WAIT });
     await page.getByLabel("Search threads").fill("");
     await results.waitFor({ state: "detached" });
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("lists, runs, pauses and deletes a scheduled task, and shows the providers", async () => {
+    const ownerToken = readFileSync(join(loom.stateDir, "owner-token"), "utf8").trim();
+    const owner = (method: string, path: string, body?: unknown) =>
+      fetch(`${loom.url}${path}`, { method, headers: { authorization: `Bearer ${ownerToken}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const created = await owner("POST", "/api/schedules", { title: "Hourly summary", prompt: "Summarize the hour.", trigger: { type: "interval", everyMs: 3_600_000 } });
+    expect(created.status).toBe(201);
+    const taskId = ((await created.json()) as { scheduledTaskId: string }).scheduledTaskId;
+    const enabled = async () => ((await (await owner("GET", "/api/schedules")).json()) as { tasks: { scheduledTaskId: string; enabled: boolean }[] }).tasks.map((t) => [t.scheduledTaskId, t.enabled]);
+
+    await page.getByRole("link", { name: "Schedules" }).click();
+    const row = page.locator(`tr[data-task-id="${taskId}"]`);
+    await row.waitFor({ timeout: UI_WAIT });
+    expect(await row.innerText()).toContain("every 1 h");
+    // Run now: the fire starts a thread, linked from the row.
+    await row.getByRole("button", { name: "Run now" }).click();
+    await row.locator(".last-fire").getByRole("link", { name: "Open" }).waitFor({ timeout: UI_WAIT });
+    await page.screenshot({ path: join(shots, "schedules.png") });
+    await row.locator(".last-fire").getByRole("link", { name: "Open" }).click();
+    await item("assistant_message", "Summarize the hour.").waitFor({ timeout: UI_WAIT });
+    await page.keyboard.press("g");
+    await page.keyboard.press("s");
+    // The page's writes carry the CSRF header; the cookie alone is refused.
+    const forged = await page.evaluate(async (path) => (await fetch(path, { method: "PATCH", body: JSON.stringify({ enabled: false }), headers: { "content-type": "application/json" } })).status, `/api/schedules/${encodeURIComponent(taskId)}`);
+    expect(forged).toBe(401);
+    expect(await enabled()).toEqual([[taskId, true]]);
+    errors.length = 0; // the browser reports the refused request on the console
+    await row.getByRole("button", { name: "Pause" }).click();
+    await row.locator(".badge", { hasText: "paused" }).waitFor({ timeout: UI_WAIT });
+    expect(await enabled()).toEqual([[taskId, false]]);
+    await row.getByRole("button", { name: "Resume" }).waitFor();
+    // Delete asks twice.
+    await row.getByRole("button", { name: "Delete" }).click();
+    expect(await enabled()).toEqual([[taskId, false]]);
+    await row.getByRole("button", { name: "Really delete" }).click();
+    await row.waitFor({ state: "detached", timeout: UI_WAIT });
+    expect(await enabled()).toEqual([]);
+
+    await page.getByRole("link", { name: "Providers" }).click();
+    const provider = page.locator('tr[data-provider-id="scripted"]');
+    await provider.waitFor({ timeout: UI_WAIT });
+    expect(await provider.locator("td").allInnerTexts()).toEqual([expect.stringContaining("scripted"), "available", expect.any(String), expect.any(String), "yes", expect.any(String)]);
+    await page.screenshot({ path: join(shots, "providers.png") });
     expect(errors).toEqual([]);
   }, 60_000);
 });

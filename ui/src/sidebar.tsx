@@ -102,6 +102,8 @@ export function Sidebar(props: {
   readonly showArchived: boolean;
   readonly setShowArchived: (value: boolean) => void;
   readonly client: LoomWsClient;
+  readonly navigate: (path: string) => void;
+  readonly path: string;
 }) {
   const [query, setQuery] = useState("");
   const [hits, setHits] = useState<readonly SearchHitView[]>([]);
@@ -132,6 +134,16 @@ export function Sidebar(props: {
         aria-label="Search threads"
       />
       <SearchResults client={props.client} query={query} includeArchived={props.showArchived} open={props.open} onHits={setHits} />
+      <div className="views">
+        {[
+          ["/schedules", "Schedules"],
+          ["/providers", "Providers"],
+        ].map(([href, label]) => (
+          <a key={href} href={href} className={props.path === href ? "current" : ""} aria-current={props.path === href ? "page" : undefined} onClick={(e) => { e.preventDefault(); props.navigate(href!); }}>
+            {label}
+          </a>
+        ))}
+      </div>
       <div className="tabs">
         <button className={props.showArchived ? "" : "active"} onClick={() => props.setShowArchived(false)}>Active</button>
         <button className={props.showArchived ? "active" : ""} onClick={() => props.setShowArchived(true)}>Archived</button>
