@@ -20,6 +20,8 @@ const RUN_NOW = /^\/api\/schedules\/([^/]+)\/run$/;
 export interface ScheduleRouteOptions {
   readonly app: AppContext;
   readonly ownerTokenHash: Buffer;
+  /** Also the owner: a request this accepts (the web UI's session cookie, src/api/uiSessions.ts). */
+  readonly alsoOwner?: (req: IncomingMessage) => boolean;
 }
 
 function parsed<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
@@ -41,7 +43,8 @@ function parsed<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
  * functions as the MCP tools: `GET /api/schedules[?projectId=]`,
  * `POST /api/schedules` (schedule_task's input), `PATCH /api/schedules/:id`
  * (update_scheduled_task's fields), `DELETE /api/schedules/:id`,
- * `POST /api/schedules/:id/run` (run now).
+ * `POST /api/schedules/:id/run` (run now). The web UI's session cookie
+ * counts as the owner too (writes with its CSRF header, docs/ui.md).
  */
 export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
   const { app } = options;
@@ -54,7 +57,7 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
     }
     const path = url.pathname;
     if (path !== TASKS && !path.startsWith(`${TASKS}/`)) return false;
-    if (!isOwnerRequest(req, options.ownerTokenHash)) {
+    if (!isOwnerRequest(req, options.ownerTokenHash) && options.alsoOwner?.(req) !== true) {
       sendError(res, new HttpError(401, "unauthorized", "missing or invalid bearer token"), { "www-authenticate": "Bearer" });
       return true;
     }

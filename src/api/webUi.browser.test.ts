@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ServedLoom, collectPageErrors, launchChromium, screenshotDir } from "../testkit/browser.js";
+import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, launchFromUi, screenshotDir, threadIdOfPage as pageThreadId, timelineItems } from "../testkit/browser.js";
 import { script } from "../testkit/loomHarness.js";
 
 /**
@@ -12,7 +12,7 @@ import { script } from "../testkit/loomHarness.js";
  * LOOM_UI_SCREENSHOTS=1 (docs/ui.md), else in a temp dir.
  */
 
-const WAIT = 20_000;
+const WAIT = UI_WAIT;
 let loom: ServedLoom;
 let browser: Browser;
 let context: BrowserContext;
@@ -50,28 +50,15 @@ async function shot(name: string, target: Page = page): Promise<void> {
 }
 
 function threadIdOfPage(): string {
-  const match = /\/t\/(.+)$/.exec(new URL(page.url()).pathname);
-  if (match === null) throw new Error(`not on a thread page: ${page.url()}`);
-  return decodeURIComponent(match[1]!);
+  return pageThreadId(page);
 }
 
-/** Launch a thread from the new-thread dialog and wait until its page shows. */
-async function launch(message: string, options: { title?: string; provider?: string } = {}): Promise<string> {
-  await page.getByRole("button", { name: "New thread" }).click();
-  const dialog = page.getByRole("dialog", { name: "New thread" });
-  await dialog.waitFor();
-  if (options.provider !== undefined) await dialog.getByLabel("Provider").selectOption(options.provider);
-  if (options.title !== undefined) await dialog.getByLabel("Title").fill(options.title);
-  await dialog.getByLabel("First message").fill(message);
-  await dialog.getByRole("button", { name: "Launch" }).click();
-  await page.waitForURL(/\/t\//, { timeout: WAIT });
-  await page.locator(".thread-head h2").waitFor();
-  return threadIdOfPage();
+function launch(message: string, options: { title?: string; provider?: string } = {}): Promise<string> {
+  return launchFromUi(page, message, options);
 }
 
 function item(kind: string, text?: string) {
-  const locator = page.locator(`.timeline [data-kind="${kind}"]`);
-  return text === undefined ? locator : locator.filter({ hasText: text });
+  return timelineItems(page, kind, text);
 }
 
 describe("the web UI in chromium", () => {
@@ -251,6 +238,6 @@ describe("the web UI in chromium", () => {
     await item("assistant_message", "Echo: after the restart").waitFor({ timeout: WAIT });
     // The only errors are the browser's own reports of the refused connections while the server was down.
     const outage = errors.slice(errorsBefore);
-    expect(outage.every((e) => /ERR_CONNECTION_REFUSED|WebSocket connection to .* failed/.test(e)), outage.join("\n")).toBe(true);
+    expect(outage.every((e) => /ERR_CONNECTION_(REFUSED|RESET)|WebSocket connection to .* failed/.test(e)), outage.join("\n")).toBe(true);
   }, 90_000);
 });

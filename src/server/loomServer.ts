@@ -298,7 +298,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     secretRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     workspaceRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     uiRoutes({ app, ownerTokenHash: sha256(ownerToken), sessions: uiSessions, allowedOrigins: () => origins, baseUrl: () => url }),
-    scheduleRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
+    scheduleRoutes({ app, ownerTokenHash: sha256(ownerToken), alsoOwner: (req) => isUiSessionRequest(req, uiSessions, () => origins) }),
     nodeRoutes({
       ownerTokenHash: sha256(ownerToken),
       report: () => nodesReport({ self: nodeId, leaseMs: config.nodes.leaseMs, nodes, credentials, store, now: Date.now() }),

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type Browser, type ConsoleMessage, type Page, chromium } from "playwright-core";
+import { type FileContents, initRepo } from "./gitRepo.js";
 import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "./loomProcess.js";
 
 /**
@@ -45,12 +46,14 @@ export class ServedLoom {
     private serve: ServeProcess,
   ) {}
 
-  static async start(config: Record<string, unknown>): Promise<ServedLoom> {
+  /** With `repoFiles`, the project is a git repository whose first commit holds them. */
+  static async start(config: Record<string, unknown>, options: { readonly repoFiles?: FileContents } = {}): Promise<ServedLoom> {
     const root = mkdtempSync(join(tmpdir(), "loom-ui-"));
     const stateDir = join(root, "state");
     const projectDir = join(root, "project");
     mkdirSync(stateDir, { recursive: true });
     mkdirSync(projectDir, { recursive: true });
+    if (options.repoFiles !== undefined) initRepo(projectDir, options.repoFiles);
     const configPath = join(stateDir, "config.json");
     writeFileSync(configPath, JSON.stringify({ projects: [{ id: "demo", root: projectDir }], ...config }));
     const serve = await spawnServe(["--state-dir", stateDir, "--port", "0"]);
@@ -86,4 +89,42 @@ export class ServedLoom {
   stderr(): string {
     return this.serve.stderr();
   }
+}
+
+/** How long a browser test waits for the page to show something. */
+export const UI_WAIT = 20_000;
+
+/** The thread id of the thread page the browser shows. */
+export function threadIdOfPage(page: Page): string {
+  const match = /\/t\/(.+)$/.exec(new URL(page.url()).pathname);
+  if (match === null) throw new Error(`not on a thread page: ${page.url()}`);
+  return decodeURIComponent(match[1]!);
+}
+
+/** Launch a thread from the new-thread dialog and wait until its page shows; its id. */
+export async function launchFromUi(page: Page, message: string, options: { title?: string; provider?: string } = {}): Promise<string> {
+  const before = page.url();
+  await page.getByRole("button", { name: "New thread" }).click();
+  const dialog = page.getByRole("dialog", { name: "New thread" });
+  await dialog.waitFor();
+  if (options.provider !== undefined) await dialog.getByLabel("Provider").selectOption(options.provider);
+  if (options.title !== undefined) await dialog.getByLabel("Title").fill(options.title);
+  await dialog.getByLabel("First message").fill(message);
+  await dialog.getByRole("button", { name: "Launch" }).click();
+  // The new thread's page: launched from another thread's page, the address must change first.
+  await page.waitForURL((url) => url.href !== before && url.pathname.startsWith("/t/"), { timeout: UI_WAIT });
+  await page.locator(".thread-head h2").waitFor();
+  return threadIdOfPage(page);
+}
+
+/** The timeline items of a kind, optionally only those showing a text. */
+export function timelineItems(page: Page, kind: string, text?: string) {
+  const locator = page.locator(`.timeline [data-kind="${kind}"]`);
+  return text === undefined ? locator : locator.filter({ hasText: text });
+}
+
+/** Sign the page in with a one-time link from `loom open`, and wait for the inbox. */
+export async function signIn(page: Page, loom: ServedLoom): Promise<void> {
+  await page.goto(await loom.loginUrl());
+  await page.getByRole("heading", { name: "Needs you" }).waitFor({ timeout: UI_WAIT });
 }

@@ -77,3 +77,18 @@ export function errorText(error: unknown): string {
   if (error instanceof WireError) return `${error.failure.code}: ${error.failure.message}`;
   return error instanceof Error ? error.message : String(error);
 }
+
+/** A JSON call to the owner's HTTP API with the session cookie (writes add the CSRF header); a failure's message on error. */
+export async function callApi<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<T> {
+  const res = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    cache: "no-store",
+    headers: { ...(method === "GET" ? {} : CSRF_HEADERS), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (res.status === 401) throw new SignedOutError("signed out");
+  const answer = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+  if (!res.ok) throw new Error(`${answer?.error?.code ?? `HTTP ${res.status}`}: ${answer?.error?.message ?? path}`);
+  return answer as T;
+}

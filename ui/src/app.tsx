@@ -4,6 +4,8 @@ import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.j
 import { type ConnectionState, SignedOutError, connectWire, fetchCapabilities, isSignedIn, signOut } from "./api.js";
 import { Inbox, inboxRows } from "./inbox.js";
 import { NewThreadDialog } from "./newThreadDialog.js";
+import { ProvidersView } from "./providersView.js";
+import { SchedulesView } from "./schedulesView.js";
 import { ShellStore } from "./shellStore.js";
 import { Sidebar } from "./sidebar.js";
 import { useStore } from "./store.js";
@@ -98,16 +100,16 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
     return () => window.removeEventListener("popstate", onPop);
   }, []);
 
-  const open = useCallback((threadId: string) => {
-    const next = threadId === "" ? "/" : `/t/${encodeURIComponent(threadId)}`;
+  const navigate = useCallback((next: string) => {
     if (next !== location.pathname) history.pushState(null, "", next);
     setPath(next);
   }, []);
+  const open = useCallback((threadId: string) => navigate(threadId === "" ? "/" : `/t/${encodeURIComponent(threadId)}`), [navigate]);
 
   const selected = threadIdOfPath(path);
   const allThreads = useMemo(() => new Map([...shell.threads, ...archivedShell.threads]), [shell.threads, archivedShell.threads]);
 
-  // Keyboard first: j/k and Enter through the inbox, n for a new thread, / to filter, g i for the inbox.
+  // Keyboard first: j/k and Enter through the inbox, n for a new thread, / to search, g i / g s / g p for the inbox, schedules and providers.
   useEffect(() => {
     let pendingG = false;
     const onKey = (e: KeyboardEvent) => {
@@ -117,6 +119,8 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
       if (pendingG) {
         pendingG = false;
         if (e.key === "i") open("");
+        else if (e.key === "s") navigate("/schedules");
+        else if (e.key === "p") navigate("/providers");
         return;
       }
       if (e.key === "g") pendingG = true;
@@ -133,7 +137,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [shell.threads, inboxIndex, open, selected]);
+  }, [shell.threads, inboxIndex, open, navigate, selected]);
 
   return (
     <div className="layout">
@@ -149,9 +153,16 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
         onNewThread={() => setDialog(true)}
         showArchived={showArchived}
         setShowArchived={setShowArchived}
+        client={client}
+        navigate={navigate}
+        path={path}
       />
       <main className="main">
-        {selected === null ? (
+        {path === "/schedules" ? (
+          <SchedulesView open={open} />
+        ) : path === "/providers" ? (
+          <ProvidersView capabilities={capabilities} />
+        ) : selected === null ? (
           <Inbox threads={shell.threads} open={open} selectedIndex={inboxIndex} />
         ) : (
           <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} />

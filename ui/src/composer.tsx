@@ -3,12 +3,12 @@ import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
 import { dispatch, errorText } from "./api.js";
 
-type Provider = CapabilitiesOutput["providers"][number];
+export type Provider = CapabilitiesOutput["providers"][number];
 const MODES = ["auto", "queue", "steer", "restart"] as const;
-type Mode = (typeof MODES)[number];
+export type Mode = (typeof MODES)[number];
 
 /** Why a send mode cannot be used now, or null when it can. */
-function modeBlocked(mode: Mode, provider: Provider | undefined, live: boolean): string | null {
+export function modeBlocked(mode: Mode, provider: Provider | undefined, live: boolean): string | null {
   if (mode === "steer" && provider !== undefined && !provider.steering) return `${provider.displayName} cannot be steered`;
   if (mode === "steer" && !live) return "nothing is running to steer";
   if (mode === "restart" && !live) return "nothing is running to restart";

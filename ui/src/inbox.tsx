@@ -45,7 +45,7 @@ export function Inbox(props: { readonly threads: ReadonlyMap<string, ThreadShell
           </ul>
         </>
       ) : null}
-      <p className="muted small">Keys: j/k move, Enter opens, n new thread, / filter, g i inbox.</p>
+      <p className="muted small">Keys: j/k move, Enter opens, n new thread, / search, g i inbox, g s schedules, g p providers.</p>
     </div>
   );
 }

@@ -1,5 +1,8 @@
 import { useMemo, useState } from "react";
+import type { LoomWsClient } from "../../src/client/loomWsClient.js";
+import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import { SearchResults } from "./searchResults.js";
 import { BADGE_LABEL, type BadgeKind, badgeOf, isLive, needsYou } from "./status.js";
 
 interface TreeNode {
@@ -98,8 +101,12 @@ export function Sidebar(props: {
   readonly onNewThread: () => void;
   readonly showArchived: boolean;
   readonly setShowArchived: (value: boolean) => void;
+  readonly client: LoomWsClient;
+  readonly navigate: (path: string) => void;
+  readonly path: string;
 }) {
   const [query, setQuery] = useState("");
+  const [hits, setHits] = useState<readonly SearchHitView[]>([]);
   const forest = useMemo(() => {
     const q = query.trim().toLowerCase();
     const rows = [...props.threads.values()].filter((row) => q === "" || row.title.toLowerCase().includes(q) || row.id.toLowerCase().includes(q));
@@ -113,7 +120,30 @@ export function Sidebar(props: {
           New thread
         </button>
       </div>
-      <input className="search" type="search" placeholder="Filter threads  (/)" value={query} onChange={(e) => setQuery(e.target.value)} aria-label="Filter threads" />
+      <input
+        className="search"
+        type="search"
+        placeholder="Search threads  (/)"
+        value={query}
+        onChange={(e) => setQuery(e.target.value)}
+        onKeyDown={(e) => {
+          // Enter opens the best timeline match; Escape clears the box.
+          if (e.key === "Enter" && hits[0] !== undefined) props.open(hits[0].threadId);
+          else if (e.key === "Escape") setQuery("");
+        }}
+        aria-label="Search threads"
+      />
+      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} open={props.open} onHits={setHits} />
+      <div className="views">
+        {[
+          ["/schedules", "Schedules"],
+          ["/providers", "Providers"],
+        ].map(([href, label]) => (
+          <a key={href} href={href} className={props.path === href ? "current" : ""} aria-current={props.path === href ? "page" : undefined} onClick={(e) => { e.preventDefault(); props.navigate(href!); }}>
+            {label}
+          </a>
+        ))}
+      </div>
       <div className="tabs">
         <button className={props.showArchived ? "" : "active"} onClick={() => props.setShowArchived(false)}>Active</button>
         <button className={props.showArchived ? "active" : ""} onClick={() => props.setShowArchived(true)}>Archived</button>

@@ -1,5 +1,5 @@
 import type { ClientSubscription, LoomWsClient } from "../../src/client/loomWsClient.js";
-import type { Run } from "../../src/contracts/entities/runs.js";
+import { type Run, isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
 import type { RuntimeRequest } from "../../src/contracts/entities/runtimeRequests.js";
 import type { Subagent } from "../../src/contracts/entities/subagents.js";
 import type { AppThread } from "../../src/contracts/thread.js";
@@ -199,7 +199,12 @@ function withoutKey<V>(map: ReadonlyMap<string, V>, key: string): Map<string, V>
 }
 
 export function activeRun(state: ThreadState): Run | null {
+  // The turn in flight comes first: runs queued behind it have higher ordinals but have not started.
   let latest: Run | null = null;
-  for (const run of state.runs.values()) if (latest === null || run.ordinal > latest.ordinal) latest = run;
-  return latest;
+  let inFlight: Run | null = null;
+  for (const run of state.runs.values()) {
+    if (latest === null || run.ordinal > latest.ordinal) latest = run;
+    if (run.status !== "queued" && !isTerminalRunStatus(run.status) && (inFlight === null || run.ordinal > inFlight.ordinal)) inFlight = run;
+  }
+  return inFlight ?? latest;
 }

@@ -4,7 +4,10 @@ import { isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import { dispatch, errorText } from "./api.js";
-import { Composer } from "./composer.js";
+import { Composer, modeBlocked } from "./composer.js";
+import { DiffPanel, type DiffTarget } from "./diffPanel.js";
+import { QueuePanel, queuedEntries } from "./queuePanel.js";
+import { RollbackDialog, type RollbackTarget } from "./rollbackDialog.js";
 import { Badge } from "./sidebar.js";
 import { badgeOfRunStatus } from "./status.js";
 import { useStore } from "./store.js";
@@ -41,6 +44,8 @@ export function ThreadView(props: {
   const scroller = useRef<HTMLDivElement>(null);
   const pinnedToBottom = useRef(true);
   const [olderError, setOlderError] = useState<string | null>(null);
+  const [diffTarget, setDiffTarget] = useState<DiffTarget | null>(null);
+  const [rollbackTarget, setRollbackTarget] = useState<RollbackTarget | null>(null);
 
   const ctx: ItemContext = useMemo(
     () => ({
@@ -48,6 +53,8 @@ export function ThreadView(props: {
       outputs: state.outputs,
       openThread: props.open,
       respond: (requestId, response) => dispatch(client, "runtime-request.respond", { threadId, requestId, response }),
+      showTurnDiff: (runId, label) => setDiffTarget({ runId, label }),
+      askRollback: setRollbackTarget,
     }),
     [state.deltas, state.outputs, props.open, client, threadId],
   );
@@ -92,6 +99,9 @@ export function ThreadView(props: {
           <span className="pill">{thread.interactionMode}</span>
           <span className="muted">{state.runs.size} run{state.runs.size === 1 ? "" : "s"}</span>
           <span className="spacer" />
+          <button onClick={() => setDiffTarget({ runId: null, label: "Changes of the whole thread" })} title="Everything this thread changed in its workspace">
+            Thread diff
+          </button>
           <button onClick={() => void dispatch(client, thread.archivedAt === null ? "thread.archive" : "thread.unarchive", { threadId }).catch(() => undefined)}>
             {thread.archivedAt === null ? "Archive" : "Unarchive"}
           </button>
@@ -100,6 +110,7 @@ export function ThreadView(props: {
           </button>
         </div>
       </header>
+      {diffTarget !== null ? <DiffPanel client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} /> : null}
       <div
         className="timeline"
         ref={scroller}
@@ -129,7 +140,9 @@ export function ThreadView(props: {
         ))}
         {latest !== null && (latest.status === "running" || latest.status === "starting") ? <div className="working muted">Working…</div> : null}
       </div>
+      <QueuePanel client={client} threadId={threadId} entries={queuedEntries(state.runs, state.items)} steerBlocked={modeBlocked("steer", provider, live && latest.status === "running")} />
       <Composer client={client} threadId={threadId} provider={provider} live={live} />
+      {rollbackTarget !== null ? <RollbackDialog client={client} threadId={threadId} target={rollbackTarget} close={() => setRollbackTarget(null)} /> : null}
     </div>
   );
 }

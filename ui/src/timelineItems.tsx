@@ -3,6 +3,7 @@ import type { TurnItem, TurnItemOf, TurnItemType } from "../../src/contracts/tur
 import type { UserInputAnswers } from "../../src/contracts/turnItemParts.js";
 import { DiffView } from "./diffView.js";
 import { Markdown } from "./markdown.js";
+import type { RollbackTarget } from "./rollbackDialog.js";
 import type { LiveOutput } from "./threadStore.js";
 
 /** What an item view may use besides its item. */
@@ -12,6 +13,10 @@ export interface ItemContext {
   readonly outputs: ReadonlyMap<string, LiveOutput>;
   openThread(threadId: string): void;
   respond(requestId: string, response: { decision: "accept" | "decline" } | { answers: UserInputAnswers }): Promise<void>;
+  /** Open the diff of one turn (its run). */
+  showTurnDiff(runId: string, label: string): void;
+  /** Ask to roll the workspace back to a checkpoint (a confirmation first). */
+  askRollback(target: RollbackTarget): void;
 }
 
 type ItemView<T extends TurnItemType> = (props: { readonly item: TurnItemOf<T>; readonly ctx: ItemContext }) => ReactNode;
@@ -207,7 +212,7 @@ const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
           <div>
             <code>{change.path}</code> <span className="muted">{change.kind}</span> <span className="add">+{change.additions}</span> <span className="del">−{change.deletions}</span>
           </div>
-          {change.diff ? <DiffView diff={change.diff} /> : null}
+          {change.diff ? <DiffView diff={change.diff} path={change.path} /> : null}
         </div>
       ))}
     </Card>
@@ -244,19 +249,39 @@ const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
     </Card>
   ),
   approval_request: ({ item, ctx }) => <ApprovalView item={item} ctx={ctx} />,
-  checkpoint: ({ item }) => (
-    <Card kind="checkpoint" title={`Checkpoint after run ${item.appRunOrdinal}`} status={item.status}>
-      {item.filesOmitted ? null : (
-        <ul>
-          {item.files.map((f) => (
-            <li key={f.path}>
-              <code>{f.path}</code> <span className="add">+{f.additions}</span> <span className="del">−{f.deletions}</span>
-            </li>
-          ))}
-        </ul>
-      )}
-    </Card>
-  ),
+  checkpoint: ({ item, ctx }) => {
+    const label = `the checkpoint after run ${item.appRunOrdinal}`;
+    const runId = item.runId;
+    return (
+      <Card kind="checkpoint" title={`Checkpoint after run ${item.appRunOrdinal}`} status={item.status}>
+        {item.filesOmitted ? null : (
+          <ul>
+            {item.files.map((f) => (
+              <li key={f.path}>
+                <code>{f.path}</code> <span className="add">+{f.additions}</span> <span className="del">−{f.deletions}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+        <div className="actions">
+          {runId !== null ? (
+            <button type="button" onClick={() => ctx.showTurnDiff(runId, `Changes of run ${item.appRunOrdinal}`)}>
+              Show diff
+            </button>
+          ) : null}
+          <button
+            type="button"
+            className="danger"
+            disabled={item.status !== "ready"}
+            title={item.status === "ready" ? "Restore the workspace to this checkpoint" : `This checkpoint is ${item.status}`}
+            onClick={() => ctx.askRollback({ checkpointId: item.checkpointId, label, files: item.files.map((f) => f.path) })}
+          >
+            Roll back…
+          </button>
+        </div>
+      </Card>
+    );
+  },
   run_interrupt_request: ({ item }) => <Card kind="run_interrupt_request" title={`Interrupt requested by ${item.requestedBy}${item.reason ? `: ${item.reason}` : ""}`} />,
   run_interrupt_result: ({ item }) => <Card kind="run_interrupt_result" title={`Interrupt ${item.outcome.replaceAll("_", " ")}${item.message ? `: ${item.message}` : ""}`} />,
   system_notice: ({ item }) => <div className={`item item-system_notice notice-${item.level}`} data-kind="system_notice">{item.text}</div>,

@@ -1,0 +1,200 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, launchFromUi, screenshotDir, signIn, timelineItems } from "../testkit/browser.js";
+import { script } from "../testkit/loomHarness.js";
+
+/**
+ * The web UI's work views in a real browser (Debian chromium via
+ * playwright-core) against a real `loom serve` on a real git repository with
+ * per-turn checkpoints, whose agent is the scripted driver writing files:
+ * a turn's diff and the whole thread's, side by side and unified, a
+ * confirmed rollback that restores the files on disk, the queue editor, the
+ * search box over the search methods, and the schedules and providers views.
+ */
+
+let loom: ServedLoom;
+let browser: Browser;
+let page: Page;
+let errors: string[];
+const shots = screenshotDir();
+
+beforeAll(async () => {
+  loom = await ServedLoom.start({ providers: [{ id: "scripted", driver: "scripted" }], workspaces: { checkpoints: true } }, { repoFiles: { "README.md": "hello\n" } });
+  browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
+  page = await context.newPage();
+  errors = collectPageErrors(page);
+  await signIn(page, loom);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await loom?.stop();
+});
+
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state !== "fail") return;
+  const text = await page.locator("main").innerText({ timeout: 1_000 }).catch(() => "(no main)");
+  console.error(`page at ${page.url()}:\n${text}\nserver log:\n${loom.stderr()}`);
+});
+
+const item = (kind: string, text?: string) => timelineItems(page, kind, text);
+
+describe("diffs and rollback in chromium", () => {
+  it("shows a turn's diff and the thread's, side by side and unified, and rolls back to a checkpoint after a confirmation", async () => {
+    await launchFromUi(page, script({ write: { path: "notes.txt", content: "one\ntwo\n" } }, { say: "Wrote the notes." }), { title: "Notes writer" });
+    await item("checkpoint", "notes.txt").waitFor({ timeout: UI_WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
+    await page.getByLabel("Message").fill(script({ write: { path: "notes.txt", content: "one\nTWO\nthree\n" } }, { write: { path: "README.md", content: "hello\nagain\n" } }, { say: "Edited." }));
+    await page.getByRole("button", { name: "Send" }).click();
+    const second = item("checkpoint", "Checkpoint after run 2");
+    await second.waitFor({ timeout: UI_WAIT });
+
+    // The second turn's diff: side by side on a wide window, the old line beside the new.
+    await second.getByRole("button", { name: "Show diff" }).click();
+    const panel = page.getByRole("region", { name: "Diff: Changes of run 2" });
+    await panel.locator("table.diff-split").first().waitFor({ timeout: UI_WAIT });
+    expect(await panel.locator(".diff-file-head").allInnerTexts()).toEqual(["README.md modify", "notes.txt modify"]);
+    expect(await panel.locator(".diff-summary").innerText()).toContain("2 files +3 −1");
+    expect(await panel.locator(".diff-code-delete").allInnerTexts()).toContain("two");
+    expect(await panel.locator(".diff-code-insert").allInnerTexts()).toEqual(expect.arrayContaining(["TWO", "three", "again"]));
+    await page.screenshot({ path: join(shots, "turn-diff-split.png") });
+    await panel.getByRole("button", { name: "Unified" }).click();
+    await panel.locator("table.diff-unified").first().waitFor();
+    expect(await panel.locator("table.diff-split").count()).toBe(0);
+    await page.screenshot({ path: join(shots, "turn-diff-unified.png") });
+
+    // The whole thread's diff: both turns, against the first checkpoint.
+    await page.getByRole("button", { name: "Thread diff" }).click();
+    const whole = page.getByRole("region", { name: "Diff: Changes of the whole thread" });
+    await whole.locator(".diff-file").first().waitFor({ timeout: UI_WAIT });
+    expect(await whole.locator(".diff-file-head").allInnerTexts()).toEqual(["README.md modify", "notes.txt add"]);
+    await whole.getByRole("button", { name: "Close the diff" }).click();
+    await whole.waitFor({ state: "detached" });
+
+    // Roll back to the first turn's checkpoint: nothing happens until confirmed.
+    const first = item("checkpoint", "Checkpoint after run 1");
+    await first.getByRole("button", { name: "Roll back…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Roll back" });
+    await dialog.getByText("the checkpoint after run 1").waitFor();
+    await page.screenshot({ path: join(shots, "rollback.png") });
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "detached" });
+    expect(readFileSync(join(loom.projectDir, "notes.txt"), "utf8")).toBe("one\nTWO\nthree\n");
+    await first.getByRole("button", { name: "Roll back…" }).click();
+    await dialog.getByRole("button", { name: "Roll back" }).click();
+    await dialog.waitFor({ state: "detached" });
+    // The recovery turn tells the agent (the scripted agent echoes it) after the files were restored.
+    await item("assistant_message", "rolled back to checkpoint").waitFor({ timeout: UI_WAIT });
+    expect(readFileSync(join(loom.projectDir, "notes.txt"), "utf8")).toBe("one\ntwo\n");
+    expect(readFileSync(join(loom.projectDir, "README.md"), "utf8")).toBe("hello\n");
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it("edits, reorders, cancels and steers queued messages from the queue editor", async () => {
+    await launchFromUi(page, script({ sleep: 60_000 }, { say: "never said" }), { title: "Busy with a queue" });
+    await page.locator(".thread-meta .badge-running").waitFor({ timeout: UI_WAIT });
+    for (const text of ["first follow-up", "second follow-up", "third follow-up"]) {
+      await page.getByLabel("Send mode").selectOption("queue");
+      await page.getByLabel("Message").fill(text);
+      await page.getByRole("button", { name: "Send" }).click();
+      await page.locator(".queue-text", { hasText: text }).waitFor({ timeout: UI_WAIT });
+    }
+    const queue = page.getByRole("region", { name: "Queue" });
+    const order = () => queue.locator(".queue-text").allInnerTexts();
+    expect(await order()).toEqual(["first follow-up", "second follow-up", "third follow-up"]);
+    // The turn in flight stays the thread's status, not the runs queued behind it.
+    await page.locator(".thread-meta .badge-running").waitFor();
+
+    await queue.getByRole("button", { name: "Move up: third follow-up" }).click();
+    await expect.poll(order, { timeout: UI_WAIT }).toEqual(["first follow-up", "third follow-up", "second follow-up"]);
+    await queue.locator(".queue-row", { hasText: "second follow-up" }).getByRole("button", { name: "Edit" }).click();
+    await queue.getByLabel("Edit the queued message").fill("second, edited");
+    await page.screenshot({ path: join(shots, "queue.png") });
+    await queue.getByRole("button", { name: "Save" }).click();
+    await expect.poll(order, { timeout: UI_WAIT }).toEqual(["first follow-up", "third follow-up", "second, edited"]);
+    await queue.locator(".queue-row", { hasText: "first follow-up" }).getByRole("button", { name: "Cancel" }).click();
+    await expect.poll(order, { timeout: UI_WAIT }).toEqual(["third follow-up", "second, edited"]);
+
+    // Steer one into the running turn now: it leaves the queue and the agent takes it.
+    await queue.locator(".queue-row", { hasText: "third follow-up" }).getByRole("button", { name: "Steer now" }).click();
+    await item("assistant_message", "Steered: third follow-up").waitFor({ timeout: UI_WAIT });
+    await expect.poll(order, { timeout: UI_WAIT }).toEqual(["second, edited"]);
+
+    // Interrupted, the turn ends and the edited message runs next; the queue empties.
+    await page.getByRole("button", { name: "Interrupt" }).click();
+    await item("assistant_message", "Echo: second, edited").waitFor({ timeout: UI_WAIT });
+    await queue.waitFor({ state: "detached", timeout: UI_WAIT });
+    expect(await item("assistant_message", "first follow-up").count()).toBe(0);
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it("finds a word in a timeline from the search box and opens its thread", async () => {
+    const threadId = await launchFromUi(page, "Remember the word zephyrine for later.", { title: "Weather words" });
+    await item("assistant_message", "Echo: Remember the word zephyrine").waitFor({ timeout: UI_WAIT });
+    await page.locator(".sidebar .brand").click();
+    await page.getByRole("heading", { name: "Needs you" }).waitFor();
+    await page.keyboard.press("/");
+    await page.keyboard.type("zephyrine");
+    const results = page.getByRole("region", { name: "Search results" });
+    const hit = results.locator(".search-hit", { hasText: "Weather words" }).first();
+    await hit.waitFor({ timeout: UI_WAIT });
+    expect(await hit.locator("mark").first().innerText()).toBe("zephyrine");
+    await page.screenshot({ path: join(shots, "search.png") });
+    // Enter opens the best match's thread.
+    await page.keyboard.press("Enter");
+    await page.waitForURL(`**/t/${encodeURIComponent(threadId)}`, { timeout: UI_WAIT });
+    await page.getByLabel("Search threads").fill("no-such-word-anywhere");
+    await results.getByText("No matches.").waitFor({ timeout: UI_WAIT });
+    await page.getByLabel("Search threads").fill("");
+    await results.waitFor({ state: "detached" });
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("lists, runs, pauses and deletes a scheduled task, and shows the providers", async () => {
+    const ownerToken = readFileSync(join(loom.stateDir, "owner-token"), "utf8").trim();
+    const owner = (method: string, path: string, body?: unknown) =>
+      fetch(`${loom.url}${path}`, { method, headers: { authorization: `Bearer ${ownerToken}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const created = await owner("POST", "/api/schedules", { title: "Hourly summary", prompt: "Summarize the hour.", trigger: { type: "interval", everyMs: 3_600_000 } });
+    expect(created.status).toBe(201);
+    const taskId = ((await created.json()) as { scheduledTaskId: string }).scheduledTaskId;
+    const enabled = async () => ((await (await owner("GET", "/api/schedules")).json()) as { tasks: { scheduledTaskId: string; enabled: boolean }[] }).tasks.map((t) => [t.scheduledTaskId, t.enabled]);
+
+    await page.getByRole("link", { name: "Schedules" }).click();
+    const row = page.locator(`tr[data-task-id="${taskId}"]`);
+    await row.waitFor({ timeout: UI_WAIT });
+    expect(await row.innerText()).toContain("every 1 h");
+    // Run now: the fire starts a thread, linked from the row.
+    await row.getByRole("button", { name: "Run now" }).click();
+    await row.locator(".last-fire").getByRole("link", { name: "Open" }).waitFor({ timeout: UI_WAIT });
+    await page.screenshot({ path: join(shots, "schedules.png") });
+    await row.locator(".last-fire").getByRole("link", { name: "Open" }).click();
+    await item("assistant_message", "Summarize the hour.").waitFor({ timeout: UI_WAIT });
+    await page.keyboard.press("g");
+    await page.keyboard.press("s");
+    // The page's writes carry the CSRF header; the cookie alone is refused.
+    const forged = await page.evaluate(async (path) => (await fetch(path, { method: "PATCH", body: JSON.stringify({ enabled: false }), headers: { "content-type": "application/json" } })).status, `/api/schedules/${encodeURIComponent(taskId)}`);
+    expect(forged).toBe(401);
+    expect(await enabled()).toEqual([[taskId, true]]);
+    errors.length = 0; // the browser reports the refused request on the console
+    await row.getByRole("button", { name: "Pause" }).click();
+    await row.locator(".badge", { hasText: "paused" }).waitFor({ timeout: UI_WAIT });
+    expect(await enabled()).toEqual([[taskId, false]]);
+    await row.getByRole("button", { name: "Resume" }).waitFor();
+    // Delete asks twice.
+    await row.getByRole("button", { name: "Delete" }).click();
+    expect(await enabled()).toEqual([[taskId, false]]);
+    await row.getByRole("button", { name: "Really delete" }).click();
+    await row.waitFor({ state: "detached", timeout: UI_WAIT });
+    expect(await enabled()).toEqual([]);
+
+    await page.getByRole("link", { name: "Providers" }).click();
+    const provider = page.locator('tr[data-provider-id="scripted"]');
+    await provider.waitFor({ timeout: UI_WAIT });
+    expect(await provider.locator("td").allInnerTexts()).toEqual([expect.stringContaining("scripted"), "available", expect.any(String), expect.any(String), "yes", expect.any(String)]);
+    await page.screenshot({ path: join(shots, "providers.png") });
+    expect(errors).toEqual([]);
+  }, 60_000);
+});

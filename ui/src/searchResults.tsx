@@ -1,0 +1,81 @@
+import { useEffect, useState } from "react";
+import type { LoomWsClient } from "../../src/client/loomWsClient.js";
+import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
+import { errorText } from "./api.js";
+
+/** Shortest query sent to the search index, and how long typing must pause first. */
+const MIN_QUERY = 2;
+const DEBOUNCE_MS = 250;
+/** The search index marks matched words with `**` on both sides. */
+const MARK = "**";
+
+type Found = { readonly kind: "idle" } | { readonly kind: "searching" } | { readonly kind: "failed"; readonly error: string } | { readonly kind: "ready"; readonly hits: readonly SearchHitView[]; readonly complete: boolean; readonly hasMore: boolean };
+
+/** A snippet with its matched words highlighted. */
+function Snippet({ text }: { readonly text: string }) {
+  const parts = text.split(MARK);
+  return <span className="snippet">{parts.map((part, i) => (i % 2 === 1 ? <mark key={i}>{part}</mark> : <span key={i}>{part}</span>))}</span>;
+}
+
+/**
+ * Full-text search across every thread's timeline (orchestration.searchThreads):
+ * messages, tool calls, commands and file changes, best matches first, each hit
+ * opening its thread. Runs once typing pauses.
+ */
+export function SearchResults(props: { readonly client: LoomWsClient; readonly query: string; readonly includeArchived: boolean; readonly open: (threadId: string) => void; readonly onHits?: (hits: readonly SearchHitView[]) => void }) {
+  const { client, query, includeArchived, onHits } = props;
+  const [found, setFound] = useState<Found>({ kind: "idle" });
+  useEffect(() => {
+    const q = query.trim();
+    if (q.length < MIN_QUERY) {
+      setFound({ kind: "idle" });
+      onHits?.([]);
+      return;
+    }
+    let current = true;
+    setFound({ kind: "searching" });
+    const timer = setTimeout(() => {
+      client.request("orchestration.searchThreads", { query: q, includeArchived, includeSubagents: true, limit: 20 }).then(
+        (out) => {
+          if (!current) return;
+          setFound({ kind: "ready", hits: out.hits, complete: out.complete, hasMore: out.hasMore });
+          onHits?.(out.hits);
+        },
+        (error: unknown) => current && setFound({ kind: "failed", error: errorText(error) }),
+      );
+    }, DEBOUNCE_MS);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [client, query, includeArchived, onHits]);
+
+  if (found.kind === "idle") return null;
+  return (
+    <section className="search-results" aria-label="Search results">
+      <h3>In the timelines</h3>
+      {found.kind === "searching" ? <div className="muted pad">Searching…</div> : null}
+      {found.kind === "failed" ? <div className="error-text pad">{found.error}</div> : null}
+      {found.kind === "ready" ? (
+        found.hits.length === 0 ? (
+          <div className="muted pad">No matches.</div>
+        ) : (
+          <ul>
+            {found.hits.map((hit) => (
+              <li key={hit.itemId}>
+                <a href={`/t/${encodeURIComponent(hit.threadId)}`} className="search-hit" onClick={(e) => { e.preventDefault(); props.open(hit.threadId); }}>
+                  <span className="search-hit-head">
+                    <span className="search-hit-title">{hit.threadTitle || hit.threadId}</span> <span className="pill">{hit.kind.replaceAll("_", " ")}</span>
+                  </span>
+                  <Snippet text={hit.snippet} />
+                </a>
+              </li>
+            ))}
+          </ul>
+        )
+      ) : null}
+      {found.kind === "ready" && found.hasMore ? <div className="muted pad">Showing the best 20; refine the query for more.</div> : null}
+      {found.kind === "ready" && !found.complete ? <div className="muted pad">The index is still catching up: recent items may be missing.</div> : null}
+    </section>
+  );
+}
