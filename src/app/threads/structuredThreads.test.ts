@@ -86,6 +86,22 @@ describe("structured results of top-level threads", () => {
     expect(later.structuredResult).toBeUndefined();
   });
 
+  it("each turn while the result is open is given the schema natively (the scripted agent reads it as {{outputSchema}})", async () => {
+    const launched = await h.launch({
+      message: script({ say: '{"winner": "x"}' }, { next: [{ say: '{"winner": 4, "rationale": "{{outputSchema.required.1}}"}' }] }),
+      target: { providerInstanceId: "b" },
+      outputSchema: VERDICT,
+    });
+    const read = await settledRead(launched.threadId);
+    // The repair turn saw the schema: its second required property is "rationale".
+    expect(read.structuredResult).toEqual({ winner: 4, rationale: "rationale" });
+    // Once the result is decided, later turns get no schema.
+    await h.owner.ok("t3_thread_send", { threadId: launched.threadId, message: script({ say: "schema={{outputSchema}}" }) });
+    await h.until(() => h.runs(launched.threadId)[2]?.status === "completed", "the later turn");
+    const texts = h.items(launched.threadId).flatMap((item) => (item.type === "assistant_message" ? [item.text] : []));
+    expect(texts[texts.length - 1]).toBe("schema=null");
+  });
+
   it("refuses a schema that does not compile, creating nothing", async () => {
     const before = h.state.threads.size;
     const refused = await h.owner.call("create_threads", {
