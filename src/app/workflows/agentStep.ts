@@ -148,7 +148,7 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
   }
 }
 
-function liveWorkflow(rt: StepRuntime): Workflow {
+export function liveWorkflow(rt: StepRuntime): Workflow {
   const workflow = rt.ctx.orchestrator.state.workflows.get(rt.workflowId);
   if (workflow === undefined || workflow.status !== "running" || rt.signal.aborted) {
     throw new WorkflowStepError("workflow_stopped", `workflow ${rt.workflowId} is ${workflow?.status ?? "gone"}`);
@@ -156,12 +156,19 @@ function liveWorkflow(rt: StepRuntime): Workflow {
   return workflow;
 }
 
-function answered(step: WorkflowStep): unknown {
+export function answered(step: WorkflowStep): unknown {
   if (step.status === "completed") return step.result;
   throw new WorkflowStepError(step.error?.code ?? "agent_failed", step.error?.message ?? "the agent failed");
 }
 
-async function journalStart(rt: StepRuntime, ids: ReturnType<typeof stepIds>, callKey: string, call: AgentCall, options: AgentOptions, withTask: boolean) {
+export async function journalStart(
+  rt: StepRuntime,
+  ids: ReturnType<typeof stepIds>,
+  callKey: string,
+  call: AgentCall,
+  options: Pick<AgentOptions, "label" | "target">,
+  withTask: boolean,
+) {
   const workflow = liveWorkflow(rt);
   const parent = rt.ctx.orchestrator.state.threads.get(workflow.parentThreadId);
   await rt.dispatch({
@@ -180,7 +187,7 @@ async function journalStart(rt: StepRuntime, ids: ReturnType<typeof stepIds>, ca
   });
 }
 
-async function journalFinish(rt: StepRuntime, stepId: string, outcome: { status: "completed"; result: unknown } | { status: "failed"; error: Failure }) {
+export async function journalFinish(rt: StepRuntime, stepId: string, outcome: { status: "completed"; result: unknown } | { status: "failed"; error: Failure }) {
   await rt.dispatch({
     type: "workflow.step.finish",
     commandId: `cmd:${stepId}:finish`,
