@@ -55,17 +55,6 @@ describe("WebSocket methods", () => {
     expect(invalid.failure).toMatchObject({ code: "invalid_request", retryable: false, details: { reason: "unknown_command_type" } });
   });
 
-  it.each<[WsRequestMethod, Record<string, unknown>]>([
-    ["orchestration.getWorkflowScript", { workflowId: "wf:1" }],
-    ["orchestration.stopWorkflow", { workflowId: "wf:1" }],
-  ])("%s answers the typed unsupported failure until workflows land (the workspace methods: wsDiffs.test.ts)", async (method, params) => {
-    const error = await failure(client.request(method, params as never));
-    expect(error.failure).toMatchObject({ code: "unsupported", retryable: false });
-    expect(error.failure.message).toContain(method);
-    // Its params are still checked first.
-    expect((await failure(client.request(method, { nope: 1 } as never))).failure.code).toBe("invalid_request");
-  });
-
   it("orchestration.searchThreads and searchThread: hits across threads and within one; bad queries are invalid_request", async () => {
     const { threadId } = await finishedThread("the zanzibar ledger");
     const other = await finishedThread("zanzibar again elsewhere");

@@ -4,13 +4,13 @@ import { dispatchCommand } from "../app/commands.js";
 import type { AppContext } from "../app/context.js";
 import { type StreamHandle, type StreamSink, subscribeCommandOutput, subscribeShell, subscribeThread } from "../app/orchestration/subscriptions.js";
 import { getThreadFamily, getThreadProjection, getTurnItem } from "../app/orchestration/threadViews.js";
-import { notYetSupported } from "../app/orchestration/unsupported.js";
 import { searchThreadStream } from "../app/search/searchStream.js";
 import { searchThread, searchThreads } from "../app/search/threadSearch.js";
 import { getArchivedShellSnapshot } from "../app/snapshots.js";
 import { launchThread } from "../app/threads/creation.js";
 import { getFullThreadDiff, getTurnDiff } from "../app/workspaces/diffs.js";
 import { getWorktreeThreadIds } from "../app/workspaces/worktrees.js";
+import { getWorkflowScript, stopWorkflow } from "../app/workflows/start.js";
 import type { WS_METHOD_PARAMS, WsRequestMethod, WsResults, WsSubscriptionMethod, WsUpdates } from "../contracts/wire/methods.js";
 
 type Params<M extends keyof typeof WS_METHOD_PARAMS> = z.output<(typeof WS_METHOD_PARAMS)[M]>;
@@ -42,8 +42,8 @@ export function wsMethodTable(app: AppContext): WsMethodTable {
     "orchestration.getThreadFamily": (params, caller) => getThreadFamily(app, caller, params.threadId),
     "orchestration.getWorktreeThreadIds": (params, caller) => getWorktreeThreadIds(app, caller, params),
     "orchestration.getThreadProjection": (params, caller) => getThreadProjection(app, caller, params.threadId),
-    "orchestration.getWorkflowScript": () => notYetSupported("orchestration.getWorkflowScript", "workflows"),
-    "orchestration.stopWorkflow": () => notYetSupported("orchestration.stopWorkflow", "workflows"),
+    "orchestration.getWorkflowScript": (params, caller) => getWorkflowScript(app, caller, params),
+    "orchestration.stopWorkflow": (params, caller) => stopWorkflow(app, caller, params),
     "orchestration.getTurnItem": (params, caller) => getTurnItem(app, caller, params),
     "orchestration.launchThread": (params, caller) => launchThread(app, caller, params),
     "orchestration.subscribeArchivedShell": (params, caller, sink) => subscribeShell(app, caller, { ...params, archivedOnly: true }, sink),

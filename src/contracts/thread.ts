@@ -64,6 +64,21 @@ export const ThreadWorkspaceSchema = z.object({
 export type ThreadWorkspace = z.infer<typeof ThreadWorkspaceSchema>;
 
 /**
+ * A thread started with an output schema (create_threads, t3_thread_launch
+ * `outputSchema`): the answer its first work must end with. `pending` until
+ * that work ends; `repairing` while its one repair turn runs; then `matched`
+ * (with `value`) or `mismatched` (with `error`). Checked once.
+ */
+export const ThreadStructuredOutputSchema = z.object({
+  schema: z.record(z.string(), z.unknown()),
+  status: z.enum(["pending", "repairing", "matched", "mismatched"]),
+  repairRunId: z.string().min(1).nullable(),
+  value: z.unknown().optional(),
+  error: z.object({ message: z.string(), errors: z.array(z.string()) }).nullable(),
+});
+export type ThreadStructuredOutput = z.infer<typeof ThreadStructuredOutputSchema>;
+
+/**
  * The durable thread record (spec 004 §2, OrchestrationV2AppThread). Every
  * thread event carries the whole record, so applying an event is an upsert.
  */
@@ -100,5 +115,7 @@ export const AppThreadSchema = z.object({
   workspace: ThreadWorkspaceSchema.nullable().optional(),
   /** The thread's pull request watch; absent or null when none runs. */
   pullRequestWatch: PullRequestWatchSchema.nullable().optional(),
+  /** Started with an output schema: its structured result as far as known; absent otherwise. */
+  structuredOutput: ThreadStructuredOutputSchema.nullable().optional(),
 });
 export type AppThread = z.infer<typeof AppThreadSchema>;

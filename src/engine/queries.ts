@@ -21,3 +21,17 @@ export function activeRunOf(state: OrchestrationState, threadId: string): Run | 
   }
   return null;
 }
+
+/**
+ * The output schema the thread's next turn must answer with, while its
+ * structured result is still open: the schema of its delegated task (not yet
+ * published) or of the thread itself (pending or repairing). Null otherwise.
+ * A driver that can constrain a turn's output natively is given it.
+ */
+export function openOutputSchema(state: OrchestrationState, threadId: string): Readonly<Record<string, unknown>> | null {
+  const taskId = state.taskByChildThread.get(threadId);
+  const task = taskId === undefined ? undefined : state.tasks.get(taskId);
+  if (task !== undefined) return task.outputSchema != null && task.resultContextTransferId === null ? task.outputSchema : null;
+  const output = state.threads.get(threadId)?.structuredOutput;
+  return output != null && (output.status === "pending" || output.status === "repairing") ? output.schema : null;
+}

@@ -77,9 +77,17 @@ export interface ProviderSessionRuntime {
    * Start a turn for `runId`. Its events carry the same runId. `env` holds
    * owner-supplied secrets for this session (request_secret): a driver whose
    * capability record sets `turnEnvironment` gives them to the commands the
-   * turn runs; others ignore them. Never log or record them.
+   * turn runs; others ignore them. Never log or record them. `outputSchema`:
+   * the JSON Schema the turn's final answer must match (structured results);
+   * a driver that can constrain a turn's output natively does, others ignore
+   * it (Loom validates the answer either way).
    */
-  startTurn(input: { readonly runId: string; readonly input: string; readonly env?: Readonly<Record<string, string>> }): Promise<void>;
+  startTurn(input: {
+    readonly runId: string;
+    readonly input: string;
+    readonly env?: Readonly<Record<string, string>>;
+    readonly outputSchema?: Readonly<Record<string, unknown>>;
+  }): Promise<void>;
   /** Add input to the running turn `runId` (capabilities.steering). */
   steerTurn(input: { readonly runId: string; readonly input: string }): Promise<void>;
   /** Ask the running turn to stop; it still ends with turn.completed "interrupted". */

@@ -9,7 +9,7 @@ import { type Random, type TimerHandle, type Timers, systemRandom, systemTimers 
 import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import { runInput } from "../engine/runInput.js";
-import { activeRunOf } from "../engine/queries.js";
+import { activeRunOf, openOutputSchema } from "../engine/queries.js";
 import { resumeRecap } from "../engine/resumeRecap.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
@@ -250,7 +250,8 @@ export class ProviderSessionManager {
     session.lastActivity = this.clock();
     session.recapPending = false;
     const env = this.options.secrets?.environmentFor(session.providerSessionId) ?? {};
-    await session.runtime.startTurn(Object.keys(env).length === 0 ? { runId, input: text } : { runId, input: text, env });
+    const outputSchema = openOutputSchema(this.options.orchestrator.state, threadId);
+    await session.runtime.startTurn({ runId, input: text, ...(Object.keys(env).length === 0 ? {} : { env }), ...(outputSchema === null ? {} : { outputSchema }) });
   }
 
   /** A run stopped before its turn started ends here, since no provider turn exists to interrupt. */

@@ -3,6 +3,7 @@ import { join, sep } from "node:path";
 import type { ThreadCreateCommand } from "../../contracts/commands/threadCommands.js";
 import type { Run } from "../../contracts/entities/runs.js";
 import type { ProjectConfig } from "../../config/config.js";
+import { type JsonSchema, outputInstruction, schemaProblem } from "../../core/delegation/structuredResult.js";
 import { isActiveRunStatus } from "../../core/run/lifecycle.js";
 import { isWorkspaceError } from "../../workspaces/errors.js";
 import { probeWorkingTree, refExists, resolveCommit } from "../../workspaces/repository.js";
@@ -55,6 +56,7 @@ interface PlannedThread {
   readonly model: string | null;
   readonly runtimeMode: RuntimeMode;
   readonly interactionMode: InteractionMode;
+  readonly outputSchema: JsonSchema | undefined;
 }
 
 interface NewThreadRequest {
@@ -63,13 +65,19 @@ interface NewThreadRequest {
   readonly target?: TargetInput;
   readonly runtimeMode?: RuntimeMode | "inherit";
   readonly interactionMode?: InteractionMode | "inherit";
+  readonly outputSchema?: JsonSchema;
 }
 
 async function plan(ctx: AppContext, caller: ActingCaller, entry: NewThreadRequest, threadId: string): Promise<PlannedThread> {
   const target = await resolveTarget(ctx.registry, caller, entry.target);
   const modes = resolveModes(caller, target.availability, entry);
   const title = entry.title ?? (entry.prompt === undefined ? null : titleFromText(entry.prompt)) ?? "New thread";
-  return { threadId, title, prompt: entry.prompt, providerInstanceId: target.providerInstanceId, model: target.model, ...modes };
+  const schema = entry.outputSchema;
+  const problem = schema === undefined ? null : schemaProblem(schema);
+  if (problem !== null) fail("invalid_request", `outputSchema is not a usable JSON Schema: ${problem}`);
+  // The agent is told the answer's shape after the prompt, as a delegated child is.
+  const prompt = entry.prompt === undefined || schema === undefined ? entry.prompt : `${entry.prompt}\n\n${outputInstruction(schema)}`;
+  return { threadId, title, prompt, providerInstanceId: target.providerInstanceId, model: target.model, ...modes, outputSchema: schema };
 }
 
 interface Placement {
@@ -109,6 +117,7 @@ async function createPlanned(
       ...(place.worktreePath === undefined ? {} : { worktreePath: place.worktreePath }),
       ...(place.branch === undefined ? {} : { branch: place.branch }),
       ...(place.workspace === undefined ? {} : { workspace: place.workspace }),
+      ...(planned.outputSchema === undefined ? {} : { outputSchema: planned.outputSchema }),
       ...actor,
     },
   });
@@ -189,7 +198,14 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   }
   const ids = requestIds(acting, "t3_thread_launch", undefined, ctx.random);
   const threadId = ids.thread(0);
-  const request = { prompt: input.message, title: input.title, target: input.target, runtimeMode: input.runtimeMode, interactionMode: input.interactionMode };
+  const request = {
+    prompt: input.message,
+    title: input.title,
+    target: input.target,
+    runtimeMode: input.runtimeMode,
+    interactionMode: input.interactionMode,
+    outputSchema: input.outputSchema,
+  };
   const planned = await plan(ctx, acting, request, threadId);
   let projectId: string;
   let worktreePath: string | undefined;

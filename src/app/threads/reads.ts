@@ -125,5 +125,21 @@ export function readThread(ctx: AppContext, caller: Caller, input: ThreadReadInp
     nextPosition: last?.position ?? input.afterPosition ?? null,
     hasMore: newerLeft,
     truncated: picked.some((item) => item.truncated),
+    ...structuredFields(ctx, thread),
   };
+}
+
+/**
+ * A thread started with an output schema, or a delegated task's child with
+ * one: its structured result, or why there is none (null while unknown).
+ */
+function structuredFields(ctx: AppContext, thread: AppThread): Pick<ThreadReadOutput, "structuredResult" | "structuredResultError"> {
+  const output = thread.structuredOutput;
+  if (output !== undefined && output !== null) {
+    return output.status === "matched" ? { structuredResult: output.value, structuredResultError: null } : { structuredResultError: output.error };
+  }
+  const taskId = ctx.orchestrator.state.taskByChildThread.get(thread.id);
+  const task = taskId === undefined ? undefined : ctx.orchestrator.state.tasks.get(taskId);
+  if (task === undefined || task.outputSchema === undefined || task.outputSchema === null) return {};
+  return task.structuredResult === undefined ? { structuredResultError: task.structuredResultError ?? null } : { structuredResult: task.structuredResult, structuredResultError: null };
 }

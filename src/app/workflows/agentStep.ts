@@ -10,6 +10,9 @@ import { AppError, errorOfRejection } from "../errors.js";
 import { ROLE_INSTRUCTIONS } from "../delegation/delegate.js";
 import { titleFromText } from "../threads/views.js";
 import type { AgentCall } from "./sandbox.js";
+import type { AppThread } from "../../contracts/thread.js";
+import { probeWorkingTree } from "../../workspaces/repository.js";
+import { workspacePathOf } from "../workspaces/paths.js";
 import { stepBudget, workflowBudgetReached } from "./budget.js";
 
 /** An agent() call that failed, as the script sees it: catchable, with the failure's code (`budget_exceeded`, ...). */
@@ -31,6 +34,7 @@ const AgentOptionsSchema = z
     schema: z.record(z.string(), z.unknown()).optional(),
     target: z.object({ providerInstanceId: z.string().min(1).max(200).optional(), model: z.string().min(1).max(200).optional() }).strict().optional(),
     role: z.enum(["implementation", "research", "review", "design", "test", "general"]).optional(),
+    isolation: z.enum(["shared", "worktree"]).optional(),
     budget: BudgetLimitsSchema.optional(),
   })
   .strict();
@@ -148,7 +152,7 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
   }
 }
 
-function liveWorkflow(rt: StepRuntime): Workflow {
+export function liveWorkflow(rt: StepRuntime): Workflow {
   const workflow = rt.ctx.orchestrator.state.workflows.get(rt.workflowId);
   if (workflow === undefined || workflow.status !== "running" || rt.signal.aborted) {
     throw new WorkflowStepError("workflow_stopped", `workflow ${rt.workflowId} is ${workflow?.status ?? "gone"}`);
@@ -156,12 +160,19 @@ function liveWorkflow(rt: StepRuntime): Workflow {
   return workflow;
 }
 
-function answered(step: WorkflowStep): unknown {
+export function answered(step: WorkflowStep): unknown {
   if (step.status === "completed") return step.result;
   throw new WorkflowStepError(step.error?.code ?? "agent_failed", step.error?.message ?? "the agent failed");
 }
 
-async function journalStart(rt: StepRuntime, ids: ReturnType<typeof stepIds>, callKey: string, call: AgentCall, options: AgentOptions, withTask: boolean) {
+export async function journalStart(
+  rt: StepRuntime,
+  ids: ReturnType<typeof stepIds>,
+  callKey: string,
+  call: AgentCall,
+  options: Pick<AgentOptions, "label" | "target">,
+  withTask: boolean,
+) {
   const workflow = liveWorkflow(rt);
   const parent = rt.ctx.orchestrator.state.threads.get(workflow.parentThreadId);
   await rt.dispatch({
@@ -180,7 +191,7 @@ async function journalStart(rt: StepRuntime, ids: ReturnType<typeof stepIds>, ca
   });
 }
 
-async function journalFinish(rt: StepRuntime, stepId: string, outcome: { status: "completed"; result: unknown } | { status: "failed"; error: Failure }) {
+export async function journalFinish(rt: StepRuntime, stepId: string, outcome: { status: "completed"; result: unknown } | { status: "failed"; error: Failure }) {
   await rt.dispatch({
     type: "workflow.step.finish",
     commandId: `cmd:${stepId}:finish`,
@@ -196,6 +207,8 @@ async function requestTask(rt: StepRuntime, workflow: Workflow, ids: ReturnType<
   const brief = options.role === undefined ? call.prompt : `${ROLE_INSTRUCTIONS[options.role]}\n\n${call.prompt}`;
   const prompt = options.schema === undefined ? brief : `${brief}\n\n${outputInstruction(options.schema)}`;
   const budget = stepBudget(state, workflow, now, options.budget);
+  // worktree: a git worktree of the child's own, branched from the parent's workspace as it is now (as delegate_task's isolation).
+  const isolation = options.isolation === "worktree" ? { isolation: "worktree" as const, workspaceRepoPath: await parentRepository(rt.ctx, parent) } : {};
   const outcome = await rt.ctx.orchestrator.execute({
     type: "delegated_task.request",
     // A fresh command id per attempt (as delegate_task): the task ids stay derived, so a duplicate is refused as task_already_exists.
@@ -219,6 +232,7 @@ async function requestTask(rt: StepRuntime, workflow: Workflow, ids: ReturnType<
       clientRequestId: null,
       // The workflow takes the result; the parent is not woken per agent.
       wakePolicy: "never",
+      ...isolation,
       ...(options.schema === undefined ? {} : { outputSchema: options.schema }),
       ...(budget === undefined ? {} : { budget }),
       workflowStep: { workflowId: workflow.workflowId, stepId: ids.stepId },
@@ -227,6 +241,13 @@ async function requestTask(rt: StepRuntime, workflow: Workflow, ids: ReturnType<
   if (outcome.receipt.status === "rejected" && outcome.receipt.rejection.code !== "task_already_exists") {
     throw errorOfRejection(outcome.receipt.rejection);
   }
+}
+
+async function parentRepository(ctx: AppContext, parent: AppThread): Promise<string> {
+  const probe = await probeWorkingTree(workspacePathOf(ctx, parent));
+  if (probe.tree === null) throw new AppError("workspace_unavailable", `isolation worktree needs the parent's workspace in a git repository: ${probe.reason}`);
+  if (probe.tree.head === null) throw new AppError("workspace_unavailable", `isolation worktree needs a commit in the parent's repository (${probe.tree.root}) to branch from`);
+  return probe.tree.root;
 }
 
 /** Resolves once the task's result is final; rejects when the workflow stops or the runner shuts down. */

@@ -99,24 +99,36 @@ globalThis.verify = async (options) => {
   return { result, clean: false, rounds: history };
 };
 
-/** Repeat the task until a check holds (a predicate, or a truthy field of the result) or maxIterations run out. */
+/**
+ * Repeat the task until a check holds (a predicate, a truthy field of the
+ * result, or a shell command in the workspace exiting 0) or maxIterations run out.
+ */
 globalThis.loopUntil = async (options) => {
   __loomCheck(typeof options === "object" && options !== null, "loopUntil({ task, until, maxIterations }): options must be an object");
   const { task, body, until, maxIterations = 5, target, schema } = options;
   const step = task ?? body;
   __loomCheck(typeof step === "string" || typeof step === "function", "loopUntil: task must be a prompt or a function (iteration, previous) => prompt");
-  __loomCheck(typeof until === "function" || (typeof until === "object" && until !== null && typeof until.check === "string"), "loopUntil: until must be a function (result, iteration) => boolean or { check: field } (a { command } check is not supported yet)");
+  const byCommand = typeof until === "object" && until !== null && typeof until.command === "string" && until.command.length > 0;
+  __loomCheck(typeof until === "function" || byCommand || (typeof until === "object" && until !== null && typeof until.check === "string"), "loopUntil: until must be a function (result, iteration) => boolean, { check: field } or { command: shell command }");
   __loomCheck(Number.isInteger(maxIterations) && maxIterations >= 1 && maxIterations <= 100, "loopUntil: maxIterations must be an integer from 1 to 100");
   let last;
+  let command = null;
   const history = [];
   for (let iteration = 1; iteration <= maxIterations; iteration += 1) {
-    const prompt = typeof step === "function" ? step(iteration, last) : iteration === 1 ? step : step + "\\n\\nIteration " + iteration + ". The previous result did not meet the stopping condition:\\n" + __loomText(last);
+    const failing = command === null || command.exitCode === 0 ? "" : "\\n\\nThe check command " + JSON.stringify(until.command) + " exited " + command.exitCode + ":\\n" + command.output;
+    const prompt = typeof step === "function" ? step(iteration, last, command) : iteration === 1 ? step : step + "\\n\\nIteration " + iteration + ". The previous result did not meet the stopping condition:\\n" + __loomText(last) + failing;
     last = await agent(prompt, { label: "iteration " + iteration, phase: "Loop", ...__loomTarget(target), ...(schema === undefined ? {} : { schema }) });
     history.push(last);
-    const done = typeof until === "function" ? await until(last, iteration) : Boolean(last !== null && typeof last === "object" && last[until.check]);
-    if (done) return { result: last, iterations: iteration, done: true, history };
+    let done;
+    if (byCommand) {
+      command = await __loomAgent(until.command, JSON.stringify({ __command: true, label: "check " + iteration, phase: "Loop" }));
+      done = command.exitCode === 0;
+    } else {
+      done = typeof until === "function" ? await until(last, iteration) : Boolean(last !== null && typeof last === "object" && last[until.check]);
+    }
+    if (done) return { result: last, iterations: iteration, done: true, history, ...(byCommand ? { command } : {}) };
   }
-  return { result: last, iterations: maxIterations, done: false, history };
+  return { result: last, iterations: maxIterations, done: false, history, ...(byCommand ? { command } : {}) };
 };
 `;
 

@@ -4,6 +4,7 @@ import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { Subscription } from "../../store/eventStore.js";
 import type { AppContext } from "../context.js";
 import { runAgentStep, type StepRuntime } from "./agentStep.js";
+import { isCommandCall, runCommandStep } from "./commandStep.js";
 import { WORKFLOW_LIBRARY } from "./library.js";
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits, runWorkflowScript } from "./sandbox.js";
 import { workflowSummary } from "./view.js";
@@ -110,7 +111,7 @@ export class WorkflowRunner {
       workflow.script,
       workflow.args,
       {
-        agent: (call) => runAgentStep(runtime, call),
+        agent: (call) => (isCommandCall(call) ? runCommandStep(runtime, call) : runAgentStep(runtime, call)),
         onPhase: (title) => {
           phases += 1;
           void runtime.dispatch({ type: "workflow.progress", commandId: `cmd:workflow-phase:${workflowId}:${phases}`, data: { workflowId, phase: title } });

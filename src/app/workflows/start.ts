@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import { WorkflowPhaseSchema } from "../../contracts/entities/workflows.js";
-import type { WorkflowStartInput, WorkflowStatusInput, WorkflowStopInput } from "../../contracts/tools/workflowTools.js";
+import type { WorkflowScriptOutput, WorkflowStartInput, WorkflowStatusInput, WorkflowStopInput } from "../../contracts/tools/workflowTools.js";
 import { exhaustedBudget, narrowedBudget } from "../../core/budgets/budgets.js";
 import { joinId } from "../../core/ids.js";
 import type { AppThread } from "../../contracts/thread.js";
@@ -130,4 +130,10 @@ export async function stopWorkflow(ctx: AppContext, caller: Caller, input: Workf
     });
   }
   return workflowView(ctx.orchestrator.state, currentWorkflow(ctx, workflow.workflowId), false, now(ctx));
+}
+
+/** orchestration.getWorkflowScript (WebSocket): the script a workflow runs, for the same callers as t3_workflow_status. */
+export function getWorkflowScript(ctx: AppContext, caller: Caller, input: WorkflowStatusInput): WorkflowScriptOutput {
+  const workflow = ownWorkflow(ctx, caller, input.workflowId, "t3_workflow_status");
+  return { workflowId: workflow.workflowId, name: workflow.name, description: workflow.description, status: workflow.status, script: workflow.script, args: workflow.args };
 }

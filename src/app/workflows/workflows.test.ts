@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childScript, launchParent, startDelegationHarness, tasksOf, toolResults } from "../../testkit/delegationHarness.js";
-import type { LoomHarness } from "../../testkit/loomHarness.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type LoomHarness, script as script_ } from "../../testkit/loomHarness.js";
 import type { WorkflowOutput } from "../../contracts/tools/workflowTools.js";
 
 /**
@@ -104,6 +106,38 @@ return { reviews, checks };
     expect(result.result).toMatchObject({ iterations: 3, done: true, result: { done: true } });
     const named = await runWorkflow({ name: "loopUntil", args: { task: says('{"done": true}'), until: { check: "done" }, schema: { type: "object" } } });
     expect(named.result).toMatchObject({ name: "loopUntil", status: "completed", result: { iterations: 1, done: true } });
+  });
+
+  it("loopUntil until { command }: repeats until a real shell command in the workspace exits 0, journaling each check", async () => {
+    const write = (content: string) => childScript({ write: { path: "loop-status.txt", content } }, { say: `wrote ${content.trim()}` });
+    const command = "grep -qx pass loop-status.txt && echo tests passed";
+    const script = `return await loopUntil({ task: (i, previous, check) => i < 3 ? ${js(write("fail\n"))} : ${js(write("pass\n"))}, until: { command: ${js(command)} }, maxIterations: 4 });`;
+    const { result } = await runWorkflow({ script });
+    expect(result.status).toBe("completed");
+    expect(result.result).toMatchObject({ iterations: 3, done: true, result: "wrote pass", command: { exitCode: 0, output: "tests passed\n" } });
+    // Each iteration is an agent step followed by its command check; the failed checks carry grep's exit code.
+    expect(result.steps.map((step) => [step.label, step.status, step.taskId === null])).toEqual([
+      ["iteration 1", "completed", false],
+      ["check 1", "completed", true],
+      ["iteration 2", "completed", false],
+      ["check 2", "completed", true],
+      ["iteration 3", "completed", false],
+      ["check 3", "completed", true],
+    ]);
+    expect(result.steps[1]!.result).toEqual({ exitCode: 1, output: "" });
+    expect(readFileSync(join(h.dir, "loop-status.txt"), "utf8")).toBe("pass\n");
+  });
+
+  it("loopUntil until { command } is refused for a parent that is not in full-access mode", async () => {
+    const script = `try { await loopUntil({ task: ${js(says("x"))}, until: { command: "true" }, maxIterations: 1 }); return "ran"; } catch (error) { return error.code + ": " + error.message; }`;
+    const parent = await h.launch({
+      message: script_({ call: "t3_workflow_start", args: { mode: "wait", timeoutMs: 20_000, script }, as: "w" }, { say: "done" }),
+      target: { providerInstanceId: "a" },
+      runtimeMode: "auto-accept-edits",
+    });
+    await h.waitForEnd(parent.runId!, 30_000);
+    const [call] = toolResults<WorkflowOutput>(h, parent.threadId, "t3_workflow_start");
+    expect(call!.result.result).toBe("command_not_allowed: a workspace command needs a parent thread in full-access mode (it is auto-accept-edits)");
   });
 
   it("t3_workflow_stop mid-phase stops the running child and journals nothing more", async () => {

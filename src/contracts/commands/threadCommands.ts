@@ -37,6 +37,8 @@ export const ThreadCreateCommandSchema = command(
         })
         .strict()
         .optional(),
+      /** A JSON Schema the thread's first work must end with an answer matching (checked once, one repair turn). */
+      outputSchema: z.record(z.string(), z.unknown()).optional(),
       createdBy: CreatedBySchema.optional(),
       creationSource: CreationSourceSchema.optional(),
     })

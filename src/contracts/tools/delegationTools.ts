@@ -1,21 +1,12 @@
 import { z } from "zod";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { ApprovalDecisionSchema } from "../turnItemParts.js";
+import { OutputSchemaInput } from "./outputSchema.js";
 import { TargetInput } from "./threadTools.js";
 import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOutputs.js";
 
 /** Questions one request may be answered for at once. */
 const MAX_ANSWERS = 100;
-
-/** The longest output schema accepted, as JSON text. */
-export const MAX_OUTPUT_SCHEMA_CHARS = 50_000;
-
-/** A JSON Schema (draft-07) the child's final answer must match (structured results, docs/delegation.md). */
-export const OutputSchemaInput = z
-  .record(z.string().max(200), z.unknown())
-  .refine((schema) => JSON.stringify(schema).length <= MAX_OUTPUT_SCHEMA_CHARS, { message: `at most ${MAX_OUTPUT_SCHEMA_CHARS} characters of JSON` })
-  .meta({ maxProperties: 100 })
-  .describe("JSON Schema the child's final answer must match: the child is told to finish with one JSON value, which is validated (one repair turn on mismatch) and returned as structuredResult");
 
 /** Inputs and outputs of the delegation and pending-request tools (spec 000). */
 export const DelegateTaskInput = z

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RunStatusSchema } from "../entities/runs.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+import { OutputSchemaInput } from "./outputSchema.js";
 import { ItemViewSchema, LinkedPullRequestSchema, RunSummarySchema, ThreadStatusSchema, ThreadSummarySchema } from "./toolOutputs.js";
 
 /**
@@ -150,6 +151,7 @@ const NewThreadInput = z
     target: TargetInput.optional(),
     runtimeMode: RuntimeModeInput.optional(),
     interactionMode: InteractionModeInput.optional(),
+    outputSchema: OutputSchemaInput.optional(),
   })
   .strict();
 
@@ -177,6 +179,7 @@ export const ThreadLaunchInput = z
     baseRef: z.string().min(1).max(INPUT_LIMITS.refChars).optional().describe("worktree: the branch or commit to start from; default the project's current HEAD"),
     worktreePath: z.string().min(1).max(INPUT_LIMITS.pathChars).optional(),
     startFromOrigin: z.boolean().optional().describe("worktree: start from origin/<branch> when that ref exists locally (nothing is fetched)"),
+    outputSchema: OutputSchemaInput.optional(),
   })
   .strict();
 export type ThreadLaunchInput = z.infer<typeof ThreadLaunchInput>;
@@ -249,6 +252,10 @@ export const ThreadReadOutput = z.object({
   nextPosition: z.number().int().nullable(),
   hasMore: z.boolean(),
   truncated: z.boolean(),
+  /** A thread started with an output schema (or a delegated task's child with one): the validated JSON value, once it matched. */
+  structuredResult: z.unknown().optional(),
+  /** Such a thread: why there is no structured result (the validation errors); null while none is known. */
+  structuredResultError: z.object({ message: z.string(), errors: z.array(z.string()) }).nullable().optional(),
 });
 export type ThreadReadOutput = z.infer<typeof ThreadReadOutput>;
 

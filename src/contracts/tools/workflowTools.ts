@@ -72,3 +72,14 @@ export const WorkflowOutput = z.object({
   waitTimedOut: z.boolean(),
 });
 export type WorkflowOutput = z.infer<typeof WorkflowOutput>;
+
+/** The WebSocket method orchestration.getWorkflowScript: the script a workflow runs, with its args and status. */
+export const WorkflowScriptOutput = z.object({
+  workflowId: z.string(),
+  name: z.string().nullable(),
+  description: z.string().nullable(),
+  status: z.enum(["running", "completed", "failed", "stopped"]),
+  script: z.string(),
+  args: z.unknown(),
+});
+export type WorkflowScriptOutput = z.infer<typeof WorkflowScriptOutput>;

@@ -3,6 +3,7 @@ import type { CommandReceipt } from "../envelopes.js";
 import { SEARCH_KINDS, type ThreadSearchOutput } from "../tools/searchTools.js";
 import { ThreadLaunchInput, type ThreadLaunchOutput } from "../tools/threadTools.js";
 import type { TurnItem } from "../turnItems.js";
+import type { WorkflowOutput, WorkflowScriptOutput } from "../tools/workflowTools.js";
 import { FullThreadDiffInput, type ThreadDiffOutput, TurnDiffInput, WorktreeThreadIdsInput, type WorktreeThreadIdsOutput } from "../workspaceQueries.js";
 import { BOUNDED_SNAPSHOT_LIMITS } from "./projections.js";
 import type { CommandOutputUpdate, SearchStreamUpdate, ShellSnapshot, ShellStreamUpdate, ThreadFamily, ThreadProjection, ThreadStreamUpdate } from "./projections.js";
@@ -104,11 +105,7 @@ export const WS_METHOD_KIND: { readonly [M in WsMethod]: WsMethodKind } = {
   "orchestration.subscribeCommandOutput": "subscription",
 };
 
-/**
- * What each request method answers and what each subscription streams. The
- * methods whose application function is not on this server yet answer the
- * `unsupported` failure (docs/wire.md); their result types are `never` until then.
- */
+/** What each request method answers and what each subscription streams (docs/wire.md). */
 export interface WsResults {
   "orchestration.dispatchCommand": CommandReceipt;
   "orchestration.getTurnDiff": ThreadDiffOutput;
@@ -119,8 +116,8 @@ export interface WsResults {
   "orchestration.getThreadFamily": ThreadFamily;
   "orchestration.getWorktreeThreadIds": WorktreeThreadIdsOutput;
   "orchestration.getThreadProjection": ThreadProjection;
-  "orchestration.getWorkflowScript": never;
-  "orchestration.stopWorkflow": never;
+  "orchestration.getWorkflowScript": WorkflowScriptOutput;
+  "orchestration.stopWorkflow": WorkflowOutput;
   "orchestration.getTurnItem": { readonly item: TurnItem };
   "orchestration.launchThread": ThreadLaunchOutput;
 }

@@ -8,6 +8,7 @@ import { deliverNotice } from "../run/notify.js";
 import { settleFollowUps } from "./followUps.js";
 import { checkStructuredResult, repairInstruction } from "./structuredResult.js";
 import { withoutSystemReminders } from "./agentText.js";
+import { changed } from "../thread/guards.js";
 
 /**
  * The run whose end settles the task: the child's newest run that actually
@@ -79,7 +80,10 @@ function terminalStatus(task: DelegatedTask, run: Run): TerminalTaskStatus {
  */
 export function settleTask(changes: Changes, childThreadId: string): void {
   const taskId = changes.state.taskByChildThread.get(childThreadId);
-  if (taskId === undefined) return;
+  if (taskId === undefined) {
+    settleThreadOutput(changes, childThreadId);
+    return;
+  }
   // Follow-ups after the result end with their own run, whatever the task's state.
   settleFollowUps(changes, childThreadId);
   const task = changes.task(taskId);
@@ -148,4 +152,41 @@ function structuredOutcome(changes: Changes, task: DelegatedTask, run: Run, stat
   }
   const attempts = (task.schemaRepairRunId ?? null) === null ? "the answer" : "the answer and its one repair";
   return { structuredResultError: { message: `${attempts} did not match the output schema`, errors: [...check.errors] } };
+}
+
+/**
+ * A thread started with an output schema (create_threads, t3_thread_launch):
+ * once its work is over, its final answer is checked as a task's is, with one
+ * repair turn on mismatch. Checked once: later turns leave the outcome alone.
+ */
+function settleThreadOutput(changes: Changes, threadId: string): void {
+  const output = changes.thread(threadId)?.structuredOutput;
+  if (output === undefined || output === null || (output.status !== "pending" && output.status !== "repairing")) return;
+  if (childStillWorking(changes, threadId)) return;
+  const run = finalRun(changes, threadId);
+  if (run === null) return;
+  let next: NonNullable<typeof output>;
+  if (run.status !== "completed") {
+    next = { ...output, status: "mismatched", error: { message: `the thread's work ended ${run.status} without a structured result`, errors: [] } };
+  } else {
+    const check = checkStructuredResult(output.schema, publishedSummary(changes, run));
+    if (check.ok) {
+      next = { ...output, status: "matched", value: check.value, error: null };
+    } else if (output.status === "pending") {
+      const sent = deliverNotice(
+        changes,
+        threadId,
+        { title: "The result does not match the output schema", text: repairInstruction(output.schema, check.errors), sourceThreadId: null },
+        { allowSteer: false },
+      );
+      next =
+        sent.runId === null
+          ? { ...output, status: "mismatched", error: { message: "the answer did not match the output schema", errors: [...check.errors] } }
+          : { ...output, status: "repairing", repairRunId: sent.runId };
+    } else {
+      next = { ...output, status: "mismatched", error: { message: "the answer and its one repair did not match the output schema", errors: [...check.errors] } };
+    }
+  }
+  const thread = changes.thread(threadId)!;
+  changes.putThread("thread.metadata-updated", changed(thread, changes.ctx, { structuredOutput: next }));
 }

@@ -72,6 +72,7 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
             baseCheckpointId: null,
           },
         }),
+    ...(data.outputSchema === undefined ? {} : { structuredOutput: { schema: data.outputSchema, status: "pending" as const, repairRunId: null, error: null } }),
   };
   return accept([threadEvent("thread.created", thread)]);
 }

@@ -125,6 +125,17 @@ describe("codex session (fake app-server)", () => {
     expect(await rejection(runtime.steerTurn({ runId: "run-1", input: "late" }))).toBe("turn_not_active");
   });
 
+  it("a turn with a strict output schema carries it on turn/start; a loose one is left to Loom's check", async () => {
+    const strict = { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"], additionalProperties: false };
+    const runtime = await open();
+    await runtime.startTurn({ runId: "run-1", input: "hello", outputSchema: strict });
+    await until(ended("run-1"), "the first turn to end");
+    await runtime.startTurn({ runId: "run-2", input: "again", outputSchema: { type: "object", properties: { ok: { type: "boolean" } } } });
+    await until(ended("run-2"), "the second turn to end");
+    const starts = logEntries().filter((entry) => entry.message?.method === "turn/start");
+    expect(starts.map((entry) => (entry.message?.params as { outputSchema?: unknown }).outputSchema)).toEqual([strict, undefined]);
+  });
+
   it("an approval: the item carries the JSON-RPC id; Loom's decision reaches codex as its result", async () => {
     const runtime = await open("approval-required");
     await runtime.startTurn({ runId: "run-1", input: "approve" });

@@ -5,8 +5,9 @@ import type { AppServerExit } from "./appServerProcess.js";
 import { codexResult, loomRequestId, refusal, requestItem, requestItemId } from "./approvals.js";
 import { CodexEventMapper } from "./codexEvents.js";
 import { type ThreadSettings, threadResumeParams, threadStartParams } from "./codexConfig.js";
-import type { InitializeResponse, ServerNotification, ServerRequest, ThreadStartResponse, TurnStartResponse, UserInput } from "./protocol.js";
+import type { InitializeResponse, JsonValue, ServerNotification, ServerRequest, ThreadStartResponse, TurnStartResponse, UserInput } from "./protocol.js";
 import { METHOD_NOT_FOUND } from "./protocol.js";
+import { codexOutputSchema } from "./outputSchema.js";
 
 /**
  * One Loom provider session on codex: the lifecycle concern. It owns one
@@ -92,7 +93,7 @@ export class CodexSession implements ProviderSessionRuntime {
     });
   }
 
-  async startTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
+  async startTurn(input: { readonly runId: string; readonly input: string; readonly outputSchema?: Readonly<Record<string, unknown>> }): Promise<void> {
     this.assertOpen();
     if (this.active !== null) {
       throw new ProviderError(ProviderErrorCode.turnNotActive, `a turn is already running (run ${this.active.runId}); steer or interrupt it`);
@@ -108,7 +109,9 @@ export class CodexSession implements ProviderSessionRuntime {
     this.active = turn;
     try {
       const server = await this.liveServer();
-      const response = await server.request<"turn/start", TurnStartResponse>("turn/start", { threadId: this.requireThread(), input: textInput(input.input) });
+      const outputSchema = codexOutputSchema(input.outputSchema);
+      const params = { threadId: this.requireThread(), input: textInput(input.input), ...(outputSchema === null ? {} : { outputSchema: outputSchema as JsonValue }) };
+      const response = await server.request<"turn/start", TurnStartResponse>("turn/start", params);
       turn.turnId ??= response.turn.id;
       accept(turn.turnId);
     } catch (error) {

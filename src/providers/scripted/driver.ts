@@ -136,7 +136,12 @@ export class ScriptedSession implements ProviderSessionRuntime {
     this.mcp = reachable && input.mcp !== null ? new ScriptedMcpClient(input.mcp) : null;
   }
 
-  startTurn(input: { readonly runId: string; readonly input: string; readonly env?: Readonly<Record<string, string>> }): Promise<void> {
+  startTurn(input: {
+    readonly runId: string;
+    readonly input: string;
+    readonly env?: Readonly<Record<string, string>>;
+    readonly outputSchema?: Readonly<Record<string, unknown>>;
+  }): Promise<void> {
     return settle(() => {
       this.assertOpen();
       if (this.active !== null) {
@@ -156,7 +161,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
       this.active = turn;
       this.turnCounter += 1;
       this.emit(turn, { type: "turn.started", runId: turn.runId, nativeThreadId: this.nativeThreadId, nativeTurnId: `${this.nativeThreadId}:turn-${this.turnCounter}` });
-      turn.done = this.drive(turn, input.input, input.env ?? {});
+      turn.done = this.drive(turn, input.input, input.env ?? {}, input.outputSchema ?? null);
     });
   }
 
@@ -203,7 +208,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
     await this.mcp?.close();
   }
 
-  private async drive(turn: ActiveTurn, input: string, env: Readonly<Record<string, string>>): Promise<void> {
+  private async drive(turn: ActiveTurn, input: string, env: Readonly<Record<string, string>>, outputSchema: Readonly<Record<string, unknown>> | null): Promise<void> {
     let end: TurnEnd;
     try {
       end = await runTurn(input, {
@@ -212,6 +217,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
         signal: turn.controller.signal,
         commandTimeoutMs: this.options.commandTimeoutMs,
         turnDelayMs: this.options.turnDelayMs,
+        outputSchema,
         requests: this.requests,
         tools: this.mcp,
         emitItem: (item, itemId) => this.emitItem(turn, item, itemId),

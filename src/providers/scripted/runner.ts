@@ -23,6 +23,8 @@ export interface TurnRunContext extends Omit<StepContext, "variables"> {
   readonly turnDelayMs: number;
   /** The steps a `next` step left for this turn (taken once), or null. */
   takeNextSteps(): readonly ScriptStep[] | null;
+  /** The output schema Loom gave the turn (structured results), or null. */
+  readonly outputSchema: Readonly<Record<string, unknown>> | null;
 }
 
 export async function runTurn(input: string, ctx: TurnRunContext): Promise<TurnEnd> {
@@ -34,7 +36,7 @@ export async function runTurn(input: string, ctx: TurnRunContext): Promise<TurnE
     switch (plan.kind) {
       case "echo": {
         const next = ctx.takeNextSteps();
-        if (next !== null) return await runScript(next, { ...ctx, variables: new Map<string, unknown>([["input", input], ["context", ""]]) });
+        if (next !== null) return await runScript(next, { ...ctx, variables: new Map<string, unknown>([["input", input], ["context", ""], ["outputSchema", ctx.outputSchema]]) });
         ctx.emitItem({ kind: "assistant_message", text: `Echo: ${plan.text}` });
         return { status: "completed" };
       }
@@ -42,7 +44,7 @@ export async function runTurn(input: string, ctx: TurnRunContext): Promise<TurnE
         return failTurn(ctx, plan.message);
       case "script":
         // `input` is the whole turn input, `context` what Loom put before the message ("" when nothing).
-        return await runScript(plan.steps, { ...ctx, variables: new Map<string, unknown>([["input", input], ["context", splitTurnInput(input).context]]) });
+        return await runScript(plan.steps, { ...ctx, variables: new Map<string, unknown>([["input", input], ["context", splitTurnInput(input).context], ["outputSchema", ctx.outputSchema]]) });
       default: {
         const unexpected: never = plan;
         throw new Error(`unexpected plan ${JSON.stringify(unexpected)}`);

@@ -114,7 +114,7 @@ describe("scripted session: turns", () => {
   it("an unknown template variable fails the turn at that step", async () => {
     const end = await harness.run("run-1", script([{ say: "one" }, { say: "{{result.x}}" }]));
     expect(end.status).toBe("failed");
-    expect(end.error).toBe('script[1] (say): unknown variable "result" in {{result.x}}; defined so far: input, context');
+    expect(end.error).toBe('script[1] (say): unknown variable "result" in {{result.x}}; defined so far: input, context, outputSchema');
     expect(texts("run-1")).toEqual(["one"]);
   });
 
