@@ -6,6 +6,7 @@ import type { LoomConfigFile } from "../config/config.js";
 import { startLoomServer } from "../server/loomServer.js";
 import { delegateStep, launchParent, tasksOf, waitForTasks } from "../testkit/delegationHarness.js";
 import { LoomHarness, TEST_PROVIDERS, script } from "../testkit/loomHarness.js";
+import { pollUntil } from "../testkit/poll.js";
 
 /**
  * Warm pools (docs/warm-pools.md) on a real server with scripted agents: a
@@ -70,8 +71,9 @@ describe("warm pools", () => {
     expect(held.map((s) => s.fromPool)).toEqual([true, true]);
     expect(held.every((s) => s.providerInstanceId === "b")).toBe(true);
     // Each child session's credential was minted for that child's thread and session, at hand-out.
-    const log = logText(h);
-    for (const s of held) expect(log).toMatch(new RegExp(`opened ${escape(s.providerSessionId)} for ${escape(s.threadId)} on b \\(scripted, from the pool \\(warm:b:[0-9a-f]{8}\\)\\)`));
+    const handOuts = held.map((s) => new RegExp(`opened ${escape(s.providerSessionId)} for ${escape(s.threadId)} on b \\(scripted, from the pool \\(warm:b:[0-9a-f]{8}\\)\\)`));
+    // The log file is written asynchronously: wait for the lines.
+    await pollUntil(() => logText(h!), (log) => handOuts.every((line) => line.test(log)), "the hand-outs in the log");
 
     const after = await untilWarm(h, "b", 2);
     expect(after.filter((id) => before.includes(id))).toEqual([]);
@@ -82,7 +84,7 @@ describe("warm pools", () => {
     h = await LoomHarness.start({ config: { providers: [{ id: "scripted", driver: "scripted", pool: { size: 1, maxIdleMs: 400 } }] } });
     await untilWarm(h, "scripted", 1);
     await untilWarm(h, "scripted", 0);
-    expect(logText(h)).toMatch(/pool: drained 1 warm session\(s\) of scripted \(no session opened on scripted for 400 ms\)/);
+    await pollUntil(() => logText(h!), (log) => /pool: drained 1 warm session\(s\) of scripted \(no session opened on scripted for 400 ms\)/.test(log), "the drain in the log");
 
     const { threadId, runId } = await h.launch({ title: "cold", message: script({ say: "hi" }) });
     await h.waitForEnd(runId!);
