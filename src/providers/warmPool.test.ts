@@ -38,14 +38,8 @@ async function warmIds(harness: LoomHarness, instance: string): Promise<string[]
 }
 
 /** Wait (polling the owner route) until `instance` has exactly `count` warm sessions; returns their ids. */
-async function untilWarm(harness: LoomHarness, instance: string, count: number, timeoutMs = 15_000): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ids = await warmIds(harness, instance);
-    if (ids.length === count) return ids;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} warm session(s) on ${instance}; have ${ids.length}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function untilWarm(harness: LoomHarness, instance: string, count: number, timeoutMs = 15_000): Promise<string[]> {
+  return pollUntil(() => warmIds(harness, instance), (ids) => ids.length === count, `${count} warm session(s) on ${instance}`, timeoutMs);
 }
 
 const logText = (harness: LoomHarness): string => readFileSync(join(harness.dir, ".loom", "logs", "loom.log"), "utf8");

@@ -18,6 +18,14 @@ export const DELEGATION_PROVIDERS: NonNullable<LoomConfigFile["providers"]> = [
 
 export type Step = Record<string, unknown>;
 
+/** A judge's verdict as a JSON Schema: the structured-result tests' output schema. */
+export const VERDICT_SCHEMA = {
+  type: "object",
+  properties: { winner: { type: "integer", minimum: 0 }, rationale: { type: "string" } },
+  required: ["winner", "rationale"],
+  additionalProperties: false,
+} as const;
+
 export function startDelegationHarness(config: Omit<LoomConfigFile, "providers"> = {}): Promise<LoomHarness> {
   return LoomHarness.start({ config: { providers: DELEGATION_PROVIDERS, ...config } });
 }

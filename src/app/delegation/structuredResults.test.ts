@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { delegateStep, launchParent, onlyTask, startDelegationHarness, systemMessages, toolResults } from "../../testkit/delegationHarness.js";
+import { delegateStep, launchParent, onlyTask, startDelegationHarness, systemMessages, toolResults, VERDICT_SCHEMA as VERDICT } from "../../testkit/delegationHarness.js";
 import type { LoomHarness } from "../../testkit/loomHarness.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 
@@ -9,13 +9,6 @@ import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
  * final answer is validated with the JSON Schema; a mismatch gets one repair
  * turn; the outcome is read back from task_status and Loom's own state.
  */
-
-const VERDICT = {
-  type: "object",
-  properties: { winner: { type: "integer", minimum: 0 }, rationale: { type: "string" } },
-  required: ["winner", "rationale"],
-  additionalProperties: false,
-} as const;
 
 let h: LoomHarness;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { delegateStep, launchParent, onlyTask, startDelegationHarness, systemMessages, waitForResult } from "../../testkit/delegationHarness.js";
+import { delegateStep, launchParent, onlyTask, startDelegationHarness, systemMessages, waitForResult, VERDICT_SCHEMA as VERDICT } from "../../testkit/delegationHarness.js";
 import { type LoomHarness, script } from "../../testkit/loomHarness.js";
 import type { ThreadReadOutput } from "../../contracts/tools/threadTools.js";
 
@@ -10,13 +10,6 @@ import type { ThreadReadOutput } from "../../contracts/tools/threadTools.js";
  * turn on mismatch); t3_thread_read reports the outcome, as it does for a
  * delegated child with a schema.
  */
-
-const VERDICT = {
-  type: "object",
-  properties: { winner: { type: "integer", minimum: 0 }, rationale: { type: "string" } },
-  required: ["winner", "rationale"],
-  additionalProperties: false,
-} as const;
 
 let h: LoomHarness;
 beforeAll(async () => {
