@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, launchFromUi, screenshotDir, threadIdOfPage as pageThreadId, timelineItems } from "../testkit/browser.js";
+import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, launchFromUi, screenshotDir, threadIdOfPage as pageThreadId, timelineItems, reportFailedPage } from "../testkit/browser.js";
 import { script } from "../testkit/loomHarness.js";
 
 /**
@@ -39,11 +39,7 @@ afterAll(async () => {
 });
 
 // A failed test shows what the page showed.
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state !== "fail") return;
-  const text = await page.locator("main").innerText({ timeout: 1_000 }).catch(() => "(no main)");
-  console.error(`page at ${page.url()}:\n${text}\nserver log:\n${loom.stderr()}`);
-});
+afterEach((ctx) => reportFailedPage(ctx.task.result?.state === "fail", page, () => loom.stderr()));
 
 async function shot(name: string, target: Page = page): Promise<void> {
   await target.screenshot({ path: join(shots, `${name}.png`) });

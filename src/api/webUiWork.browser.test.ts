@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, launchFromUi, screenshotDir, signIn, timelineItems } from "../testkit/browser.js";
+import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, launchFromUi, screenshotDir, signIn, timelineItems, reportFailedPage } from "../testkit/browser.js";
 import { script } from "../testkit/loomHarness.js";
 
 /**
@@ -34,11 +34,7 @@ afterAll(async () => {
   await loom?.stop();
 });
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state !== "fail") return;
-  const text = await page.locator("main").innerText({ timeout: 1_000 }).catch(() => "(no main)");
-  console.error(`page at ${page.url()}:\n${text}\nserver log:\n${loom.stderr()}`);
-});
+afterEach((ctx) => reportFailedPage(ctx.task.result?.state === "fail", page, () => loom.stderr()));
 
 const item = (kind: string, text?: string) => timelineItems(page, kind, text);
 

@@ -92,6 +92,13 @@ export class ServedLoom {
 }
 
 /** How long a browser test waits for the page to show something. */
+/** For afterEach: a failed test prints what the page showed and the server's log. */
+export async function reportFailedPage(failed: boolean, page: Page, serverLog: () => string): Promise<void> {
+  if (!failed) return;
+  const text = await page.locator("main").innerText({ timeout: 1_000 }).catch(() => "(no main)");
+  console.error(`page at ${page.url()}:\n${text}\nserver log:\n${serverLog()}`);
+}
+
 export const UI_WAIT = 20_000;
 
 /** The thread id of the thread page the browser shows. */
