@@ -116,6 +116,18 @@ export interface WarmProviderSession {
   stop(): Promise<void>;
 }
 
+export interface WarmOpenInput {
+  readonly instance: ProviderInstanceConfig;
+  readonly signal?: AbortSignal;
+  /**
+   * A folder the warm session may keep as its agent's home (absent: none).
+   * It is on the same file system as the thread homes, so binding can move
+   * it to the thread's home (kit/warmHome.ts); the pool removes leftovers of
+   * a server that died.
+   */
+  readonly home?: string | null;
+}
+
 /** The schema of a driver's `options`: always an object, so docs can list its keys. */
 export type DriverOptionsSchema = z.ZodObject;
 
@@ -138,7 +150,13 @@ export interface ProviderDriver {
    * whose session can take a thread's cwd, modes and MCP credential after it
    * started offers it; a pool on any other driver is refused at start.
    */
-  openWarm?(input: { readonly instance: ProviderInstanceConfig; readonly signal?: AbortSignal }): Promise<WarmProviderSession>;
+  openWarm?(input: WarmOpenInput): Promise<WarmProviderSession>;
+  /**
+   * The pool an instance without a `pool` of its own gets (docs/warm-pools.md);
+   * it fills after the instance's first session opens, so a server whose
+   * instance is never used starts no agent for it.
+   */
+  readonly defaultPool?: { readonly size: number; readonly maxIdleMs: number };
 }
 
 export const ProviderErrorCode = {

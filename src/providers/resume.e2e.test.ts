@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { LoomConfigFile } from "../config/config.js";
 import { LoomHarness } from "../testkit/loomHarness.js";
+import { pollUntil } from "../testkit/poll.js";
 import { type ModelServer, startModelServer } from "../modelServer/server.js";
 
 /**
@@ -19,16 +20,17 @@ const TURN_MS = 90_000;
 
 type Provider = NonNullable<LoomConfigFile["providers"]>[number];
 
-const AGENTS: readonly { readonly driver: "codex" | "claude"; readonly provider: (model: ModelServer) => Provider }[] = [
-  {
-    driver: "codex",
-    provider: (model) => ({
-      id: "codex",
-      driver: "codex",
-      models: ["loom-test-model"],
-      options: { modelProvider: { id: "loomtest", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } },
-    }),
-  },
+const codex = (model: ModelServer): Provider => ({
+  id: "codex",
+  driver: "codex",
+  models: ["loom-test-model"],
+  options: { modelProvider: { id: "loomtest", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } },
+});
+
+/** `pooled`: the first session is a warm one from the instance's pool, whose home became the thread's (docs/warm-pools.md). */
+const AGENTS: readonly { readonly driver: "codex" | "claude"; readonly pooled?: boolean; readonly provider: (model: ModelServer) => Provider }[] = [
+  { driver: "codex", provider: codex },
+  { driver: "codex", pooled: true, provider: (model) => ({ ...codex(model), pool: { size: 1 } }) },
   {
     driver: "claude",
     provider: (model) => ({ id: "claude", driver: "claude", options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } }),
@@ -45,7 +47,12 @@ afterEach(async () => {
   model = null;
 });
 
-describe.each(AGENTS)("$driver memory across restarts", ({ driver, provider }) => {
+async function warmCount(loom: LoomHarness): Promise<number> {
+  const res = await fetch(`${loom.server.url}/api/sessions`, { headers: { authorization: `Bearer ${loom.ownerToken}` } });
+  return ((await res.json()) as { warm: unknown[] }).warm.length;
+}
+
+describe.each(AGENTS)("$driver (pooled: $pooled) memory across restarts", ({ driver, pooled, provider }) => {
   it(
     "the turn after a Loom restart resumes the agent's own conversation and its model request carries the first turn",
     async () => {
@@ -54,10 +61,12 @@ describe.each(AGENTS)("$driver memory across restarts", ({ driver, provider }) =
       server.setRules([{ reply: { text: "noted: {{lastUser}}" } }]);
       let loom = await LoomHarness.start({ config: { providers: [provider(server)] } });
       harness = loom;
+      if (pooled === true) await pollUntil(() => warmCount(loom), (n) => n === 1, "a warm session", TURN_MS);
       const launched = await loom.launch({ message: "The code word is PLUM-42.", title: `${driver} memory`, target: { providerInstanceId: driver } });
       const first = await loom.waitForEnd(launched.runId!, TURN_MS);
       expect(first.status, JSON.stringify(loom.items(launched.threadId))).toBe("completed");
       expect(loom.assistantTexts(launched.threadId, launched.runId!).at(-1)).toContain("PLUM-42");
+      expect(loom.server.sessions.held().find((s) => s.threadId === launched.threadId)?.fromPool ?? false).toBe(pooled === true);
       const requestsBefore = server.requests.length;
 
       loom = await loom.restart();

@@ -104,8 +104,8 @@ describe("warm pools", () => {
     h = await LoomHarness.start();
     const configPath = join(h.dir, "bad-config.json");
     const start = () => startLoomServer({ stateDir: join(h!.dir, ".bad"), cwd: h!.dir, configPath });
-    writeFileSync(configPath, JSON.stringify({ providers: [...TEST_PROVIDERS, { id: "cx", driver: "codex", pool: { size: 1 } }] }));
-    await expect(start()).rejects.toThrow(/cx[\s\S]*pool: driver "codex" cannot hand a running session to a thread/);
+    writeFileSync(configPath, JSON.stringify({ providers: [...TEST_PROVIDERS, { id: "oc", driver: "opencode", pool: { size: 1 } }] }));
+    await expect(start()).rejects.toThrow(/oc[\s\S]*pool: driver "opencode" cannot hand a running session to a thread/);
     writeFileSync(configPath, JSON.stringify({ providers: [{ id: "s", driver: "scripted", pool: { size: -1 } }] }));
     await expect(start()).rejects.toThrow(/providers\[0\]\.pool\.size: must be at least 0/);
     writeFileSync(configPath, JSON.stringify({ providers: [{ id: "s", driver: "scripted", pool: { size: 1, idle: 5 } }] }));

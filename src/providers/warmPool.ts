@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { join } from "node:path";
 import type { ProviderInstanceConfig } from "../config/config.js";
 import { type TimerHandle, type Timers, systemTimers } from "../engine/clock.js";
 import type { WarmBinding, WarmProviderSession } from "./adapter.js";
@@ -23,7 +25,16 @@ export interface WarmPoolsOptions {
   readonly log?: (line: string) => void;
   /** The server log file: which warm sessions open, are handed out and drain. */
   readonly sessionLog?: (level: "info" | "debug", line: string) => void;
+  /**
+   * The folder that holds an instance's thread homes: warm sessions keep
+   * their agent's home in it (`.warm-<id>`) until bound. Absent: warm
+   * sessions get no home from the pool.
+   */
+  readonly homes?: (providerInstanceId: string) => string;
 }
+
+/** The prefix of a warm session's home folder among an instance's thread homes. */
+export const WARM_HOME_PREFIX = ".warm-";
 
 /** A warm session as `loom sessions list` and GET /api/sessions show it. */
 export interface WarmSessionInfo {
@@ -55,6 +66,9 @@ interface InstancePool {
   failed: boolean;
 }
 
+/** A pool's maxIdleMs when neither the config nor the driver's default names one. */
+export const DEFAULT_MAX_IDLE_MS = 600_000;
+
 export class WarmPools {
   private readonly pools = new Map<string, InstancePool>();
   private readonly clock: () => number;
@@ -75,9 +89,14 @@ export class WarmPools {
   start(instances: readonly ProviderInstanceConfig[]): void {
     const now = this.clock();
     for (const instance of instances) {
-      const size = instance.pool?.size ?? 0;
-      if (!instance.enabled || size === 0 || this.options.registry.driverFor(instance.id)?.openWarm === undefined) continue;
-      this.pools.set(instance.id, { instance, size, maxIdleMs: instance.pool?.maxIdleMs ?? 0, ready: [], opening: 0, lastDemandAt: now, failed: false });
+      const driver = this.options.registry.driverFor(instance.id);
+      // A configured pool fills now; a driver's default pool waits for the instance's first session.
+      const pool = instance.pool ?? driver?.defaultPool;
+      const size = pool?.size ?? 0;
+      if (!instance.enabled || size === 0 || driver?.openWarm === undefined) continue;
+      const maxIdleMs = pool?.maxIdleMs ?? DEFAULT_MAX_IDLE_MS;
+      this.removeLeftoverHomes(instance.id);
+      this.pools.set(instance.id, { instance, size, maxIdleMs, ready: [], opening: 0, lastDemandAt: instance.pool === undefined ? now - maxIdleMs : now, failed: false });
     }
     if (this.pools.size === 0) return;
     const shortest = Math.min(...[...this.pools.values()].map((pool) => pool.maxIdleMs));
@@ -148,10 +167,13 @@ export class WarmPools {
     pool.opening += 1;
     this.openingTotal += 1;
     // Unique across restarts: a list taken before a restart never names a session of the next process.
-    const warmSessionId = `warm:${pool.instance.id}:${randomUUID().slice(0, 8)}`;
+    const suffix = randomUUID().slice(0, 8);
+    const warmSessionId = `warm:${pool.instance.id}:${suffix}`;
+    const homes = this.options.homes;
+    const home = homes === undefined ? null : join(homes(pool.instance.id), `${WARM_HOME_PREFIX}${suffix}`);
     const opened = (async () => {
       try {
-        const session = await driver.openWarm!({ instance: pool.instance });
+        const session = await driver.openWarm!({ instance: pool.instance, home });
         if (this.closed || this.isIdle(pool)) {
           await stopQuietly(session, this.options.log);
           return;
@@ -171,6 +193,26 @@ export class WarmPools {
       this.pendingOpens.delete(opened);
       this.refillAll();
     });
+  }
+
+  /**
+   * Warm homes a server that died left behind (its agents exited with it:
+   * their stdin closed). A warm path that is a link belongs to a thread whose
+   * home it became (kit/warmHome.ts) and stays while that home exists.
+   */
+  private removeLeftoverHomes(providerInstanceId: string): void {
+    if (this.options.homes === undefined) return;
+    const folder = this.options.homes(providerInstanceId);
+    let names: string[];
+    try {
+      names = readdirSync(folder);
+    } catch {
+      return; // no homes yet
+    }
+    for (const name of names.filter((n) => n.startsWith(WARM_HOME_PREFIX))) {
+      const path = join(folder, name);
+      if (!lstatSync(path).isSymbolicLink() || !existsSync(path)) rmSync(path, { recursive: true, force: true });
+    }
   }
 
   private async drain(pool: InstancePool, reason: string): Promise<void> {

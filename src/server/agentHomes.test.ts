@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoomHarness, script } from "../testkit/loomHarness.js";
-import { agentHomeName } from "./agentHomes.js";
+import { agentHomeName, forgetAgentHomes } from "./agentHomes.js";
 
 /**
  * A deleted thread's agent never resumes, so its agent home (the agent's own
@@ -42,5 +43,25 @@ describe("agent homes", () => {
     expect(released.releaseReason).toBe("thread_deleted");
     expect(existsSync(kept.home)).toBe(true);
     expect(h.state.providerSessions.get(kept.session.id)?.releasedAt).toBeNull();
+  });
+
+  it("removes the link a warm session's path left to the home, and only that link", async () => {
+    const agents = mkdtempSync(join(tmpdir(), "loom-agent-homes-"));
+    try {
+      const instance = join(agents, "codex");
+      const home = join(instance, agentHomeName("thread:a"));
+      const other = join(instance, agentHomeName("thread:b"));
+      mkdirSync(home, { recursive: true });
+      mkdirSync(other, { recursive: true });
+      symlinkSync(home, join(instance, ".warm-aaaa1111"));
+      symlinkSync(other, join(instance, ".warm-bbbb2222"));
+      await forgetAgentHomes(agents, "thread:a");
+      expect(existsSync(home)).toBe(false);
+      expect(() => lstatSync(join(instance, ".warm-aaaa1111"))).toThrow(/ENOENT/);
+      expect(lstatSync(join(instance, ".warm-bbbb2222")).isSymbolicLink()).toBe(true);
+      expect(existsSync(other)).toBe(true);
+    } finally {
+      rmSync(agents, { recursive: true, force: true });
+    }
   });
 });

@@ -193,7 +193,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   let baseUrl = "";
   const secrets = new SecretVault();
   const projects = new Map(config.projects.map((p) => [p.id, p.root]));
-  const pools = new WarmPools({ registry, log, sessionLog: (level, line) => serverLog.write(level, line) });
+  const pools = new WarmPools({ registry, log, sessionLog: (level, line) => serverLog.write(level, line), homes: (providerInstanceId) => join(dir.root, "agents", providerInstanceId) });
   const sessions = new ProviderSessionManager({
     pools,
     orchestrator,

@@ -42,7 +42,17 @@ export interface AppServerExit {
   readonly spawnError: string | null;
 }
 
-export interface AppServerProcessOptions {
+/** Who hears what the server says: its session (or, for a warm process, the pool). */
+export interface AppServerListener {
+  /** Called synchronously, in arrival order. */
+  readonly onNotification: (notification: ServerNotification) => void;
+  /** A server→client request; answer it with `respond` or `respondError`. */
+  readonly onRequest: (request: ServerRequest) => void;
+  /** Called once, after every pending request was rejected. */
+  readonly onExit: (exit: AppServerExit) => void;
+}
+
+export interface AppServerProcessOptions extends AppServerListener {
   readonly command: string;
   readonly args: readonly string[];
   readonly env: NodeJS.ProcessEnv;
@@ -50,12 +60,6 @@ export interface AppServerProcessOptions {
   readonly requestTimeoutMs: number;
   /** Strings that must never appear in an error message or log line (tokens, keys). */
   readonly secrets?: readonly string[];
-  /** Called synchronously, in arrival order. */
-  readonly onNotification: (notification: ServerNotification) => void;
-  /** A server→client request; answer it with `respond` or `respondError`. */
-  readonly onRequest: (request: ServerRequest) => void;
-  /** Called once, after every pending request was rejected. */
-  readonly onExit: (exit: AppServerExit) => void;
 }
 
 interface Pending {
@@ -76,9 +80,13 @@ export class AppServerProcess {
   private stderr = "";
   private exitInfo: AppServerExit | null = null;
   private readonly exited: Promise<AppServerExit>;
+  private listener: AppServerListener;
+  private readonly secrets: string[];
 
   /** Spawns at once; a spawn failure arrives through `onExit` (and rejects every request). */
   constructor(private readonly options: AppServerProcessOptions) {
+    this.listener = { onNotification: options.onNotification, onRequest: options.onRequest, onExit: options.onExit };
+    this.secrets = [...(options.secrets ?? [])];
     this.child = spawn(options.command, [...options.args], {
       cwd: options.cwd,
       env: options.env,
@@ -103,6 +111,16 @@ export class AppServerProcess {
     });
     const lines = createInterface({ input: this.child.stdout });
     lines.on("line", (line) => this.receive(line));
+  }
+
+  /**
+   * Hand a running process to another listener, with more strings to keep out
+   * of error messages: a warm process (started ahead of need) becomes one
+   * session's when it is bound to a thread.
+   */
+  handTo(listener: AppServerListener, secrets: readonly string[]): void {
+    this.listener = listener;
+    this.secrets.push(...secrets);
   }
 
   get pid(): number | undefined {
@@ -195,7 +213,7 @@ export class AppServerProcess {
     if (message.method !== undefined && message.id !== undefined) {
       this.dispatchRequest(message as ServerRequest);
     } else if (message.method !== undefined) {
-      this.options.onNotification(message as ServerNotification);
+      this.listener.onNotification(message as ServerNotification);
     } else if (message.id !== undefined) {
       this.settle(message.id, message.result, message.error);
     }
@@ -203,7 +221,7 @@ export class AppServerProcess {
 
   private dispatchRequest(request: ServerRequest): void {
     try {
-      this.options.onRequest(request);
+      this.listener.onRequest(request);
     } catch (error) {
       this.respondError(request.id, METHOD_NOT_FOUND, error instanceof Error ? error.message : String(error));
     }
@@ -234,12 +252,12 @@ export class AppServerProcess {
       this.pending.delete(id);
     }
     resolve(exit);
-    this.options.onExit(exit);
+    this.listener.onExit(exit);
   }
 
   private redact(text: string): string {
     let out = text;
-    for (const secret of this.options.secrets ?? []) {
+    for (const secret of this.secrets) {
       if (secret.length > 0) out = out.split(secret).join("[redacted]");
     }
     return out;

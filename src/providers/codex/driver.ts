@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
-import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime } from "../adapter.js";
+import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime, WarmOpenInput, WarmProviderSession } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import { appServerArgs, appServerEnv } from "./codexConfig.js";
@@ -11,7 +11,8 @@ import { optionsForSession } from "../kit/driverOptions.js";
 import { CODEX_DRIVER, CodexOptionsSchema, codexCapabilities, codexOptions } from "./options.js";
 import type { CodexExecutable } from "./probe.js";
 import { codexVersion, installedLauncher, probeCodex, resolveExecutable } from "./probe.js";
-import { CodexSession } from "./session.js";
+import { CodexSession, type CodexSessionSpawn } from "./session.js";
+import { openCodexWarm } from "./warm.js";
 
 /**
  * The `codex` driver: OpenAI Codex through `codex app-server` (JSON-RPC over
@@ -33,6 +34,9 @@ export interface CodexDriverDeps {
   readonly version?: (executable: CodexExecutable) => Promise<string>;
 }
 
+/** One app-server kept warm once the instance has been used, for ten idle minutes (docs/warm-pools.md). */
+export const CODEX_DEFAULT_POOL = { size: 1, maxIdleMs: 600_000 } as const;
+
 export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
   const probe = deps.probe ?? ((options: CodexOptions) => probeCodex(options));
   const packageLauncher = deps.packageLauncher ?? installedLauncher;
@@ -41,6 +45,7 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
   return {
     driver: CODEX_DRIVER,
     optionsSchema: CodexOptionsSchema,
+    defaultPool: CODEX_DEFAULT_POOL,
 
     /** Bad options still give the default record; probe() reports them. */
     capabilities(instance: ProviderInstanceConfig): ProviderCapabilities {
@@ -66,15 +71,9 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
       const cleanup = async (): Promise<void> => {
         if (tempHome !== null) await rm(tempHome, { recursive: true, force: true });
       };
+      const spawn = spawnFor(options, executable, codexHome, input.cwd);
       const session = new CodexSession({
-        spawn: {
-          command: executable.command,
-          args: [...executable.prefixArgs, ...appServerArgs(options)],
-          env: appServerEnv(options, process.env, codexHome),
-          cwd: input.cwd,
-          requestTimeoutMs: options.requestTimeoutMs,
-          secrets: [...(input.mcp === null ? [] : [input.mcp.token]), ...Object.values(options.env).filter((value) => value.length >= 8)],
-        },
+        spawn: { ...spawn, secrets: [...spawn.secrets, ...(input.mcp === null ? [] : [input.mcp.token])] },
         thread: { cwd: input.cwd, model: input.model, runtimeMode: input.runtimeMode, mcp: input.mcp },
         onEvent: input.onEvent,
         cleanup,
@@ -88,6 +87,33 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
       }
       return session;
     },
+
+    /** An app-server started and initialized ahead of need; the thread and its credential arrive with thread/start at bind (codex/warm.ts). */
+    async openWarm(input: WarmOpenInput): Promise<WarmProviderSession> {
+      const options: CodexOptions = optionsForSession(codexOptions, input.instance);
+      const executable = resolveExecutable(options, packageLauncher);
+      try {
+        return await openCodexWarm(input, {
+          spawnFor: (home, cwd) => spawnFor(options, executable, home, cwd),
+          codexHome: options.codexHome,
+          ...(deps.interruptGraceMs === undefined ? {} : { interruptGraceMs: deps.interruptGraceMs }),
+        });
+      } catch (error) {
+        throw await notInstalledIfBroken(error, executable, version);
+      }
+    },
+  };
+}
+
+/** How a codex process of this instance is started; the session's MCP token is added by the caller. */
+function spawnFor(options: CodexOptions, executable: CodexExecutable, codexHome: string, cwd: string): CodexSessionSpawn {
+  return {
+    command: executable.command,
+    args: [...executable.prefixArgs, ...appServerArgs(options)],
+    env: appServerEnv(options, process.env, codexHome),
+    cwd,
+    requestTimeoutMs: options.requestTimeoutMs,
+    secrets: Object.values(options.env).filter((value) => value.length >= 8),
   };
 }
 

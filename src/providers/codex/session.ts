@@ -1,7 +1,7 @@
 import type { NormalizedProviderEvent, ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import { AppServerError, AppServerErrorCode, AppServerProcess } from "./appServerProcess.js";
-import type { AppServerExit } from "./appServerProcess.js";
+import type { AppServerExit, AppServerListener } from "./appServerProcess.js";
 import { codexResult, loomRequestId, refusal, requestItem, requestItemId } from "./approvals.js";
 import { CodexEventMapper } from "./codexEvents.js";
 import { type ThreadSettings, threadResumeParams, threadStartParams } from "./codexConfig.js";
@@ -39,6 +39,12 @@ export interface CodexSessionInput {
   readonly cleanup: () => Promise<void>;
   /** How long an interrupted turn may take to report itself before the session ends it. */
   readonly interruptGraceMs?: number;
+  /**
+   * A process already started and initialized ahead of need (a warm pool):
+   * open() takes it over instead of spawning one. A warm process that died
+   * meanwhile is replaced by a new one, spawned as `spawn` says.
+   */
+  readonly warm?: AppServerProcess;
 }
 
 interface ActiveTurn {
@@ -78,6 +84,7 @@ export class CodexSession implements ProviderSessionRuntime {
    * process is gone then.
    */
   async open(signal?: AbortSignal, resumeThreadId: string | null = null): Promise<void> {
+    const warm = this.input.warm?.isRunning === true ? this.input.warm : null;
     await this.connect(signal, async (server) => {
       if (resumeThreadId !== null) {
         try {
@@ -90,7 +97,7 @@ export class CodexSession implements ProviderSessionRuntime {
         }
       }
       return server.request("thread/start", threadStartParams(this.input.thread));
-    });
+    }, warm);
   }
 
   async startTurn(input: { readonly runId: string; readonly input: string; readonly outputSchema?: Readonly<Record<string, unknown>> }): Promise<void> {
@@ -188,20 +195,26 @@ export class CodexSession implements ProviderSessionRuntime {
     return this.connect(undefined, (server) => server.request("thread/resume", threadResumeParams(threadId, this.input.thread)));
   }
 
-  private async connect(signal: AbortSignal | undefined, openThread: (server: AppServerProcess) => Promise<unknown>): Promise<AppServerProcess> {
-    const server = new AppServerProcess({
-      ...this.input.spawn,
-      onNotification: (notification) => this.onNotification(server, notification),
-      onRequest: (request) => this.onRequest(server, request),
-      onExit: (exit) => this.onExit(server, exit),
+  /** A new process (or the warm one, already initialized) with this session's thread opened on it. */
+  private async connect(signal: AbortSignal | undefined, openThread: (server: AppServerProcess) => Promise<unknown>, warm: AppServerProcess | null = null): Promise<AppServerProcess> {
+    const listener = (target: () => AppServerProcess): AppServerListener => ({
+      onNotification: (notification) => this.onNotification(target(), notification),
+      onRequest: (request) => this.onRequest(target(), request),
+      onExit: (exit) => this.onExit(target(), exit),
     });
+    let server: AppServerProcess;
+    if (warm === null) {
+      server = new AppServerProcess({ ...this.input.spawn, ...listener(() => server) });
+    } else {
+      server = warm;
+      warm.handTo(listener(() => warm), this.input.spawn.secrets);
+    }
     this.server = server;
     const abort = (): void => void server.close(0);
     signal?.addEventListener("abort", abort, { once: true });
     try {
       signal?.throwIfAborted();
-      await server.request<"initialize", InitializeResponse>("initialize", { clientInfo: CLIENT_INFO, capabilities: { experimentalApi: false, requestAttestation: false } });
-      server.notify("initialized");
+      if (warm === null) await initialize(server);
       const opened = (await openThread(server)) as ThreadStartResponse;
       this.threadId = opened.thread.id;
       return server;
@@ -319,6 +332,12 @@ export class CodexSession implements ProviderSessionRuntime {
     }
     return new ProviderError(ProviderErrorCode.protocol, `${method}: ${messageOf(error)}`, { cause: error });
   }
+}
+
+/** The handshake every app-server process needs before its first thread. */
+export async function initialize(server: AppServerProcess): Promise<void> {
+  await server.request<"initialize", InitializeResponse>("initialize", { clientInfo: CLIENT_INFO, capabilities: { experimentalApi: false, requestAttestation: false } });
+  server.notify("initialized");
 }
 
 function textInput(text: string): UserInput[] {

@@ -1,0 +1,113 @@
+import { existsSync, lstatSync, readdirSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { SessionListResult } from "../../app/sessions.js";
+import { type ModelServer, startModelServer } from "../../modelServer/server.js";
+import { agentHomeName } from "../../server/agentHomes.js";
+import { LoomHarness } from "../../testkit/loomHarness.js";
+
+/**
+ * A warm pool on the real codex 0.171.0 (docs/warm-pools.md): `codex
+ * app-server` processes started ahead of need, each handed to one thread at
+ * its first session. The thread's credential reaches codex only then, in
+ * thread/start: each thread's model calls delegate_task through Loom's MCP
+ * server, and the task Loom records names the caller's own thread as its
+ * parent, which only that thread's token can do.
+ */
+
+const TURN_MS = 60_000;
+const MODEL = "loom-test-model";
+
+let model: ModelServer;
+let harness: LoomHarness;
+
+beforeEach(async () => {
+  model = await startModelServer();
+  harness = await LoomHarness.start({
+    config: {
+      providers: [
+        {
+          id: "codex",
+          driver: "codex",
+          models: [MODEL],
+          pool: { size: 1 },
+          options: { modelProvider: { id: "loomtest", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } },
+        },
+        { id: "scripted", driver: "scripted" },
+      ],
+    },
+  });
+  model.setRules([
+    { when: { toolAvailable: "delegate_task", lastIsToolResult: false, lastUserIncludes: "Delegate the greeting." }, reply: { toolCall: { tool: "delegate_task", arguments: { task: "say hello", mode: "async", target: { providerInstanceId: "scripted" } } } } },
+    // Every other request (the tool's result, the notice of the child's end) gets a plain answer.
+    { reply: { text: "noted" } },
+  ]);
+});
+
+afterEach(async () => {
+  await harness.close();
+  await model.close();
+});
+
+async function sessions(): Promise<SessionListResult> {
+  const res = await fetch(`${harness.server.url}/api/sessions`, { headers: { authorization: `Bearer ${harness.ownerToken}` } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as SessionListResult;
+}
+
+async function fullPool(): Promise<SessionListResult> {
+  const deadline = Date.now() + TURN_MS;
+  for (;;) {
+    const list = await sessions();
+    if (list.warm.length === 1) return list;
+    if (Date.now() > deadline) throw new Error(`the codex pool did not fill: ${JSON.stringify(list)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Launch a codex thread; its run delegates once and ends. Returns the thread id. */
+async function delegatingThread(title: string): Promise<string> {
+  const launched = await harness.launch({ message: "Delegate the greeting.", title, target: { providerInstanceId: "codex" } });
+  const run = await harness.waitForEnd(launched.runId!, TURN_MS);
+  expect(run.status, JSON.stringify(harness.items(launched.threadId), null, 2)).toBe("completed");
+  return launched.threadId;
+}
+
+describe("codex warm pool", () => {
+  it("hands each thread a started app-server that acts with that thread's credential only, and refills", async () => {
+    const warm = await fullPool();
+    const warmId = warm.warm[0]!.warmSessionId;
+    const agents = join(harness.dir, ".loom", "agents", "codex");
+    const warmHome = join(agents, `.warm-${warmId.split(":").at(-1)!}`);
+    expect(existsSync(warmHome)).toBe(true);
+
+    const first = await delegatingThread("first");
+    const afterFirst = await fullPool();
+    expect(afterFirst.sessions.find((s) => s.threadId === first)?.fromPool).toBe(true);
+    expect(afterFirst.warm[0]!.warmSessionId).not.toBe(warmId);
+
+    const second = await delegatingThread("second");
+    const afterSecond = await sessions();
+    expect(afterSecond.sessions.find((s) => s.threadId === second)?.fromPool).toBe(true);
+
+    // Each delegation was made with its own thread's token: the task's parent is the caller.
+    const parents = [...harness.state.tasks.values()].map((task) => task.parentThreadId).sort();
+    expect(parents).toEqual([first, second].sort());
+
+    // The warm home became the first thread's home (its codex conversation is there to resume); the old path is a link to it.
+    const home = join(agents, agentHomeName(first));
+    expect(readdirSync(home)).toContain("sessions");
+    expect(lstatSync(warmHome).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(warmHome)).toBe(home);
+  });
+
+  it("drains the pool at shutdown; the next start fills a new one and no old warm home is left", async () => {
+    await fullPool();
+    harness = await harness.restart();
+    const agents = join(harness.dir, ".loom", "agents", "codex");
+    // A configured pool fills at start; nothing of the old one is left.
+    const list = await fullPool();
+    const warmFolders = readdirSync(agents).filter((name) => name.startsWith(".warm-") && !lstatSync(join(agents, name)).isSymbolicLink());
+    expect(warmFolders).toEqual([`.warm-${list.warm[0]!.warmSessionId.split(":").at(-1)!}`]);
+  });
+});
