@@ -3,6 +3,7 @@
  * same run, as a ratio. LOOM_BENCH_QUICK=1 runs smaller sizes;
  * LOOM_BENCH_ONLY=core,mcp runs only the named benchmarks.
  */
+import { runAgentPoolBench } from "./agentPoolBench.js";
 import { runAgentStartupBench } from "./agentStartupBench.js";
 import { runCoreBench } from "./coreBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
@@ -35,6 +36,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   workspaces: () => runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 }),
   scale: () => runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 }),
   agentStartup: () => runAgentStartupBench(),
+  agentPool: () => runAgentPoolBench({ sizes: [1, 4], rounds: quick ? 1 : 3 }),
   wire: () => runWireBench({ transcriptRepeats: quick ? 3 : 10, commits: quick ? 200 : 1_000, clients: 100, warmup: quick ? 20 : 100 }),
   ui: () => runUiBench({ items: 5_000, rounds: quick ? 3 : 10 }),
   restart: () => runRestartBench({ events: quick ? 100_000 : 1_000_000, tail: quick ? 5_000 : 50_000 }),

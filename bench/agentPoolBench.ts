@@ -1,0 +1,143 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { SessionListResult } from "../src/app/sessions.js";
+import { LoomMcpClient } from "../src/client/loomMcpClient.js";
+import { type ModelServer, startModelServer } from "../src/modelServer/server.js";
+import { startLoomServer } from "../src/server/loomServer.js";
+import { claudeEnv } from "../src/testkit/agentConfig.js";
+import { type Round, Recorder, fanOut, median } from "./fanoutBench.js";
+import { printTable } from "./stats.js";
+
+/**
+ * Real agents as delegated children (docs/warm-pools.md): a scripted parent
+ * delegates 1 and 4 trivial tasks to real codex and Claude children, each
+ * child answering once from the scripted model server; seconds from the
+ * parent's launch until every task has its result. Codex runs without and
+ * with a warm pool of 4. In the same run, the baseline the children are held
+ * against: Claude Code's own Agent tool (`claude -p`, the model asking for N
+ * parallel Agent calls, each subagent answering once), from the model
+ * request answered with the Agent calls until the request carrying their
+ * results: the subagents' whole life inside one Claude Code process.
+ */
+
+const NODE_MODULES = fileURLToPath(new URL("../../node_modules/", import.meta.url));
+const CLAUDE = join(NODE_MODULES, "@anthropic-ai", "claude-agent-sdk-linux-x64", "claude");
+const CODEX_MODEL = "loom-test-model";
+
+type Agent = "codex" | "claude";
+
+function childInstance(agent: Agent, model: ModelServer, pool: number): Record<string, unknown> {
+  const options =
+    agent === "codex"
+      ? { modelProvider: { id: "loom", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } }
+      : { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } };
+  // `slow` is the instance fanOut delegates to.
+  return { id: "slow", driver: agent, ...(agent === "codex" ? { models: [CODEX_MODEL] } : {}), options, pool: { size: pool } };
+}
+
+async function pollWarm(url: string, token: string, wanted: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const res = await fetch(`${url}/api/sessions`, { headers: { authorization: `Bearer ${token}` } });
+    if (((await res.json()) as SessionListResult).warm.length >= wanted) return;
+    if (Date.now() > deadline) throw new Error("the warm pool did not refill");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** N children of `agent` per round, on a server of their own; a full pool before every round when pooled. */
+async function loomChildren(agent: Agent, pool: number, sizes: readonly number[], rounds: number): Promise<Map<number, Round[]>> {
+  const model = await startModelServer({ rules: [{ reply: { text: "done" } }] });
+  const stateDir = mkdtempSync(join(tmpdir(), `loom-bench-${agent}-children-`));
+  writeFileSync(join(stateDir, "config.json"), JSON.stringify({ providers: [{ id: "fast", driver: "scripted" }, childInstance(agent, model, pool)] }));
+  const server = await startLoomServer({ stateDir, cwd: stateDir });
+  const recorder = new Recorder();
+  const stopRecording = server.orchestrator.onCommitted((events) => recorder.onEvents(events));
+  const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
+  const client = await LoomMcpClient.connect(server.mcpUrl, token, "loom-bench");
+  try {
+    const ready = () => (pool > 0 ? pollWarm(server.url, token, pool) : Promise.resolve());
+    await ready();
+    await fanOut(client, recorder, 1, `warmup-${agent}-${pool}`);
+    const measured = new Map<number, Round[]>();
+    for (let round = 0; round < rounds; round++) {
+      for (const n of sizes) {
+        await ready();
+        const list = measured.get(n) ?? [];
+        list.push(await fanOut(client, recorder, n, `${agent}-${pool}-n${n}-r${round}`));
+        measured.set(n, list);
+      }
+    }
+    return measured;
+  } finally {
+    stopRecording();
+    await client.close();
+    await server.close();
+    await model.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+/** Seconds Claude Code's own Agent tool takes to run N subagents, each answering once. */
+async function claudeAgentTool(n: number): Promise<number> {
+  const marker = `SPAWN-${n}-${Math.random().toString(36).slice(2, 8)}`;
+  const model = await startModelServer({
+    rules: [
+      { when: { requireTools: true, lastIsToolResult: true }, reply: { text: "all done" } },
+      { when: { requireTools: true, anyMessageIncludes: "subagent task" }, reply: { text: "done" } },
+      {
+        when: { requireTools: true, toolAvailable: "Agent", anyMessageIncludes: marker },
+        reply: { toolCalls: Array.from({ length: n }, (_, i) => ({ tool: "Agent", arguments: { description: `task ${i}`, prompt: `subagent task ${i}: answer done`, subagent_type: "general-purpose", run_in_background: false } })) },
+        times: 1,
+      },
+    ],
+  });
+  const dir = mkdtempSync(join(tmpdir(), "loom-bench-claude-agents-"));
+  let child: ChildProcess | null = null;
+  try {
+    child = spawn(CLAUDE, ["-p", marker, "--no-session-persistence", "--dangerously-skip-permissions"], { cwd: dir, env: claudeEnv(model.url, join(dir, "claude-config")), stdio: "ignore" });
+    const exited = new Promise<number | null>((resolve) => child!.once("exit", (code) => resolve(code)));
+    const code = await Promise.race([exited, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 180_000))]);
+    if (code !== 0) throw new Error(`claude -p with ${n} subagents ended with ${String(code)}`);
+    const conversation = model.requests.filter((request) => request.ruleIndex !== undefined);
+    const spawned = conversation.find((request) => request.ruleIndex === 2);
+    const results = conversation.find((request) => request.ruleIndex === 0);
+    const subagents = conversation.filter((request) => request.ruleIndex === 1).length;
+    if (spawned === undefined || results === undefined || subagents < n) throw new Error(`claude -p did not run ${n} subagents (${subagents} answered)`);
+    return (Date.parse(results.time) - Date.parse(spawned.time)) / 1000;
+  } finally {
+    child?.kill("SIGKILL");
+    await model.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runAgentPoolBench(options: { sizes: readonly number[]; rounds: number }): Promise<void> {
+  const codexCold = await loomChildren("codex", 0, options.sizes, options.rounds);
+  const codexWarm = await loomChildren("codex", 4, options.sizes, options.rounds);
+  const claudeCold = await loomChildren("claude", 0, options.sizes, options.rounds);
+  const agentTool = new Map<number, number[]>();
+  for (let round = 0; round < options.rounds; round++) {
+    for (const n of options.sizes) agentTool.set(n, [...(agentTool.get(n) ?? []), await claudeAgentTool(n)]);
+  }
+  const results = (m: Map<number, Round[]>, n: number) => median(m.get(n)!.map((r) => r.results));
+  const first = options.sizes[0]!;
+  const s = (x: number) => x.toFixed(2);
+  printTable(`real agents as ${options.sizes.join(" and ")} delegated children, seconds until every result (median of ${options.rounds}); ratios against 1 child of the same kind and against Claude Code's Agent tool with as many subagents`, [
+    ["children", "codex, no pool", "codex, pool 4", "claude, no pool", "Claude Code Agent tool", "codex n/1 (no pool)", "codex n/1 (pool)", "codex pool / no pool", "claude / Agent tool"],
+    ...options.sizes.map((n) => [
+      String(n),
+      s(results(codexCold, n)),
+      s(results(codexWarm, n)),
+      s(results(claudeCold, n)),
+      s(median(agentTool.get(n)!)),
+      s(results(codexCold, n) / results(codexCold, first)),
+      s(results(codexWarm, n) / results(codexWarm, first)),
+      s(results(codexWarm, n) / results(codexCold, n)),
+      s(results(claudeCold, n) / median(agentTool.get(n)!)),
+    ]),
+  ]);
+}
