@@ -110,7 +110,7 @@ export type WarmBinding = Omit<OpenSessionInput, "instance" | "signal" | "resume
  */
 export interface WarmProviderSession {
   /** Whether this warm session can serve a thread with these settings (else a new session opens). */
-  fits(binding: Pick<WarmBinding, "cwd" | "runtimeMode" | "interactionMode" | "model">): boolean;
+  fits(binding: WarmSettings): boolean;
   bind(binding: WarmBinding): Promise<ProviderSessionRuntime>;
   /** Release an unbound warm session. Idempotent. */
   stop(): Promise<void>;
@@ -126,7 +126,16 @@ export interface WarmOpenInput {
    * a server that died.
    */
   readonly home?: string | null;
+  /**
+   * The settings of the instance's most recent thread session, or null before
+   * any: a driver whose agent fixes them at start (Claude Code's working
+   * directory) starts its warm session like that one (`warmNeedsDemand`).
+   */
+  readonly like?: WarmSettings | null;
 }
+
+/** What a warm session must match to be handed to a thread (`fits`). */
+export type WarmSettings = Pick<WarmBinding, "cwd" | "runtimeMode" | "interactionMode" | "model">;
 
 /** The schema of a driver's `options`: always an object, so docs can list its keys. */
 export type DriverOptionsSchema = z.ZodObject;
@@ -157,6 +166,11 @@ export interface ProviderDriver {
    * instance is never used starts no agent for it.
    */
   readonly defaultPool?: { readonly size: number; readonly maxIdleMs: number };
+  /**
+   * Its warm sessions are started like the instance's most recent session
+   * (WarmOpenInput.like), so its pool fills only after a session opened.
+   */
+  readonly warmNeedsDemand?: boolean;
 }
 
 export const ProviderErrorCode = {

@@ -27,14 +27,14 @@ const codex = (model: ModelServer): Provider => ({
   options: { modelProvider: { id: "loomtest", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } },
 });
 
+const claude = (model: ModelServer): Provider => ({ id: "claude", driver: "claude", options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } });
+
 /** `pooled`: the first session is a warm one from the instance's pool, whose home became the thread's (docs/warm-pools.md). */
 const AGENTS: readonly { readonly driver: "codex" | "claude"; readonly pooled?: boolean; readonly provider: (model: ModelServer) => Provider }[] = [
   { driver: "codex", provider: codex },
   { driver: "codex", pooled: true, provider: (model) => ({ ...codex(model), pool: { size: 1 } }) },
-  {
-    driver: "claude",
-    provider: (model) => ({ id: "claude", driver: "claude", options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } }),
-  },
+  { driver: "claude", provider: claude },
+  { driver: "claude", pooled: true, provider: (model) => ({ ...claude(model), pool: { size: 1 } }) },
 ];
 
 let model: ModelServer | null = null;
@@ -61,7 +61,12 @@ describe.each(AGENTS)("$driver (pooled: $pooled) memory across restarts", ({ dri
       server.setRules([{ reply: { text: "noted: {{lastUser}}" } }]);
       let loom = await LoomHarness.start({ config: { providers: [provider(server)] } });
       harness = loom;
-      if (pooled === true) await pollUntil(() => warmCount(loom), (n) => n === 1, "a warm session", TURN_MS);
+      if (pooled === true) {
+        // A first thread on the instance: a Claude pool warms like it from then on.
+        const primer = await loom.launch({ message: "Say hello.", title: "primer", target: { providerInstanceId: driver } });
+        await loom.waitForEnd(primer.runId!, TURN_MS);
+        await pollUntil(() => warmCount(loom), (n) => n === 1, "a warm session", TURN_MS);
+      }
       const launched = await loom.launch({ message: "The code word is PLUM-42.", title: `${driver} memory`, target: { providerInstanceId: driver } });
       const first = await loom.waitForEnd(launched.runId!, TURN_MS);
       expect(first.status, JSON.stringify(loom.items(launched.threadId))).toBe("completed");

@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { ProviderInstanceConfig } from "../config/config.js";
 import { type TimerHandle, type Timers, systemTimers } from "../engine/clock.js";
-import type { WarmBinding, WarmProviderSession } from "./adapter.js";
+import type { WarmProviderSession, WarmSettings } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
 
 /**
@@ -64,6 +64,8 @@ interface InstancePool {
   lastDemandAt: number;
   /** A warm open failed: no refill until the next demand, so a broken agent is not restarted in a loop. */
   failed: boolean;
+  /** The settings of the most recent thread session on the instance (WarmOpenInput.like). */
+  like: WarmSettings | null;
 }
 
 /** A pool's maxIdleMs when neither the config nor the driver's default names one. */
@@ -96,7 +98,8 @@ export class WarmPools {
       if (!instance.enabled || size === 0 || driver?.openWarm === undefined) continue;
       const maxIdleMs = pool?.maxIdleMs ?? DEFAULT_MAX_IDLE_MS;
       this.removeLeftoverHomes(instance.id);
-      this.pools.set(instance.id, { instance, size, maxIdleMs, ready: [], opening: 0, lastDemandAt: instance.pool === undefined ? now - maxIdleMs : now, failed: false });
+      const waits = instance.pool === undefined || driver.warmNeedsDemand === true;
+      this.pools.set(instance.id, { instance, size, maxIdleMs, ready: [], opening: 0, lastDemandAt: waits ? now - maxIdleMs : now, failed: false, like: null });
     }
     if (this.pools.size === 0) return;
     const shortest = Math.min(...[...this.pools.values()].map((pool) => pool.maxIdleMs));
@@ -109,12 +112,15 @@ export class WarmPools {
    * pool (which refills in the background), or null. Either way the instance
    * counts as in demand.
    */
-  take(providerInstanceId: string, binding: Pick<WarmBinding, "cwd" | "runtimeMode" | "interactionMode" | "model">): WarmHandOut | null {
+  take(providerInstanceId: string, binding: WarmSettings): WarmHandOut | null {
     const pool = this.pools.get(providerInstanceId);
     if (pool === undefined || this.closed) return null;
     this.noteDemand(pool);
+    pool.like = { cwd: binding.cwd, runtimeMode: binding.runtimeMode, interactionMode: binding.interactionMode, model: binding.model };
     const index = pool.ready.findIndex((entry) => entry.session.fits(binding));
     const entry = index === -1 ? undefined : pool.ready.splice(index, 1)[0];
+    // The most recent session sets what the pool warms for: warm sessions that do not fit it make room.
+    if (entry === undefined && pool.ready.length > 0) void this.drain(pool, `a session on ${providerInstanceId} needed other settings`);
     this.refillAll();
     if (entry === undefined) return null;
     this.options.sessionLog?.("info", `pool: handed out ${entry.warmSessionId} on ${providerInstanceId}; ${pool.ready.length} of ${pool.size} ready`);
@@ -173,7 +179,7 @@ export class WarmPools {
     const home = homes === undefined ? null : join(homes(pool.instance.id), `${WARM_HOME_PREFIX}${suffix}`);
     const opened = (async () => {
       try {
-        const session = await driver.openWarm!({ instance: pool.instance, home });
+        const session = await driver.openWarm!({ instance: pool.instance, home, like: pool.like });
         if (this.closed || this.isIdle(pool)) {
           await stopQuietly(session, this.options.log);
           return;

@@ -2,7 +2,7 @@ import { access, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProviderCapabilities } from "../../contracts/capabilities.js";
-import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime } from "../adapter.js";
+import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime, WarmOpenInput, WarmProviderSession } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { ClaudeOptions } from "./options.js";
@@ -12,6 +12,7 @@ import { installationProblem, probeClaude } from "./probe.js";
 import { buildQueryOptions } from "./queryOptions.js";
 import type { QueryFunction } from "./session.js";
 import { ClaudeSession } from "./session.js";
+import { openClaudeWarm } from "./warm.js";
 
 /**
  * The `claude` driver: Claude Code through the Claude Agent SDK
@@ -65,15 +66,7 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
 
     async openSession(input: OpenSessionInput): Promise<ProviderSessionRuntime> {
       const options: ClaudeOptions = optionsForSession(claudeOptions, input.instance);
-      // A missing executable is not_installed (not retryable), not a failed start.
-      const missing = notInstalled(options);
-      if (missing !== null) throw new ProviderError(ProviderErrorCode.notInstalled, missing);
-      let query: QueryFunction;
-      try {
-        query = await loadQuery();
-      } catch (error) {
-        throw new ProviderError(ProviderErrorCode.notInstalled, "the Claude Agent SDK (@anthropic-ai/claude-agent-sdk) could not be loaded", { cause: error });
-      }
+      const query = await installedQuery(options);
       // CLAUDE_CONFIG_DIR: the configured one, else the thread's own folder kept across sessions (so its saved sessions can be resumed), else a temp dir.
       const keptDir = options.configDir === null && input.home != null ? input.home : null;
       if (keptDir !== null) await mkdir(keptDir, { recursive: true, mode: 0o700 });
@@ -113,7 +106,25 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
       await session.open(input.signal);
       return session;
     },
+
+    /** Claude Code started like the instance's most recent session; Loom's MCP server is added at bind (claude/warm.ts). */
+    async openWarm(input: WarmOpenInput): Promise<WarmProviderSession> {
+      const options: ClaudeOptions = optionsForSession(claudeOptions, input.instance);
+      return openClaudeWarm(input, { options, query: await installedQuery(options), isRoot, log });
+    },
+    warmNeedsDemand: true,
   };
+
+  /** The SDK's query(); a missing executable or SDK is not_installed (not retryable), not a failed start. */
+  async function installedQuery(options: ClaudeOptions): Promise<QueryFunction> {
+    const missing = notInstalled(options);
+    if (missing !== null) throw new ProviderError(ProviderErrorCode.notInstalled, missing);
+    try {
+      return await loadQuery();
+    } catch (error) {
+      throw new ProviderError(ProviderErrorCode.notInstalled, "the Claude Agent SDK (@anthropic-ai/claude-agent-sdk) could not be loaded", { cause: error });
+    }
+  }
 }
 
 /** Whether Claude Code saved session `id` under the config dir (`projects/<cwd>/<id>.jsonl`). */

@@ -1,4 +1,4 @@
-import type { CanUseTool, Options, PermissionMode } from "@anthropic-ai/claude-agent-sdk";
+import type { CanUseTool, McpServerConfig, Options, PermissionMode } from "@anthropic-ai/claude-agent-sdk";
 import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import { assertNever } from "../adapter.js";
 import type { ClaudeOptions } from "./options.js";
@@ -85,6 +85,11 @@ export function buildEnv(settings: ClaudeSessionSettings, permissionMode: Permis
   return { ...settings.baseEnv, ...defaults, ...settings.options.env, CLAUDE_CONFIG_DIR: settings.configDir };
 }
 
+/** Loom's endpoint as Claude Code's MCP server config, with the session's bearer token (never log it). */
+export function loomMcpServer(mcp: { readonly url: string; readonly token: string }): McpServerConfig {
+  return { type: "http", url: mcp.url, headers: { Authorization: `Bearer ${mcp.token}` } };
+}
+
 export function buildQueryOptions(settings: ClaudeSessionSettings, hooks: ClaudeQueryHooks): Options {
   const permissionMode = permissionModeFor(settings.runtimeMode, settings.interactionMode);
   const options: Options = {
@@ -109,9 +114,7 @@ export function buildQueryOptions(settings: ClaudeSessionSettings, hooks: Claude
   }
   if (settings.options.executablePath !== null) options.pathToClaudeCodeExecutable = settings.options.executablePath;
   if (settings.mcp !== null) {
-    options.mcpServers = {
-      [LOOM_MCP_SERVER]: { type: "http", url: settings.mcp.url, headers: { Authorization: `Bearer ${settings.mcp.token}` } },
-    };
+    options.mcpServers = { [LOOM_MCP_SERVER]: loomMcpServer(settings.mcp) };
     options.mcpServersDelivery = "initialize";
     options.strictMcpConfig = true;
     options.allowedTools = [LOOM_MCP_TOOLS];

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Options, Query, SDKMessage, SDKResultMessage, SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import type { McpServerConfig, Options, Query, SDKMessage, SDKResultMessage, SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
 import type { ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { NormalizedProviderEvent, ProviderItem, TurnEndStatus } from "../events.js";
@@ -84,7 +84,7 @@ export class ClaudeSession implements ProviderSessionRuntime {
     return this.resumedSession;
   }
 
-  constructor(private readonly input: ClaudeSessionInput) {
+  constructor(private input: ClaudeSessionInput) {
     this.mapper = new ClaudeTranscriptMapper(input.cwd);
     this.permissions = new ClaudePermissionBroker(
       (itemId, item) => this.emitRequestItem(itemId, item),
@@ -118,6 +118,22 @@ export class ClaudeSession implements ProviderSessionRuntime {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /**
+   * A warm session (started ahead of need, for no thread: docs/warm-pools.md)
+   * becomes one thread's: from now on it logs, reports and relaunches as
+   * that thread's session, and Loom's MCP server with the thread's own token
+   * is added to the running Claude Code (setMcpServers). Rejects with
+   * start_failed when Claude Code cannot connect it.
+   */
+  async bind(binding: Pick<ClaudeSessionInput, "providerSessionId" | "buildOptions" | "secret" | "onEvent" | "cleanup">, loomServer: McpServerConfig | null): Promise<void> {
+    this.assertOpen();
+    this.input = { ...this.input, ...binding };
+    if (loomServer === null) return;
+    const result = await this.currentLive().query.setMcpServers({ [LOOM_MCP_SERVER]: loomServer });
+    const error = result.errors[LOOM_MCP_SERVER];
+    if (error !== undefined) throw new ProviderError(ProviderErrorCode.startFailed, `Claude Code could not connect Loom's MCP server: ${this.scrub(error)}`);
   }
 
   startTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
