@@ -8,6 +8,7 @@ import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
 import { QueuePanel, queuedEntries } from "./queuePanel.js";
 import { RollbackDialog, type RollbackTarget } from "./rollbackDialog.js";
+import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
 import { badgeOfRunStatus } from "./status.js";
 import { useStore } from "./store.js";
@@ -47,6 +48,19 @@ export function ThreadView(props: {
   const [diffTarget, setDiffTarget] = useState<DiffTarget | null>(null);
   const [rollbackTarget, setRollbackTarget] = useState<RollbackTarget | null>(null);
 
+  // `a` / `d` answer the first pending approval (the one marked in the timeline), unless the reader is typing.
+  const keyTarget = useMemo(() => state.items.find((item) => item.type === "approval_request" && item.status === "pending") ?? null, [state.items]);
+  useEffect(() => {
+    if (keyTarget === null || keyTarget.type !== "approval_request") return;
+    const onKey = (e: KeyboardEvent) => {
+      if (isTyping(e) || (e.key !== "a" && e.key !== "d") || document.querySelector("[role=dialog]") !== null) return;
+      e.preventDefault();
+      dispatch(client, "runtime-request.respond", { threadId, requestId: keyTarget.requestId, response: { decision: e.key === "a" ? "accept" : "decline" } }).catch(() => undefined);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [keyTarget, client, threadId]);
+
   const ctx: ItemContext = useMemo(
     () => ({
       deltas: state.deltas,
@@ -55,8 +69,9 @@ export function ThreadView(props: {
       respond: (requestId, response) => dispatch(client, "runtime-request.respond", { threadId, requestId, response }),
       showTurnDiff: (runId, label) => setDiffTarget({ runId, label }),
       askRollback: setRollbackTarget,
+      keyTarget: keyTarget?.id ?? null,
     }),
-    [state.deltas, state.outputs, props.open, client, threadId],
+    [state.deltas, state.outputs, props.open, client, threadId, keyTarget],
   );
 
   // Keep the newest item in view while the reader is at the bottom.

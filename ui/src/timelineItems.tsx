@@ -17,6 +17,8 @@ export interface ItemContext {
   showTurnDiff(runId: string, label: string): void;
   /** Ask to roll the workspace back to a checkpoint (a confirmation first). */
   askRollback(target: RollbackTarget): void;
+  /** The pending approval that `a` / `d` answer (the thread's first), if any. */
+  readonly keyTarget: string | null;
 }
 
 type ItemView<T extends TurnItemType> = (props: { readonly item: TurnItemOf<T>; readonly ctx: ItemContext }) => ReactNode;
@@ -56,8 +58,11 @@ function ApprovalView({ item, ctx }: { item: TurnItemOf<"approval_request">; ctx
     );
   };
   return (
-    <Card kind="approval_request" title={<>Approval: {item.title}</>} status={item.decision ?? item.status} className={item.status === "pending" ? "needs-you" : ""}>
-      <div className="muted">{item.requestKind}</div>
+    <Card kind="approval_request" title={<>Approval: {item.title}</>} status={item.decision ?? item.status} className={item.status === "pending" ? `needs-you${ctx.keyTarget === item.id ? " key-target" : ""}` : ""}>
+      <div className="muted">
+        {item.requestKind}
+        {ctx.keyTarget === item.id ? <span className="key-hint"> · keys: <kbd>a</kbd> approve, <kbd>d</kbd> decline</span> : null}
+      </div>
       {item.detail ? <pre className="code">{item.detail}</pre> : null}
       {item.status === "pending" ? (
         <div className="actions">
