@@ -1,9 +1,9 @@
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import { isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
-import { dispatch, errorText } from "./api.js";
+import { dispatch } from "./api.js";
 import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
 import { QueuePanel, queuedEntries } from "./queuePanel.js";
@@ -12,7 +12,8 @@ import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
 import { badgeOfRunStatus } from "./status.js";
 import { useStore } from "./store.js";
-import { type ItemContext, TimelineItem } from "./timelineItems.js";
+import type { ItemContext } from "./timelineItems.js";
+import { TimelineList } from "./timelineList.js";
 import { ThreadStore, activeRun } from "./threadStore.js";
 
 /** The lineage from the root down to this thread, from the shell rows. */
@@ -43,8 +44,6 @@ export function ThreadView(props: {
   }, [store, client, threadId]);
   const state = useStore(store);
   const scroller = useRef<HTMLDivElement>(null);
-  const pinnedToBottom = useRef(true);
-  const [olderError, setOlderError] = useState<string | null>(null);
   const [diffTarget, setDiffTarget] = useState<DiffTarget | null>(null);
   const [rollbackTarget, setRollbackTarget] = useState<RollbackTarget | null>(null);
 
@@ -73,12 +72,6 @@ export function ThreadView(props: {
     }),
     [state.deltas, state.outputs, props.open, client, threadId, keyTarget],
   );
-
-  // Keep the newest item in view while the reader is at the bottom.
-  useLayoutEffect(() => {
-    const el = scroller.current;
-    if (el !== null && pinnedToBottom.current) el.scrollTop = el.scrollHeight;
-  }, [state.items, state.outputs, state.deltas]);
 
   if (state.phase === "failed") return <div className="pad error-text">Could not open {threadId}: {state.error}</div>;
   if (state.phase === "deleted") return <div className="pad muted">This thread was deleted.</div>;
@@ -126,34 +119,28 @@ export function ThreadView(props: {
         </div>
       </header>
       {diffTarget !== null ? <DiffPanel client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} /> : null}
-      <div
-        className="timeline"
-        ref={scroller}
-        onScroll={(e) => {
-          const el = e.currentTarget;
-          pinnedToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-        }}
-        data-testid="timeline"
-      >
-        {state.historyCursor !== null ? (
-          <button className="older" onClick={() => void store.loadOlder().then(() => setOlderError(null), (e: unknown) => setOlderError(errorText(e)))}>
-            Load older items
-          </button>
-        ) : null}
-        {olderError ? <div className="error-text">{olderError}</div> : null}
-        {state.items.map((item) => (
-          <TimelineItem key={item.id} item={item} ctx={ctx} />
-        ))}
-        {pendingOutputs.map((o) => (
-          <div key={o.outputStreamId} className="item item-command_execution live-output" data-kind="live-output">
-            <div className="item-head">
-              <span className="item-title">Running command</span>
-              <span className="pill pill-in_progress">{o.ended ? "finishing" : "running"}</span>
-            </div>
-            <pre className="output">{o.text}</pre>
-          </div>
-        ))}
-        {latest !== null && (latest.status === "running" || latest.status === "starting") ? <div className="working muted">Working…</div> : null}
+      <div className="timeline" ref={scroller} data-testid="timeline">
+        <TimelineList
+          items={state.items}
+          ctx={ctx}
+          historyCursor={state.historyCursor}
+          loadOlder={() => store.loadOlder()}
+          scroller={scroller}
+          footer={
+            <>
+              {pendingOutputs.map((o) => (
+                <div key={o.outputStreamId} className="item item-command_execution live-output" data-kind="live-output">
+                  <div className="item-head">
+                    <span className="item-title">Running command</span>
+                    <span className="pill pill-in_progress">{o.ended ? "finishing" : "running"}</span>
+                  </div>
+                  <pre className="output">{o.text}</pre>
+                </div>
+              ))}
+              {latest !== null && (latest.status === "running" || latest.status === "starting") ? <div className="working muted">Working…</div> : null}
+            </>
+          }
+        />
       </div>
       <QueuePanel client={client} threadId={threadId} entries={queuedEntries(state.runs, state.items)} steerBlocked={modeBlocked("steer", provider, live && latest.status === "running")} />
       <Composer client={client} threadId={threadId} provider={provider} live={live} />
