@@ -127,7 +127,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
       if (e.key === "Escape") {
         setDialog(false);
         setHelp(false);
-      } else if (help || dialog) return;
+      } else if (help || dialog || document.querySelector("[role=dialog]") !== null) return;
       else if (e.key === "g") pendingG = true;
       else if (e.key === "?") setHelp(true);
       else if (e.key === "n") {
@@ -182,7 +182,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
       />
       <main className="main">
         {path === "/schedules" ? (
-          <SchedulesView open={open} />
+          <SchedulesView open={open} providers={capabilities?.providers ?? []} />
         ) : path === "/providers" ? (
           <ProvidersView capabilities={capabilities} />
         ) : selected === null ? (
