@@ -10,6 +10,8 @@ import { QueuePanel, queuedEntries } from "./queuePanel.js";
 import { RollbackDialog, type RollbackTarget } from "./rollbackDialog.js";
 import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
+import { BudgetView } from "./budgetView.js";
+import { ThreadActions } from "./threadActions.js";
 import { badgeOfRunStatus } from "./status.js";
 import { useStore } from "./store.js";
 import type { ItemContext } from "./timelineItems.js";
@@ -110,6 +112,7 @@ export function ThreadView(props: {
           <button onClick={() => setDiffTarget({ runId: null, label: "Changes of the whole thread" })} title="Everything this thread changed in its workspace">
             Thread diff
           </button>
+          <ThreadActions client={client} threadId={threadId} row={props.threads.get(threadId)} />
           <button onClick={() => void dispatch(client, thread.archivedAt === null ? "thread.archive" : "thread.unarchive", { threadId }).catch(() => undefined)}>
             {thread.archivedAt === null ? "Archive" : "Unarchive"}
           </button>
@@ -117,6 +120,7 @@ export function ThreadView(props: {
             Stop
           </button>
         </div>
+        <BudgetView threadId={threadId} version={[...state.runs.values()].map((run) => `${run.id}:${run.status}`).join(",")} />
       </header>
       {diffTarget !== null ? <DiffPanel client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} /> : null}
       <div className="timeline" ref={scroller} data-testid="timeline">
