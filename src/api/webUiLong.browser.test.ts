@@ -13,6 +13,8 @@ import { script } from "../testkit/loomHarness.js";
  */
 
 const ITEMS = 5_000;
+/** The one line with a word found nowhere else, for the search jump. */
+const NEEDLE = 42;
 let loom: ServedLoom;
 let browser: Browser;
 let page: Page;
@@ -47,7 +49,7 @@ const loaded = async () => Number(await page.locator(".timeline-items").getAttri
 describe("a thread of 5,000 items in chromium", () => {
   it("keeps only the visible items in the DOM, appends live ones, and pages back to the first item", async () => {
     // One run saying 4,999 lines: with its user message, 5,000 turn items.
-    const steps = Array.from({ length: ITEMS - 1 }, (_, i) => ({ say: `line ${i}` }));
+    const steps = Array.from({ length: ITEMS - 1 }, (_, i) => ({ say: i === NEEDLE ? `line ${i} zebra` : `line ${i}` }));
     await launchFromUi(page, script(...steps), { title: "Five thousand items" });
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: 240_000 });
     await item("assistant_message", `line ${ITEMS - 2}`).waitFor({ timeout: UI_WAIT });
@@ -60,6 +62,19 @@ describe("a thread of 5,000 items in chromium", () => {
     const echo = item("assistant_message", "Echo: after five thousand");
     await echo.waitFor({ timeout: UI_WAIT });
     expect(await echo.isVisible()).toBe(true);
+
+    // A search hit far back in the thread: older pages load until its item is there, then it is centered in view and marked.
+    await page.getByLabel("Search threads").fill("zebra");
+    // (The user message holding the script matches too; the hit wanted is the line the agent said.)
+    await page.locator(".search-hit", { hasText: "zebra" }).filter({ hasNotText: "say" }).click();
+    const needle = page.locator(".timeline-row.jump-target").filter({ hasText: `line ${NEEDLE} zebra` });
+    await needle.waitFor({ timeout: UI_WAIT });
+    const [box, view] = [await needle.boundingBox(), await page.locator(".timeline").boundingBox()];
+    expect(box!.y).toBeGreaterThanOrEqual(view!.y);
+    expect(box!.y + box!.height).toBeLessThanOrEqual(view!.y + view!.height);
+    expect(await itemNodes()).toBeLessThan(60);
+    await page.screenshot({ path: join(shots, "search-jump.png") });
+    await page.getByLabel("Search threads").fill("");
 
     // Scrolling to the top pages in older items (keeping the view in place) until the first is loaded.
     for (let pages = 0; (await page.locator(".timeline-items").getAttribute("data-complete")) !== "true"; pages++) {

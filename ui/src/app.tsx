@@ -10,6 +10,8 @@ import { ShortcutHelp, isTyping, nextWaiting, sidebarOrder } from "./shortcuts.j
 import { ShellStore } from "./shellStore.js";
 import { Sidebar } from "./sidebar.js";
 import { useStore } from "./store.js";
+import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
+import type { JumpTarget } from "./timelineList.js";
 import { ThreadView } from "./threadView.js";
 
 type Phase = { kind: "checking" } | { kind: "signed-out" } | { kind: "connecting" } | { kind: "ready"; client: LoomWsClient } | { kind: "error"; message: string };
@@ -107,6 +109,15 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
     setPath(next);
   }, []);
   const open = useCallback((threadId: string) => navigate(threadId === "" ? "/" : `/t/${encodeURIComponent(threadId)}`), [navigate]);
+  // A search hit opens its thread scrolled to the matched item (each jump a new object, so the same hit twice jumps twice).
+  const [jumpTo, setJumpTo] = useState<JumpTarget | null>(null);
+  const jump = useCallback(
+    (hit: SearchHitView) => {
+      setJumpTo({ threadId: hit.threadId, itemId: hit.itemId, position: hit.position });
+      open(hit.threadId);
+    },
+    [open],
+  );
 
   const selected = threadIdOfPath(path);
   const allThreads = useMemo(() => new Map([...shell.threads, ...archivedShell.threads]), [shell.threads, archivedShell.threads]);
@@ -173,6 +184,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
         selected={selected}
         cursor={cursor}
         open={open}
+        jump={jump}
         onNewThread={() => setDialog(true)}
         showArchived={showArchived}
         setShowArchived={setShowArchived}
@@ -188,7 +200,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
         ) : selected === null ? (
           <Inbox threads={shell.threads} open={open} />
         ) : (
-          <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} />
+          <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} jumpTo={jumpTo?.threadId === selected ? jumpTo : null} />
         )}
       </main>
       <button className="signout" onClick={() => void signOut().then(() => location.reload(), () => undefined)} title="Sign out">

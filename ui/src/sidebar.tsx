@@ -100,6 +100,8 @@ export function Sidebar(props: {
   /** The keyboard cursor (j/k). */
   readonly cursor: string | null;
   readonly open: (id: string) => void;
+  /** Open a search hit's thread at its item. */
+  readonly jump: (hit: SearchHitView) => void;
   readonly onNewThread: () => void;
   readonly showArchived: boolean;
   readonly setShowArchived: (value: boolean) => void;
@@ -130,12 +132,12 @@ export function Sidebar(props: {
         onChange={(e) => setQuery(e.target.value)}
         onKeyDown={(e) => {
           // Enter opens the best timeline match; Escape clears the box.
-          if (e.key === "Enter" && hits[0] !== undefined) props.open(hits[0].threadId);
+          if (e.key === "Enter" && hits[0] !== undefined) props.jump(hits[0]);
           else if (e.key === "Escape") setQuery("");
         }}
         aria-label="Search threads"
       />
-      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} open={props.open} onHits={setHits} />
+      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} open={props.open} jump={props.jump} onHits={setHits} />
       <div className="views">
         {[
           ["/schedules", "Schedules"],

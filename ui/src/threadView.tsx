@@ -15,7 +15,7 @@ import { ThreadActions } from "./threadActions.js";
 import { badgeOfRunStatus } from "./status.js";
 import { useStore } from "./store.js";
 import type { ItemContext } from "./timelineItems.js";
-import { TimelineList } from "./timelineList.js";
+import { type JumpTarget, TimelineList } from "./timelineList.js";
 import { ThreadStore, activeRun } from "./threadStore.js";
 
 /** The lineage from the root down to this thread, from the shell rows. */
@@ -35,6 +35,8 @@ export function ThreadView(props: {
   readonly threads: ReadonlyMap<string, ThreadShell>;
   readonly providers: CapabilitiesOutput["providers"];
   readonly open: (threadId: string) => void;
+  /** A search hit to scroll to. */
+  readonly jumpTo: JumpTarget | null;
 }) {
   const { client, threadId } = props;
   const store = useMemo(() => new ThreadStore(client, threadId), [client, threadId]);
@@ -130,6 +132,7 @@ export function ThreadView(props: {
           historyCursor={state.historyCursor}
           loadOlder={() => store.loadOlder()}
           scroller={scroller}
+          jumpTo={props.jumpTo}
           footer={
             <>
               {pendingOutputs.map((o) => (
