@@ -16,6 +16,9 @@ const HOOK = /^\/hooks\/([^/]+)\/([^/]+)$/;
 const TASKS = "/api/schedules";
 const TASK = /^\/api\/schedules\/([^/]+)$/;
 const RUN_NOW = /^\/api\/schedules\/([^/]+)\/run$/;
+const CHANGES = "/api/schedules/changes";
+/** A comment line on an idle change stream, so proxies and browsers keep it open. */
+const KEEP_ALIVE_MS = 25_000;
 
 export interface ScheduleRouteOptions {
   readonly app: AppContext;
@@ -43,7 +46,9 @@ function parsed<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
  * functions as the MCP tools: `GET /api/schedules[?projectId=]`,
  * `POST /api/schedules` (schedule_task's input), `PATCH /api/schedules/:id`
  * (update_scheduled_task's fields), `DELETE /api/schedules/:id`,
- * `POST /api/schedules/:id/run` (run now). The web UI's session cookie
+ * `POST /api/schedules/:id/run` (run now), and `GET /api/schedules/changes`:
+ * a server-sent event stream with one `changed` event (data `{ sequence }`)
+ * per commit that saves, fires or deletes a task. The web UI's session cookie
  * counts as the owner too (writes with its CSRF header, docs/ui.md).
  */
 export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
@@ -59,6 +64,10 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
     if (path !== TASKS && !path.startsWith(`${TASKS}/`)) return false;
     if (!isOwnerRequest(req, options.ownerTokenHash) && options.alsoOwner?.(req) !== true) {
       sendError(res, new HttpError(401, "unauthorized", "missing or invalid bearer token"), { "www-authenticate": "Bearer" });
+      return true;
+    }
+    if (path === CHANGES && req.method === "GET") {
+      changeStream(app, req, res);
       return true;
     }
     try {
@@ -89,6 +98,26 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
       throw error;
     }
   };
+}
+
+const SCHEDULE_EVENTS: ReadonlySet<string> = new Set(["scheduled-task.updated", "scheduled-task.deleted"]);
+
+/** Server-sent events: `changed` after every commit that touched a scheduled task, until the client goes away. */
+function changeStream(app: AppContext, req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" });
+  res.write(": scheduled task changes\n\n");
+  const stop = app.orchestrator.onCommitted((events) => {
+    const last = events.findLast((event) => SCHEDULE_EVENTS.has(event.type));
+    if (last !== undefined) res.write(`event: changed\ndata: ${JSON.stringify({ sequence: last.sequence })}\n\n`);
+  });
+  const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
+  keepAlive.unref();
+  const close = () => {
+    stop();
+    clearInterval(keepAlive);
+  };
+  req.on("close", close);
+  res.on("close", close);
 }
 
 async function webhook(app: AppContext, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string): Promise<void> {

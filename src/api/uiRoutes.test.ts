@@ -98,6 +98,15 @@ describe("web UI sign-in", () => {
     expect(body.providers.every((p) => p.available)).toBe(true);
   });
 
+  it("answers a thread's budget to a signed-in page: null for a thread that is no delegated task with a budget", async () => {
+    const cookie = await signIn();
+    const { threadId } = await h.createThread({ title: "No budget" });
+    const path = `${url}/api/ui/threads/${encodeURIComponent(threadId)}/budget`;
+    expect((await fetch(path)).status).toBe(401);
+    expect(await (await fetch(path, { headers: { cookie } })).json()).toEqual({ budget: null });
+    expect((await fetch(path, { method: "POST", headers: { cookie, origin: url, "x-loom-csrf": "1" } })).status).toBe(405);
+  });
+
   it("signs out: the session ends and the cookie is cleared", async () => {
     const cookie = await signIn();
     const out = await fetch(`${url}/api/ui/session`, { method: "DELETE", headers: { cookie, origin: url, "x-loom-csrf": "1" } });

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ownerCaller } from "../app/caller.js";
 import type { AppContext } from "../app/context.js";
+import { budgetOfChildThread } from "../app/delegation/taskView.js";
 import { capabilities } from "../app/threads/capabilities.js";
-import { HttpError, type RouteHandler, sendError, sendJson } from "../http/http.js";
+import { HttpError, type RouteHandler, decodePathSegment, sendError, sendJson } from "../http/http.js";
 import { isOwnerRequest } from "./ownerAuth.js";
 import { UI_SESSION_COOKIE, type UiSessionBook, isUiSessionRequest, sessionCookie } from "./uiSessions.js";
 
@@ -24,9 +25,12 @@ export interface UiRouteOptions {
 /**
  * The web UI's own routes: sign-in (login links, the session cookie, sign-out)
  * and the reads the UI needs that the wire does not carry (provider
- * capabilities). Mounted before the orchestration routes, which answer every
+ * capabilities, a child thread's budget and spend). Mounted before the orchestration routes, which answer every
  * other /api/ path.
  */
+/** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is (`{ budget: null }` without one). */
+const BUDGET_PATH = /^\/api\/ui\/threads\/([^/]+)\/budget$/;
+
 export function uiRoutes(options: UiRouteOptions): RouteHandler {
   const { sessions } = options;
   const owner = ownerCaller(options.app.environmentId);
@@ -67,6 +71,14 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
       if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
       if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
       sendJson(res, 200, await capabilities(options.app, owner, {}), { "cache-control": "no-store" });
+      return true;
+    }
+    const budget = BUDGET_PATH.exec(path);
+    if (budget !== null) {
+      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
+      const threadId = decodePathSegment(budget[1]!);
+      sendJson(res, 200, { budget: budgetOfChildThread(options.app.orchestrator.state, threadId, new Date().toISOString()) }, { "cache-control": "no-store" });
       return true;
     }
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);

@@ -86,6 +86,12 @@ describe("diffs and rollback in chromium", () => {
     await item("assistant_message", "rolled back to checkpoint").waitFor({ timeout: UI_WAIT });
     expect(readFileSync(join(loom.projectDir, "notes.txt"), "utf8")).toBe("one\ntwo\n");
     expect(readFileSync(join(loom.projectDir, "README.md"), "utf8")).toBe("hello\n");
+    // The later checkpoint went stale: no "Roll back…" on it, the reason instead; the first still offers it.
+    await second.locator(".not-restorable", { hasText: "a rollback to an earlier checkpoint superseded it" }).waitFor({ timeout: UI_WAIT });
+    expect(await second.getByRole("button", { name: "Roll back…" }).count()).toBe(0);
+    expect(await first.getByRole("button", { name: "Roll back…" }).count()).toBe(1);
+    await second.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, "checkpoint-stale.png") });
     expect(errors).toEqual([]);
   }, 90_000);
 

@@ -2,13 +2,16 @@ import { useCallback, useEffect, useMemo, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
 import { type ConnectionState, SignedOutError, connectWire, fetchCapabilities, isSignedIn, signOut } from "./api.js";
-import { Inbox, inboxRows } from "./inbox.js";
+import { Inbox } from "./inbox.js";
 import { NewThreadDialog } from "./newThreadDialog.js";
 import { ProvidersView } from "./providersView.js";
 import { SchedulesView } from "./schedulesView.js";
+import { ShortcutHelp, isTyping, nextWaiting, sidebarOrder } from "./shortcuts.js";
 import { ShellStore } from "./shellStore.js";
 import { Sidebar } from "./sidebar.js";
 import { useStore } from "./store.js";
+import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
+import type { JumpTarget } from "./timelineList.js";
 import { ThreadView } from "./threadView.js";
 
 type Phase = { kind: "checking" } | { kind: "signed-out" } | { kind: "connecting" } | { kind: "ready"; client: LoomWsClient } | { kind: "error"; message: string };
@@ -88,7 +91,8 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
   const [path, setPath] = useState(location.pathname);
   const [dialog, setDialog] = useState(false);
   const [capabilities, setCapabilities] = useState<CapabilitiesOutput | null>(null);
-  const [inboxIndex, setInboxIndex] = useState(0);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [help, setHelp] = useState(false);
 
   useEffect(() => {
     fetchCapabilities().then(setCapabilities, () => undefined);
@@ -105,17 +109,25 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
     setPath(next);
   }, []);
   const open = useCallback((threadId: string) => navigate(threadId === "" ? "/" : `/t/${encodeURIComponent(threadId)}`), [navigate]);
+  // A search hit opens its thread scrolled to the matched item (each jump a new object, so the same hit twice jumps twice).
+  const [jumpTo, setJumpTo] = useState<JumpTarget | null>(null);
+  const jump = useCallback(
+    (hit: SearchHitView) => {
+      setJumpTo({ threadId: hit.threadId, itemId: hit.itemId, position: hit.position });
+      open(hit.threadId);
+    },
+    [open],
+  );
 
   const selected = threadIdOfPath(path);
   const allThreads = useMemo(() => new Map([...shell.threads, ...archivedShell.threads]), [shell.threads, archivedShell.threads]);
 
-  // Keyboard first: j/k and Enter through the inbox, n for a new thread, / to search, g i / g s / g p for the inbox, schedules and providers.
+  // Keyboard first (ui/src/shortcuts.tsx lists them): j/k and Enter through the sidebar, w the next thread waiting on you,
+  // n a new thread, / search, ? help, g i / g s / g p the inbox, schedules and providers.
   useEffect(() => {
     let pendingG = false;
     const onKey = (e: KeyboardEvent) => {
-      const target = e.target as HTMLElement;
-      if (target.closest("input, textarea, select") !== null || e.ctrlKey || e.metaKey || e.altKey) return;
-      const rows = inboxRows(shell.threads);
+      if (isTyping(e)) return;
       if (pendingG) {
         pendingG = false;
         if (e.key === "i") open("");
@@ -123,21 +135,42 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
         else if (e.key === "p") navigate("/providers");
         return;
       }
-      if (e.key === "g") pendingG = true;
+      if (e.key === "Escape") {
+        setDialog(false);
+        setHelp(false);
+      } else if (help || dialog || document.querySelector("[role=dialog]") !== null) return;
+      else if (e.key === "g") pendingG = true;
+      else if (e.key === "?") setHelp(true);
       else if (e.key === "n") {
         e.preventDefault();
         setDialog(true);
       } else if (e.key === "/") {
         e.preventDefault();
         document.querySelector<HTMLInputElement>(".sidebar .search")?.focus();
-      } else if (e.key === "j") setInboxIndex((i) => Math.min(i + 1, Math.max(rows.length - 1, 0)));
-      else if (e.key === "k") setInboxIndex((i) => Math.max(i - 1, 0));
-      else if (e.key === "Enter" && selected === null && rows[inboxIndex] !== undefined) open(rows[inboxIndex].id);
-      else if (e.key === "Escape") setDialog(false);
+      } else if (e.key === "j" || e.key === "k") {
+        const order = sidebarOrder();
+        if (order.length === 0) return;
+        const at = order.indexOf(cursor ?? selected ?? "");
+        const next = at === -1 ? (e.key === "j" ? 0 : order.length - 1) : Math.min(Math.max(at + (e.key === "j" ? 1 : -1), 0), order.length - 1);
+        // The cursor leaves whatever had focus, so Enter opens the thread rather than pressing a button.
+        if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
+        setCursor(order[next]!);
+      } else if (e.key === "Enter" && cursor !== null && document.activeElement === document.body) open(cursor);
+      else if (e.key === "w") {
+        const next = nextWaiting(shell.threads, selected);
+        if (next !== null) {
+          setCursor(next);
+          open(next);
+        }
+      }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [shell.threads, inboxIndex, open, navigate, selected]);
+  }, [shell.threads, cursor, open, navigate, selected, help, dialog]);
+
+  useEffect(() => {
+    if (cursor !== null) document.querySelector(`.sidebar .tree-row[data-thread-id="${CSS.escape(cursor)}"]`)?.scrollIntoView({ block: "nearest" });
+  }, [cursor]);
 
   return (
     <div className="layout">
@@ -149,7 +182,9 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
       <Sidebar
         threads={showArchived ? archivedShell.threads : shell.threads}
         selected={selected}
+        cursor={cursor}
         open={open}
+        jump={jump}
         onNewThread={() => setDialog(true)}
         showArchived={showArchived}
         setShowArchived={setShowArchived}
@@ -159,13 +194,13 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
       />
       <main className="main">
         {path === "/schedules" ? (
-          <SchedulesView open={open} />
+          <SchedulesView open={open} providers={capabilities?.providers ?? []} />
         ) : path === "/providers" ? (
           <ProvidersView capabilities={capabilities} />
         ) : selected === null ? (
-          <Inbox threads={shell.threads} open={open} selectedIndex={inboxIndex} />
+          <Inbox threads={shell.threads} open={open} />
         ) : (
-          <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} />
+          <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} jumpTo={jumpTo?.threadId === selected ? jumpTo : null} />
         )}
       </main>
       <button className="signout" onClick={() => void signOut().then(() => location.reload(), () => undefined)} title="Sign out">
@@ -182,6 +217,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
           }}
         />
       ) : null}
+      {help ? <ShortcutHelp close={() => setHelp(false)} /> : null}
     </div>
   );
 }

@@ -14,7 +14,7 @@ export function inboxRows(threads: ReadonlyMap<string, ThreadShell>): ThreadShel
   return [...threads.values()].filter((row) => rank(row) < 3).sort((a, b) => rank(a) - rank(b) || b.updatedAt.localeCompare(a.updatedAt));
 }
 
-export function Inbox(props: { readonly threads: ReadonlyMap<string, ThreadShell>; readonly open: (threadId: string) => void; readonly selectedIndex: number }) {
+export function Inbox(props: { readonly threads: ReadonlyMap<string, ThreadShell>; readonly open: (threadId: string) => void }) {
   const rows = inboxRows(props.threads);
   const running = [...props.threads.values()].filter((row) => isLive(badgeOf(row)) && !needsYou(badgeOf(row)));
   return (
@@ -22,8 +22,8 @@ export function Inbox(props: { readonly threads: ReadonlyMap<string, ThreadShell
       <h2>Needs you</h2>
       {rows.length === 0 ? <p className="muted">Nothing needs you. {running.length > 0 ? `${running.length} thread${running.length === 1 ? " is" : "s are"} working.` : ""}</p> : null}
       <ul className="inbox-list">
-        {rows.map((row, i) => (
-          <li key={row.id} className={i === props.selectedIndex ? "selected" : ""} data-thread-id={row.id}>
+        {rows.map((row) => (
+          <li key={row.id} data-thread-id={row.id}>
             <Badge kind={badgeOf(row)} />
             <a href={`/t/${encodeURIComponent(row.id)}`} onClick={(e) => { e.preventDefault(); props.open(row.id); }}>
               {row.title || row.id}
@@ -45,7 +45,7 @@ export function Inbox(props: { readonly threads: ReadonlyMap<string, ThreadShell
           </ul>
         </>
       ) : null}
-      <p className="muted small">Keys: j/k move, Enter opens, n new thread, / search, g i inbox, g s schedules, g p providers.</p>
+      <p className="muted small">Keys: j/k move through the sidebar, Enter opens, w the next thread waiting on you, n new thread, / search, ? all shortcuts.</p>
     </div>
   );
 }

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useState } from "react";
 import type { ListScheduledTasksOutput, RunScheduledTaskNowOutput, ScheduledTaskOutput } from "../../src/contracts/tools/scheduleTools.js";
 import { callApi, errorText } from "./api.js";
+import type { Provider } from "./composer.js";
+import { ScheduleForm } from "./scheduleForm.js";
 
 type Task = ScheduledTaskOutput;
 
@@ -29,16 +31,26 @@ function when(iso: string | null): string {
 
 /**
  * Scheduled tasks (docs/schedules.md) over the owner's HTTP API: each task's
- * trigger, next and last fire; Pause / Resume, Run now and Delete (asked twice).
+ * trigger, next and last fire; New and Edit (ui/src/scheduleForm.tsx), Pause /
+ * Resume, Run now and Delete (asked twice). The list reloads on each event of
+ * the server's change stream (`GET /api/schedules/changes`): a task saved,
+ * fired or deleted by anyone, an agent or the scheduler included.
  */
-export function SchedulesView(props: { readonly open: (threadId: string) => void }) {
+export function SchedulesView(props: { readonly open: (threadId: string) => void; readonly providers: readonly Provider[] }) {
   const [tasks, setTasks] = useState<readonly Task[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [confirmDelete, setConfirmDelete] = useState<string | null>(null);
+  const [form, setForm] = useState<{ readonly task: Task | null } | null>(null);
   const reload = useCallback(() => callApi<ListScheduledTasksOutput>("GET", "/api/schedules").then((out) => setTasks(out.tasks)), []);
   useEffect(() => {
     reload().catch((e: unknown) => setError(errorText(e)));
+    // Live: every change, and every (re)connection of the stream, since changes may have been missed while it was down.
+    const changes = new EventSource("/api/schedules/changes");
+    const refresh = () => void reload().catch((e: unknown) => setError(errorText(e)));
+    changes.addEventListener("changed", refresh);
+    changes.addEventListener("open", refresh);
+    return () => changes.close();
   }, [reload]);
   const act = (task: Task, f: () => Promise<unknown>) => {
     setBusy(task.scheduledTaskId);
@@ -53,6 +65,9 @@ export function SchedulesView(props: { readonly open: (threadId: string) => void
       <div className="page-head">
         <h2>Schedules</h2>
         <span className="spacer" />
+        <button type="button" className="primary" onClick={() => setForm({ task: null })}>
+          New scheduled task
+        </button>
         <button type="button" onClick={() => void reload().catch((e: unknown) => setError(errorText(e)))}>
           Refresh
         </button>
@@ -61,7 +76,7 @@ export function SchedulesView(props: { readonly open: (threadId: string) => void
       {tasks === null ? <div className="muted">Loading…</div> : null}
       {tasks !== null && tasks.length === 0 ? (
         <p className="muted">
-          No scheduled tasks. Agents create them with the <code>schedule_task</code> tool; <code>POST /api/schedules</code> does too.
+          No scheduled tasks. Create one here; agents create them with the <code>schedule_task</code> tool, programs with <code>POST /api/schedules</code>.
         </p>
       ) : null}
       {tasks !== null && tasks.length > 0 ? (
@@ -105,6 +120,9 @@ export function SchedulesView(props: { readonly open: (threadId: string) => void
                 </td>
                 <td>
                   <div className="row-actions">
+                  <button type="button" disabled={busy !== null} onClick={() => setForm({ task })}>
+                    Edit
+                  </button>
                   <button type="button" disabled={busy !== null} onClick={() => act(task, () => callApi("PATCH", taskPath(task), { enabled: !task.enabled }))}>
                     {task.enabled ? "Pause" : "Resume"}
                   </button>
@@ -126,6 +144,17 @@ export function SchedulesView(props: { readonly open: (threadId: string) => void
             ))}
           </tbody>
         </table>
+      ) : null}
+      {form !== null ? (
+        <ScheduleForm
+          task={form.task}
+          providers={props.providers}
+          close={() => setForm(null)}
+          saved={() => {
+            setForm(null);
+            void reload().catch((e: unknown) => setError(errorText(e)));
+          }}
+        />
       ) : null}
     </div>
   );

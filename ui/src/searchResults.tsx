@@ -22,7 +22,7 @@ function Snippet({ text }: { readonly text: string }) {
  * messages, tool calls, commands and file changes, best matches first, each hit
  * opening its thread. Runs once typing pauses.
  */
-export function SearchResults(props: { readonly client: LoomWsClient; readonly query: string; readonly includeArchived: boolean; readonly open: (threadId: string) => void; readonly onHits?: (hits: readonly SearchHitView[]) => void }) {
+export function SearchResults(props: { readonly client: LoomWsClient; readonly query: string; readonly includeArchived: boolean; readonly open: (threadId: string) => void; readonly jump: (hit: SearchHitView) => void; readonly onHits?: (hits: readonly SearchHitView[]) => void }) {
   const { client, query, includeArchived, onHits } = props;
   const [found, setFound] = useState<Found>({ kind: "idle" });
   useEffect(() => {
@@ -63,7 +63,7 @@ export function SearchResults(props: { readonly client: LoomWsClient; readonly q
           <ul>
             {found.hits.map((hit) => (
               <li key={hit.itemId}>
-                <a href={`/t/${encodeURIComponent(hit.threadId)}`} className="search-hit" onClick={(e) => { e.preventDefault(); props.open(hit.threadId); }}>
+                <a href={`/t/${encodeURIComponent(hit.threadId)}`} className="search-hit" onClick={(e) => { e.preventDefault(); props.jump(hit); }}>
                   <span className="search-hit-head">
                     <span className="search-hit-title">{hit.threadTitle || hit.threadId}</span> <span className="pill">{hit.kind.replaceAll("_", " ")}</span>
                   </span>

@@ -53,14 +53,14 @@ export function Badge({ kind }: { readonly kind: BadgeKind }) {
   return <span className={`badge badge-${kind}`}>{BADGE_LABEL[kind]}</span>;
 }
 
-function Row({ node, depth, selected, open }: { node: TreeNode; depth: number; selected: string | null; open: (id: string) => void }) {
+function Row({ node, depth, selected, cursor, open }: { node: TreeNode; depth: number; selected: string | null; cursor: string | null; open: (id: string) => void }) {
   const [expanded, setExpanded] = useState(true);
   const { row } = node;
   const badge = badgeOf(row);
   const summary = expanded ? "" : rollUp(node);
   return (
     <li>
-      <div className={`tree-row${row.id === selected ? " selected" : ""}`} style={{ paddingLeft: `${8 + depth * 14}px` }} data-thread-id={row.id}>
+      <div className={`tree-row${row.id === selected ? " selected" : ""}${row.id === cursor ? " cursor-row" : ""}`} aria-current={row.id === cursor ? "true" : undefined} style={{ paddingLeft: `${8 + depth * 14}px` }} data-thread-id={row.id}>
         {node.children.length > 0 ? (
           <button className="twisty" aria-label={expanded ? "collapse" : "expand"} aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
             {expanded ? "▾" : "▸"}
@@ -86,7 +86,7 @@ function Row({ node, depth, selected, open }: { node: TreeNode; depth: number; s
       {expanded && node.children.length > 0 ? (
         <ul>
           {node.children.map((child) => (
-            <Row key={child.row.id} node={child} depth={depth + 1} selected={selected} open={open} />
+            <Row key={child.row.id} node={child} depth={depth + 1} selected={selected} cursor={cursor} open={open} />
           ))}
         </ul>
       ) : null}
@@ -97,7 +97,11 @@ function Row({ node, depth, selected, open }: { node: TreeNode; depth: number; s
 export function Sidebar(props: {
   readonly threads: ReadonlyMap<string, ThreadShell>;
   readonly selected: string | null;
+  /** The keyboard cursor (j/k). */
+  readonly cursor: string | null;
   readonly open: (id: string) => void;
+  /** Open a search hit's thread at its item. */
+  readonly jump: (hit: SearchHitView) => void;
   readonly onNewThread: () => void;
   readonly showArchived: boolean;
   readonly setShowArchived: (value: boolean) => void;
@@ -128,12 +132,12 @@ export function Sidebar(props: {
         onChange={(e) => setQuery(e.target.value)}
         onKeyDown={(e) => {
           // Enter opens the best timeline match; Escape clears the box.
-          if (e.key === "Enter" && hits[0] !== undefined) props.open(hits[0].threadId);
+          if (e.key === "Enter" && hits[0] !== undefined) props.jump(hits[0]);
           else if (e.key === "Escape") setQuery("");
         }}
         aria-label="Search threads"
       />
-      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} open={props.open} onHits={setHits} />
+      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} open={props.open} jump={props.jump} onHits={setHits} />
       <div className="views">
         {[
           ["/schedules", "Schedules"],
@@ -154,7 +158,7 @@ export function Sidebar(props: {
           <h3>{projectId}</h3>
           <ul className="tree">
             {roots.map((node) => (
-              <Row key={node.row.id} node={node} depth={0} selected={props.selected} open={props.open} />
+              <Row key={node.row.id} node={node} depth={0} selected={props.selected} cursor={props.cursor} open={props.open} />
             ))}
           </ul>
         </section>

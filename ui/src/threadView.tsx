@@ -1,17 +1,21 @@
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import { isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
-import { dispatch, errorText } from "./api.js";
+import { dispatch } from "./api.js";
 import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
 import { QueuePanel, queuedEntries } from "./queuePanel.js";
 import { RollbackDialog, type RollbackTarget } from "./rollbackDialog.js";
+import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
+import { BudgetView } from "./budgetView.js";
+import { ThreadActions } from "./threadActions.js";
 import { badgeOfRunStatus } from "./status.js";
 import { useStore } from "./store.js";
-import { type ItemContext, TimelineItem } from "./timelineItems.js";
+import type { ItemContext } from "./timelineItems.js";
+import { type JumpTarget, TimelineList } from "./timelineList.js";
 import { ThreadStore, activeRun } from "./threadStore.js";
 
 /** The lineage from the root down to this thread, from the shell rows. */
@@ -31,6 +35,8 @@ export function ThreadView(props: {
   readonly threads: ReadonlyMap<string, ThreadShell>;
   readonly providers: CapabilitiesOutput["providers"];
   readonly open: (threadId: string) => void;
+  /** A search hit to scroll to. */
+  readonly jumpTo: JumpTarget | null;
 }) {
   const { client, threadId } = props;
   const store = useMemo(() => new ThreadStore(client, threadId), [client, threadId]);
@@ -42,10 +48,21 @@ export function ThreadView(props: {
   }, [store, client, threadId]);
   const state = useStore(store);
   const scroller = useRef<HTMLDivElement>(null);
-  const pinnedToBottom = useRef(true);
-  const [olderError, setOlderError] = useState<string | null>(null);
   const [diffTarget, setDiffTarget] = useState<DiffTarget | null>(null);
   const [rollbackTarget, setRollbackTarget] = useState<RollbackTarget | null>(null);
+
+  // `a` / `d` answer the first pending approval (the one marked in the timeline), unless the reader is typing.
+  const keyTarget = useMemo(() => state.items.find((item) => item.type === "approval_request" && item.status === "pending") ?? null, [state.items]);
+  useEffect(() => {
+    if (keyTarget === null || keyTarget.type !== "approval_request") return;
+    const onKey = (e: KeyboardEvent) => {
+      if (isTyping(e) || (e.key !== "a" && e.key !== "d") || document.querySelector("[role=dialog]") !== null) return;
+      e.preventDefault();
+      dispatch(client, "runtime-request.respond", { threadId, requestId: keyTarget.requestId, response: { decision: e.key === "a" ? "accept" : "decline" } }).catch(() => undefined);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [keyTarget, client, threadId]);
 
   const ctx: ItemContext = useMemo(
     () => ({
@@ -55,15 +72,10 @@ export function ThreadView(props: {
       respond: (requestId, response) => dispatch(client, "runtime-request.respond", { threadId, requestId, response }),
       showTurnDiff: (runId, label) => setDiffTarget({ runId, label }),
       askRollback: setRollbackTarget,
+      keyTarget: keyTarget?.id ?? null,
     }),
-    [state.deltas, state.outputs, props.open, client, threadId],
+    [state.deltas, state.outputs, props.open, client, threadId, keyTarget],
   );
-
-  // Keep the newest item in view while the reader is at the bottom.
-  useLayoutEffect(() => {
-    const el = scroller.current;
-    if (el !== null && pinnedToBottom.current) el.scrollTop = el.scrollHeight;
-  }, [state.items, state.outputs, state.deltas]);
 
   if (state.phase === "failed") return <div className="pad error-text">Could not open {threadId}: {state.error}</div>;
   if (state.phase === "deleted") return <div className="pad muted">This thread was deleted.</div>;
@@ -102,6 +114,7 @@ export function ThreadView(props: {
           <button onClick={() => setDiffTarget({ runId: null, label: "Changes of the whole thread" })} title="Everything this thread changed in its workspace">
             Thread diff
           </button>
+          <ThreadActions client={client} threadId={threadId} row={props.threads.get(threadId)} />
           <button onClick={() => void dispatch(client, thread.archivedAt === null ? "thread.archive" : "thread.unarchive", { threadId }).catch(() => undefined)}>
             {thread.archivedAt === null ? "Archive" : "Unarchive"}
           </button>
@@ -109,36 +122,32 @@ export function ThreadView(props: {
             Stop
           </button>
         </div>
+        <BudgetView threadId={threadId} version={[...state.runs.values()].map((run) => `${run.id}:${run.status}`).join(",")} />
       </header>
       {diffTarget !== null ? <DiffPanel client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} /> : null}
-      <div
-        className="timeline"
-        ref={scroller}
-        onScroll={(e) => {
-          const el = e.currentTarget;
-          pinnedToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-        }}
-        data-testid="timeline"
-      >
-        {state.historyCursor !== null ? (
-          <button className="older" onClick={() => void store.loadOlder().then(() => setOlderError(null), (e: unknown) => setOlderError(errorText(e)))}>
-            Load older items
-          </button>
-        ) : null}
-        {olderError ? <div className="error-text">{olderError}</div> : null}
-        {state.items.map((item) => (
-          <TimelineItem key={item.id} item={item} ctx={ctx} />
-        ))}
-        {pendingOutputs.map((o) => (
-          <div key={o.outputStreamId} className="item item-command_execution live-output" data-kind="live-output">
-            <div className="item-head">
-              <span className="item-title">Running command</span>
-              <span className="pill pill-in_progress">{o.ended ? "finishing" : "running"}</span>
-            </div>
-            <pre className="output">{o.text}</pre>
-          </div>
-        ))}
-        {latest !== null && (latest.status === "running" || latest.status === "starting") ? <div className="working muted">Working…</div> : null}
+      <div className="timeline" ref={scroller} data-testid="timeline">
+        <TimelineList
+          items={state.items}
+          ctx={ctx}
+          historyCursor={state.historyCursor}
+          loadOlder={() => store.loadOlder()}
+          scroller={scroller}
+          jumpTo={props.jumpTo}
+          footer={
+            <>
+              {pendingOutputs.map((o) => (
+                <div key={o.outputStreamId} className="item item-command_execution live-output" data-kind="live-output">
+                  <div className="item-head">
+                    <span className="item-title">Running command</span>
+                    <span className="pill pill-in_progress">{o.ended ? "finishing" : "running"}</span>
+                  </div>
+                  <pre className="output">{o.text}</pre>
+                </div>
+              ))}
+              {latest !== null && (latest.status === "running" || latest.status === "starting") ? <div className="working muted">Working…</div> : null}
+            </>
+          }
+        />
       </div>
       <QueuePanel client={client} threadId={threadId} entries={queuedEntries(state.runs, state.items)} steerBlocked={modeBlocked("steer", provider, live && latest.status === "running")} />
       <Composer client={client} threadId={threadId} provider={provider} live={live} />

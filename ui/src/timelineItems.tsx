@@ -1,4 +1,5 @@
 import { useState, type ReactNode } from "react";
+import type { CheckpointStatus } from "../../src/contracts/entities/checkpoints.js";
 import type { TurnItem, TurnItemOf, TurnItemType } from "../../src/contracts/turnItems.js";
 import type { UserInputAnswers } from "../../src/contracts/turnItemParts.js";
 import { DiffView } from "./diffView.js";
@@ -17,7 +18,16 @@ export interface ItemContext {
   showTurnDiff(runId: string, label: string): void;
   /** Ask to roll the workspace back to a checkpoint (a confirmation first). */
   askRollback(target: RollbackTarget): void;
+  /** The pending approval that `a` / `d` answer (the thread's first), if any. */
+  readonly keyTarget: string | null;
 }
+
+/** Why a checkpoint that is not ready offers no rollback: a table the compiler checks is total. */
+const NOT_RESTORABLE: { readonly [S in Exclude<CheckpointStatus, "ready">]: string } = {
+  stale: "a rollback to an earlier checkpoint superseded it",
+  missing: "its saved state is gone",
+  error: "capturing it failed",
+};
 
 type ItemView<T extends TurnItemType> = (props: { readonly item: TurnItemOf<T>; readonly ctx: ItemContext }) => ReactNode;
 
@@ -56,8 +66,11 @@ function ApprovalView({ item, ctx }: { item: TurnItemOf<"approval_request">; ctx
     );
   };
   return (
-    <Card kind="approval_request" title={<>Approval: {item.title}</>} status={item.decision ?? item.status} className={item.status === "pending" ? "needs-you" : ""}>
-      <div className="muted">{item.requestKind}</div>
+    <Card kind="approval_request" title={<>Approval: {item.title}</>} status={item.decision ?? item.status} className={item.status === "pending" ? `needs-you${ctx.keyTarget === item.id ? " key-target" : ""}` : ""}>
+      <div className="muted">
+        {item.requestKind}
+        {ctx.keyTarget === item.id ? <span className="key-hint"> · keys: <kbd>a</kbd> approve, <kbd>d</kbd> decline</span> : null}
+      </div>
       {item.detail ? <pre className="code">{item.detail}</pre> : null}
       {item.status === "pending" ? (
         <div className="actions">
@@ -269,15 +282,13 @@ const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
               Show diff
             </button>
           ) : null}
-          <button
-            type="button"
-            className="danger"
-            disabled={item.status !== "ready"}
-            title={item.status === "ready" ? "Restore the workspace to this checkpoint" : `This checkpoint is ${item.status}`}
-            onClick={() => ctx.askRollback({ checkpointId: item.checkpointId, label, files: item.files.map((f) => f.path) })}
-          >
-            Roll back…
-          </button>
+          {item.status === "ready" ? (
+            <button type="button" className="danger" title="Restore the workspace to this checkpoint" onClick={() => ctx.askRollback({ checkpointId: item.checkpointId, label, files: item.files.map((f) => f.path) })}>
+              Roll back…
+            </button>
+          ) : (
+            <span className="muted not-restorable">Cannot roll back: {NOT_RESTORABLE[item.status]}</span>
+          )}
         </div>
       </Card>
     );

@@ -86,3 +86,11 @@ function structuredFields(task: DelegatedTask): Pick<DelegateTaskResult, "struct
   if (task.structuredResultError === undefined && task.structuredResult === undefined) return { structuredResultError: null };
   return task.structuredResult === undefined ? { structuredResultError: task.structuredResultError ?? null } : { structuredResult: task.structuredResult, structuredResultError: null };
 }
+
+/** The delegated task whose child is `threadId`, when it has a budget: its limits, what its subtree spent so far, and when it ran out. */
+export function budgetOfChildThread(state: OrchestrationState, threadId: string, now: string): NonNullable<DelegateTaskResult["budget"]> | null {
+  const taskId = state.taskByChildThread.get(threadId);
+  const task = taskId === undefined ? undefined : state.tasks.get(taskId);
+  if (task === undefined || task.budget === undefined || task.budget === null) return null;
+  return { limits: task.budget, spent: spendOf(state, task, now), exceeded: task.budgetExceeded ?? null };
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkpointRollbackEvent } from "../../contracts/events.js";
 import { RejectionCode } from "../rejections.js";
 import { cmd, existing } from "../testing/fixtures.js";
-import { aProviderThread, aRun, effects, runCreated, testId } from "../testing/runFixtures.js";
+import { aProviderThread, aRun, anItem, effects, itemEvent, runCreated, testId } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, fold, given } from "../testing/scenario.js";
 import { aCheckpoint, aScope, captured, checkpointContext, scopeCreated, workspaceEffects } from "../testing/workspaceFixtures.js";
 
@@ -57,6 +57,17 @@ describe("checkpoint.rollback", () => {
     expect(message).toMatchObject({ runId: "run:2", messageId: testId("message", 1), createdBy: "system" });
     expect(message?.type === "user_message" && message.text).toContain("rolled back to checkpoint #0");
     expect(message?.type === "user_message" && message.text).toContain("- a.txt: removed");
+  });
+
+  it("on release: a superseded checkpoint's timeline item goes stale too, the restored one's stays ready", () => {
+    const ctx = checkpointContext();
+    const body = (checkpoint: typeof before) => ({ type: "checkpoint" as const, checkpointId: checkpoint.id, scopeId: scope.id, appRunOrdinal: 1, status: "ready" as const, files: [] });
+    const items = [itemEvent(anItem(A, "run:1", 0, "item:before", body(before))), itemEvent(anItem(A, "run:1", 1, "item:after", body(afterTurn)))];
+    const started = given(...history, ...items).when(cmd("checkpoint.rollback", { threadId: A, checkpointId: "checkpoint:0", recoveryRunId: "run:2" }), ctx).thenHistory();
+    const release = given(...started).when(cmd("prepared-run.release", { threadId: A, runId: "run:2", restoredFiles: [], overwritten: [] }), ctx);
+    const timeline = fold(...release.thenHistory()).turnItems.get(A)!;
+    expect(timeline.find((item) => item.id === "item:after")).toMatchObject({ status: "stale", position: 1 });
+    expect(timeline.find((item) => item.id === "item:before")).toMatchObject({ status: "ready" });
   });
 
   it("checkpoint.rollback.fail: the recovery run fails naming the files in conflict, and its provider never starts", () => {

@@ -83,12 +83,21 @@ export function decideCheckpointRollback(state: OrchestrationState, command: Che
   return changes.done();
 }
 
-/** Every ready checkpoint of the scope after `target` is superseded by the rollback. */
+/** Every ready checkpoint of the scope after `target` is superseded by the rollback; its timeline item says so too. */
 export function markStaleAfter(changes: Changes, target: Checkpoint): void {
+  const superseded = new Set<string>();
+  const threads = new Set<string>();
   for (const id of changes.state.scopeCheckpoints.get(target.scopeId) ?? []) {
     const checkpoint = changes.state.checkpoints.get(id)!;
     if (checkpoint.ordinalWithinScope > target.ordinalWithinScope && checkpoint.status === "ready") {
       changes.events.push(checkpointEvent({ ...checkpoint, status: "stale", updatedAt: changes.ctx.now }));
+      superseded.add(checkpoint.id);
+      threads.add(checkpoint.threadId);
+    }
+  }
+  for (const threadId of threads) {
+    for (const item of changes.state.turnItems.get(threadId) ?? []) {
+      if (item?.type === "checkpoint" && superseded.has(item.checkpointId)) changes.updateItem(item, { status: "stale" });
     }
   }
 }
