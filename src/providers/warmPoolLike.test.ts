@@ -14,7 +14,7 @@ import { WarmPools } from "./warmPool.js";
  * agents are in the drivers' warm.e2e tests.
  */
 
-const INSTANCE: ProviderInstanceConfig = { id: "cc", driver: "fixed", enabled: true, displayName: null, models: null, options: {}, pool: { size: 1 } };
+const INSTANCE: ProviderInstanceConfig = { id: "cc", driver: "fixed", enabled: true, displayName: null, models: null, options: {}, pool: { size: 1, maxIdleMs: 600_000 } };
 
 function settings(cwd: string): WarmSettings {
   return { cwd, runtimeMode: "full-access", interactionMode: "default", model: null };
@@ -24,7 +24,7 @@ function fixedDriver(opened: (WarmOpenInput["like"] | undefined)[], stopped: str
   return {
     driver: "fixed",
     warmNeedsDemand: true,
-    openWarm: (input): Promise<WarmProviderSession> => {
+    openWarm: (input: WarmOpenInput): Promise<WarmProviderSession> => {
       opened.push(input.like);
       const cwd = input.like?.cwd ?? "(none)";
       return Promise.resolve({
