@@ -15,8 +15,8 @@ import { printTable } from "./stats.js";
  * Real agents as delegated children (docs/warm-pools.md): a scripted parent
  * delegates 1 and 4 trivial tasks to real codex and Claude children, each
  * child answering once from the scripted model server; seconds from the
- * parent's launch until every task has its result. Codex runs without and
- * with a warm pool of 4. In the same run, the baseline the children are held
+ * parent's launch until every task has its result. Each agent runs without
+ * and with a warm pool of 4. In the same run, the baseline the children are held
  * against: Claude Code's own Agent tool (`claude -p`, the model asking for N
  * parallel Agent calls, each subagent answering once), from the model
  * request answered with the Agent calls until the request carrying their
@@ -60,7 +60,7 @@ async function loomChildren(agent: Agent, pool: number, sizes: readonly number[]
   const client = await LoomMcpClient.connect(server.mcpUrl, token, "loom-bench");
   try {
     const ready = () => (pool > 0 ? pollWarm(server.url, token, pool) : Promise.resolve());
-    await ready();
+    // The first child primes the instance: a Claude pool warms like its most recent session.
     await fanOut(client, recorder, 1, `warmup-${agent}-${pool}`);
     const measured = new Map<number, Round[]>();
     for (let round = 0; round < rounds; round++) {
@@ -119,6 +119,7 @@ export async function runAgentPoolBench(options: { sizes: readonly number[]; rou
   const codexCold = await loomChildren("codex", 0, options.sizes, options.rounds);
   const codexWarm = await loomChildren("codex", 4, options.sizes, options.rounds);
   const claudeCold = await loomChildren("claude", 0, options.sizes, options.rounds);
+  const claudeWarm = await loomChildren("claude", 4, options.sizes, options.rounds);
   const agentTool = new Map<number, number[]>();
   for (let round = 0; round < options.rounds; round++) {
     for (const n of options.sizes) agentTool.set(n, [...(agentTool.get(n) ?? []), await claudeAgentTool(n)]);
@@ -127,17 +128,19 @@ export async function runAgentPoolBench(options: { sizes: readonly number[]; rou
   const first = options.sizes[0]!;
   const s = (x: number) => x.toFixed(2);
   printTable(`real agents as ${options.sizes.join(" and ")} delegated children, seconds until every result (median of ${options.rounds}); ratios against 1 child of the same kind and against Claude Code's Agent tool with as many subagents`, [
-    ["children", "codex, no pool", "codex, pool 4", "claude, no pool", "Claude Code Agent tool", "codex n/1 (no pool)", "codex n/1 (pool)", "codex pool / no pool", "claude / Agent tool"],
+    ["children", "codex, no pool", "codex, pool 4", "claude, no pool", "claude, pool 4", "Claude Code Agent tool", "codex n/1 (no pool)", "codex n/1 (pool)", "codex pool / no pool", "claude / Agent tool", "claude pool / Agent tool"],
     ...options.sizes.map((n) => [
       String(n),
       s(results(codexCold, n)),
       s(results(codexWarm, n)),
       s(results(claudeCold, n)),
+      s(results(claudeWarm, n)),
       s(median(agentTool.get(n)!)),
       s(results(codexCold, n) / results(codexCold, first)),
       s(results(codexWarm, n) / results(codexWarm, first)),
       s(results(codexWarm, n) / results(codexCold, n)),
       s(results(claudeCold, n) / median(agentTool.get(n)!)),
+      s(results(claudeWarm, n) / median(agentTool.get(n)!)),
     ]),
   ]);
 }
