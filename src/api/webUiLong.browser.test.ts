@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, launchFromUi, reportFailedPage, screenshotDir, signIn, timelineItems } from "../testkit/browser.js";
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import { UI_WAIT, launchFromUi, screenshotDir, signedInPage, timelineItems } from "../testkit/browser.js";
 import { script } from "../testkit/loomHarness.js";
 
 /**
@@ -15,27 +15,14 @@ import { script } from "../testkit/loomHarness.js";
 const ITEMS = 5_000;
 /** The one line with a word found nowhere else, for the search jump. */
 const NEEDLE = 42;
-let loom: ServedLoom;
-let browser: Browser;
+const ui = signedInPage({ providers: [{ id: "scripted", driver: "scripted" }] });
 let page: Page;
 let errors: string[];
 const shots = screenshotDir();
 
-beforeAll(async () => {
-  loom = await ServedLoom.start({ providers: [{ id: "scripted", driver: "scripted" }] });
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
-  page = await context.newPage();
-  errors = collectPageErrors(page);
-  await signIn(page, loom);
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await loom?.stop();
+beforeAll(() => {
+  ({ page, errors } = ui);
 });
-
-afterEach((ctx) => reportFailedPage(ctx.task.result?.state === "fail", page, () => loom.stderr()));
 
 const item = (kind: string, text?: string) => timelineItems(page, kind, text);
 const itemNodes = () => page.locator(".timeline [data-kind]").count();

@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, reportFailedPage, screenshotDir, signIn } from "../testkit/browser.js";
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ServedLoom } from "../testkit/browser.js";
+import { UI_WAIT, screenshotDir, signedInPage } from "../testkit/browser.js";
 
 /**
  * Scheduled tasks created and edited from the web UI in a real browser
@@ -12,27 +13,15 @@ import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, reportFailedPag
  * for an agent) through the change stream, without a reload.
  */
 
+const ui = signedInPage({ providers: [{ id: "scripted", driver: "scripted" }] });
 let loom: ServedLoom;
-let browser: Browser;
 let page: Page;
 let errors: string[];
 const shots = screenshotDir();
 
-beforeAll(async () => {
-  loom = await ServedLoom.start({ providers: [{ id: "scripted", driver: "scripted" }] });
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
-  page = await context.newPage();
-  errors = collectPageErrors(page);
-  await signIn(page, loom);
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await loom?.stop();
+beforeAll(() => {
+  ({ loom, page, errors } = ui);
 });
-
-afterEach((ctx) => reportFailedPage(ctx.task.result?.state === "fail", page, () => loom.stderr()));
 
 interface TaskRow {
   readonly scheduledTaskId: string;

@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ServedLoom, UI_WAIT, collectPageErrors, launchChromium, launchFromUi, screenshotDir, signIn, timelineItems, reportFailedPage } from "../testkit/browser.js";
+import type { Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ServedLoom } from "../testkit/browser.js";
+import { UI_WAIT, launchFromUi, screenshotDir, signedInPage, timelineItems } from "../testkit/browser.js";
 import { script } from "../testkit/loomHarness.js";
 
 /**
@@ -14,27 +15,15 @@ import { script } from "../testkit/loomHarness.js";
  * search box over the search methods, and the schedules and providers views.
  */
 
+const ui = signedInPage({ providers: [{ id: "scripted", driver: "scripted" }], workspaces: { checkpoints: true } }, { repoFiles: { "README.md": "hello\n" } });
 let loom: ServedLoom;
-let browser: Browser;
 let page: Page;
 let errors: string[];
 const shots = screenshotDir();
 
-beforeAll(async () => {
-  loom = await ServedLoom.start({ providers: [{ id: "scripted", driver: "scripted" }], workspaces: { checkpoints: true } }, { repoFiles: { "README.md": "hello\n" } });
-  browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
-  page = await context.newPage();
-  errors = collectPageErrors(page);
-  await signIn(page, loom);
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await loom?.stop();
+beforeAll(() => {
+  ({ loom, page, errors } = ui);
 });
-
-afterEach((ctx) => reportFailedPage(ctx.task.result?.state === "fail", page, () => loom.stderr()));
 
 const item = (kind: string, text?: string) => timelineItems(page, kind, text);
 

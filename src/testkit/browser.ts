@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type Browser, type ConsoleMessage, type Page, chromium } from "playwright-core";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { type FileContents, initRepo } from "./gitRepo.js";
 import { CLI_PATH, type ServeProcess, spawnServe, waitForExit } from "./loomProcess.js";
 
@@ -134,4 +135,38 @@ export function timelineItems(page: Page, kind: string, text?: string) {
 export async function signIn(page: Page, loom: ServedLoom): Promise<void> {
   await page.goto(await loom.loginUrl());
   await page.getByRole("heading", { name: "Needs you" }).waitFor({ timeout: UI_WAIT });
+}
+
+/** What `signedInPage` opens: the server, its browser and the one page. */
+export interface SignedInPage {
+  readonly loom: ServedLoom;
+  readonly browser: Browser;
+  readonly page: Page;
+  /** Console errors and page errors seen so far. */
+  readonly errors: string[];
+}
+
+/**
+ * Registers the hooks of a browser test file: before its tests, a real `loom
+ * serve` started with `config` (ServedLoom.start), chromium, and one light
+ * 1280×800 page signed in; after each failed test, the page and the server
+ * log reported; after the file, both closed. The fields are set once the
+ * file's first beforeAll ran.
+ */
+export function signedInPage(config: Record<string, unknown>, options: { readonly repoFiles?: FileContents } = {}): SignedInPage {
+  const opened: { -readonly [K in keyof SignedInPage]?: SignedInPage[K] } = {};
+  beforeAll(async () => {
+    opened.loom = await ServedLoom.start(config, options);
+    opened.browser = await launchChromium();
+    const context = await opened.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
+    opened.page = await context.newPage();
+    opened.errors = collectPageErrors(opened.page);
+    await signIn(opened.page, opened.loom);
+  }, 60_000);
+  afterAll(async () => {
+    await opened.browser?.close();
+    await opened.loom?.stop();
+  });
+  afterEach((ctx) => reportFailedPage(ctx.task.result?.state === "fail", opened.page!, () => opened.loom!.stderr()));
+  return opened as SignedInPage;
 }
