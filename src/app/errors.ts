@@ -77,6 +77,7 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   scheduled_fire_stale: "invalid_request",
   scheduled_task_paused: "invalid_request",
   workflow_not_found: "workflow_not_found",
+  workflow_running: "workflow_running",
   workflow_already_exists: "invalid_request",
   workflow_not_running: "invalid_request",
   workflow_step_exists: "invalid_request",

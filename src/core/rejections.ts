@@ -108,6 +108,7 @@ export const RejectionCode = {
   scheduledTaskPaused: "scheduled_task_paused",
   // Workflow scripts (docs/workflows.md)
   workflowNotFound: "workflow_not_found",
+  workflowRunning: "workflow_running",
   workflowAlreadyExists: "workflow_already_exists",
   workflowNotRunning: "workflow_not_running",
   workflowStepExists: "workflow_step_exists",
