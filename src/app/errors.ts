@@ -113,6 +113,7 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   budget_widening_denied: "invalid_request",
   budget_already_exceeded: "invalid_request",
   budget_not_exceeded: "invalid_request",
+  budget_not_root: "invalid_request",
   client_request_reused: "invalid_request",
   provider_unchanged: "invalid_request",
   invalid_fork_point: "invalid_request",

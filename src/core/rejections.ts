@@ -71,6 +71,7 @@ export const RejectionCode = {
   budgetWideningDenied: "budget_widening_denied",
   budgetAlreadyExceeded: "budget_already_exceeded",
   budgetNotExceeded: "budget_not_exceeded",
+  budgetNotRoot: "budget_not_root",
   // Idempotency
   /** A clientRequestId already used for a different request (docs/mcp.md, Idempotency). */
   clientRequestReused: "client_request_reused",

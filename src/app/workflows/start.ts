@@ -62,7 +62,7 @@ export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, cal
     const budget = narrowedBudget(ctx.orchestrator.state, thread.id, input.budget);
     if (typeof budget === "string") fail("invalid_request", `a workflow can only narrow the budget it runs under: ${budget}`);
     const exhausted = exhaustedBudget(ctx.orchestrator.state, thread.id, now(ctx));
-    if (exhausted !== null) fail("budget_exceeded", `the ${exhausted.exceeded.kind} budget of task ${exhausted.task.taskId} ran out (${exhausted.exceeded.spent} of ${exhausted.exceeded.limit})`);
+    if (exhausted !== null) fail("budget_exceeded", `the ${exhausted.exceeded.kind} budget of ${exhausted.holder.label} ran out (${exhausted.exceeded.spent} of ${exhausted.exceeded.limit})`);
     if (input.resumeFrom !== undefined) resumable(ctx, thread.id, input.resumeFrom);
     const inspection = await inspectWorkflowScript(script, args, WORKFLOW_LIBRARY);
     if (!inspection.ok) fail("invalid_request", `the workflow script does not run: ${inspection.error}`);

@@ -42,7 +42,7 @@ export function decideMessageDispatch(state: OrchestrationState, command: Messag
     const exhausted = exhaustedBudget(state, thread.id, ctx.now);
     if (exhausted !== null) {
       const { kind, limit, spent } = exhausted.exceeded;
-      return reject("budget_exceeded", `the ${kind} budget of task ${exhausted.task.taskId} ran out (${spent} of ${limit}): thread ${thread.id} takes no new message under it`);
+      return reject("budget_exceeded", `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit}): thread ${thread.id} takes no new message under it`);
     }
   }
 
