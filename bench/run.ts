@@ -19,6 +19,7 @@ import { runSearchBench } from "./searchBench.js";
 import { runSimBench } from "./simBench.js";
 import { runUiBench } from "./uiBench.js";
 import { runWireBench } from "./wireBench.js";
+import { runWorkflowBench } from "./workflowBench.js";
 import { runWorkspacesBench } from "./workspacesBench.js";
 
 const quick = process.env.LOOM_BENCH_QUICK === "1";
@@ -41,6 +42,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   ui: () => runUiBench({ items: 5_000, rounds: quick ? 3 : 10 }),
   restart: () => runRestartBench({ events: quick ? 100_000 : 1_000_000, tail: quick ? 5_000 : 50_000 }),
   memory: () => runMemoryBench({ threads: quick ? 2_000 : 10_000 }),
+  workflow: () => runWorkflowBench({ rounds: quick ? 1 : 3, journalCalls: 200 }),
   sim: () => runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 }),
 };
 

@@ -5,7 +5,7 @@ import { REJECTION_CODES } from "../core/rejections.js";
 import { AppError, FAILURE_OF_REJECTION, GENERIC_FAILURE_MESSAGE, errorOfRejection, toFailure } from "./errors.js";
 
 describe("the failure table", () => {
-  it("has the 14 codes of spec 000, Loom's 3 delegation guards, budget_exceeded, unsupported (the wire's), 3 workspace failures and workflow_not_found, each with a retryable flag", () => {
+  it("has the 14 codes of spec 000, Loom's 3 delegation guards, budget_exceeded, unsupported (the wire's), 3 workspace failures, workflow_not_found and workflow_running, each with a retryable flag", () => {
     expect(Object.keys(FailureCode)).toEqual([
       "capability_denied",
       "parent_not_active",
@@ -30,6 +30,7 @@ describe("the failure table", () => {
       "workspace_conflict",
       "workspace_busy",
       "workflow_not_found",
+      "workflow_running",
     ]);
     expect(Object.keys(FAILURES).sort()).toEqual(Object.keys(FailureCode).sort());
     for (const info of Object.values(FAILURES)) expect(typeof info.retryable).toBe("boolean");

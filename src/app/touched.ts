@@ -52,6 +52,7 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "scheduled-task.updated":
       case "scheduled-task.deleted":
       case "workflow.updated":
+      case "workflow.step.updated":
       case "unknown":
         break;
       case "context-transfer.created":

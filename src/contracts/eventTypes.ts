@@ -61,6 +61,8 @@ export const EventType = {
   scheduledTaskDeleted: "scheduled-task.deleted",
   /** A workflow script's record after a change: its journal of steps, phase, status, result (docs/workflows.md). */
   workflowUpdated: "workflow.updated",
+  /** One step of a workflow's journal after a change: the step alone, folded into the workflow at its index. */
+  workflowStepUpdated: "workflow.step.updated",
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 

@@ -17,7 +17,7 @@ import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, t
 import { SubagentSchema, type Subagent } from "./entities/subagents.js";
 import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
-import { WorkflowSchema, type Workflow } from "./entities/workflows.js";
+import { WorkflowSchema, WorkflowStepSchema, type Workflow, type WorkflowStep } from "./entities/workflows.js";
 import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
 import { AppThreadSchema } from "./thread.js";
 import { TurnItemSchema, type TurnItem } from "./turnItems.js";
@@ -171,6 +171,17 @@ export interface WorkflowEvent {
   readonly data: { readonly workflow: Workflow };
 }
 
+/**
+ * One journal step of a workflow after a change (docs/workflows.md): the step
+ * alone, so journaling a call costs the same however long the journal is.
+ * Folded into the workflow's `steps` at the step's `index`.
+ */
+export interface WorkflowStepEvent {
+  readonly type: "workflow.step.updated";
+  readonly streamId: string;
+  readonly data: { readonly workflowId: string; readonly parentThreadId: string; readonly step: WorkflowStep; readonly updatedAt: string };
+}
+
 export type KnownDomainEvent =
   | CheckpointScopeEvent
   | CheckpointEvent
@@ -189,7 +200,8 @@ export type KnownDomainEvent =
   | ClientRequestEvent
   | ContextHandoffEvent
   | ScheduledTaskEvent
-  | WorkflowEvent;
+  | WorkflowEvent
+  | WorkflowStepEvent;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -229,6 +241,7 @@ const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
   eventSchema("scheduled-task.updated", z.object({ task: ScheduledTaskSchema, fire: ScheduledFireSchema.nullable() })),
   eventSchema("scheduled-task.deleted", z.object({ task: ScheduledTaskSchema, fire: z.null() })),
   eventSchema("workflow.updated", z.object({ workflow: WorkflowSchema })),
+  eventSchema("workflow.step.updated", z.object({ workflowId: z.string().min(1), parentThreadId: z.string().min(1), step: WorkflowStepSchema, updatedAt: z.string() })),
 ]);
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
@@ -327,4 +340,8 @@ export function scheduledTaskEvent(type: ScheduledTaskEvent["type"], task: Sched
 
 export function workflowEvent(workflow: Workflow): WorkflowEvent {
   return { type: "workflow.updated", streamId: workflow.parentThreadId, data: { workflow } };
+}
+
+export function workflowStepEvent(workflow: Workflow, step: WorkflowStep, updatedAt: string): WorkflowStepEvent {
+  return { type: "workflow.step.updated", streamId: workflow.parentThreadId, data: { workflowId: workflow.workflowId, parentThreadId: workflow.parentThreadId, step, updatedAt } };
 }

@@ -35,6 +35,7 @@ export const FailureCode = {
   workspace_busy: "workspace_busy",
   // Loom's workflow scripts (docs/workflows.md).
   workflow_not_found: "workflow_not_found",
+  workflow_running: "workflow_running",
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 
@@ -73,6 +74,7 @@ export const FAILURES: { readonly [C in FailureCode]: FailureInfo } = {
   workspace_conflict: { retryable: false, meaning: "files are in the way (merge conflicts, local changes); details.files lists them; nothing was changed" },
   workspace_busy: { retryable: true, meaning: "a run or a rollback is in progress in the workspace; retry once it ends" },
   workflow_not_found: { retryable: false, meaning: "no workflow has this id, or it belongs to another thread" },
+  workflow_running: { retryable: true, meaning: "the workflow to resume from is still running; stop it or retry once it ended" },
 };
 
 export const FAILURE_CODES: readonly FailureCode[] = Object.values(FailureCode);

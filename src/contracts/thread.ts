@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { PullRequestStatusSchema, PullRequestWatchSchema } from "./pullRequests.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "./modes.js";
+import { ThreadBudgetSchema } from "./entities/budgets.js";
 
 export const IsoTimeSchema = z.string().min(1);
 
@@ -117,5 +118,7 @@ export const AppThreadSchema = z.object({
   pullRequestWatch: PullRequestWatchSchema.nullable().optional(),
   /** Started with an output schema: its structured result as far as known; absent otherwise. */
   structuredOutput: ThreadStructuredOutputSchema.nullable().optional(),
+  /** A root thread's tree-wide budget; absent or null when it has none. */
+  budget: ThreadBudgetSchema.nullable().optional(),
 });
 export type AppThread = z.infer<typeof AppThreadSchema>;

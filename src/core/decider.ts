@@ -1,7 +1,7 @@
 import type { Command } from "../contracts/commands.js";
 import { clientRequestEvent } from "../contracts/events.js";
 import { type DecideContext, type Decision, accept, reject } from "./decision.js";
-import { decideBudgetExceed } from "./budgets/exceed.js";
+import { decideBudgetExceed, decideThreadBudgetExceed, decideThreadBudgetSet } from "./budgets/exceed.js";
 import { decideDeliveryAcknowledge, decideDeliveryDispose, decideFinalizeTask, decideSubagentStop, decideWakePolicy } from "./delegation/controls.js";
 import { decideDeliverTaskNotice } from "./delegation/notices.js";
 import { decideDelegatedTaskRequest } from "./delegation/request.js";
@@ -208,6 +208,10 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideFinalizeTask(state, command, ctx);
     case "delegated-task.budget-exceed":
       return decideBudgetExceed(state, command, ctx);
+    case "thread.budget.set":
+      return decideThreadBudgetSet(state, command, ctx);
+    case "thread.budget-exceed":
+      return decideThreadBudgetExceed(state, command, ctx);
     // Lineage and provider switching (lineage/)
     case "provider.switch":
       return decideProviderSwitch(state, command, ctx);

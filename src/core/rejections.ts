@@ -71,6 +71,7 @@ export const RejectionCode = {
   budgetWideningDenied: "budget_widening_denied",
   budgetAlreadyExceeded: "budget_already_exceeded",
   budgetNotExceeded: "budget_not_exceeded",
+  budgetNotRoot: "budget_not_root",
   // Idempotency
   /** A clientRequestId already used for a different request (docs/mcp.md, Idempotency). */
   clientRequestReused: "client_request_reused",
@@ -108,6 +109,7 @@ export const RejectionCode = {
   scheduledTaskPaused: "scheduled_task_paused",
   // Workflow scripts (docs/workflows.md)
   workflowNotFound: "workflow_not_found",
+  workflowRunning: "workflow_running",
   workflowAlreadyExists: "workflow_already_exists",
   workflowNotRunning: "workflow_not_running",
   workflowStepExists: "workflow_step_exists",

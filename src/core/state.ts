@@ -203,6 +203,14 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "workflow.updated":
       state.workflows.set(event.data.workflow.workflowId, event.data.workflow);
       return state;
+    case "workflow.step.updated": {
+      const workflow = state.workflows.get(event.data.workflowId);
+      if (workflow === undefined) return state;
+      const steps = [...workflow.steps];
+      steps[event.data.step.index - 1] = event.data.step;
+      state.workflows.set(workflow.workflowId, { ...workflow, steps, updatedAt: event.data.updatedAt });
+      return state;
+    }
     case "unknown":
       return state;
     default: {

@@ -1,8 +1,9 @@
 import type { Command } from "../contracts/commands.js";
 import type { StoredEvent } from "../contracts/envelopes.js";
 import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
+import type { AppThread } from "../contracts/thread.js";
 import { toDomainEvent } from "../contracts/events.js";
-import { governingTasks, reachedLimit, spendOf } from "../core/budgets/budgets.js";
+import { type BudgetHolder, governingBudgets, holderSpend, reachedLimit, taskHolder, threadHolder } from "../core/budgets/budgets.js";
 import type { Subscription } from "../store/eventStore.js";
 import type { Orchestrator } from "./orchestrator.js";
 
@@ -32,6 +33,7 @@ export class BudgetReactor {
     const state = this.orchestrator.state;
     const from = state.lastSequence;
     for (const task of state.tasks.values()) this.watch(task, from);
+    for (const thread of state.threads.values()) this.watchThread(thread, from);
     this.subscription = this.orchestrator.follow(from, (event) => this.onEvent(event));
     await this.subscription.caughtUp;
   }
@@ -52,41 +54,67 @@ export class BudgetReactor {
       if (task !== undefined) this.watch(task, stored.sequence);
       threadId = event.data.task.parentThreadId;
     }
+    else if (event.type === "thread.metadata-updated") {
+      const thread = this.orchestrator.state.threads.get(event.data.thread.id);
+      if (thread !== undefined) this.watchThread(thread, stored.sequence);
+    }
     if (threadId === null) return;
-    for (const task of governingTasks(this.orchestrator.state, threadId)) this.check(task, stored.sequence);
+    for (const holder of governingBudgets(this.orchestrator.state, threadId)) this.check(holder, stored.sequence);
+  }
+
+  /** A root thread whose budget was set or changed: check it, and arm its wall-clock timer while it is open. */
+  private watchThread(thread: AppThread, sequence: number): void {
+    const holder = threadHolder(thread);
+    if (holder === null) {
+      this.disarm(`thread:${thread.id}`);
+      return;
+    }
+    this.check(holder, sequence);
+    this.arm(holder, () => this.orchestrator.state.threads.get(thread.id), (current) => this.watchThread(current, this.orchestrator.state.lastSequence), true);
   }
 
   /** A new or changed task: check its budget, and arm its wall-clock timer while it is open. */
   private watch(task: DelegatedTask, sequence: number): void {
     if (task.budget === undefined || task.budget === null) return;
-    this.check(task, sequence);
-    const limit = task.budget.wallClockMs;
-    const open = task.budgetExceeded === null || task.budgetExceeded === undefined;
-    if (limit === undefined || !open || task.resultContextTransferId !== null) {
-      const timer = this.timers.get(task.taskId);
-      if (timer !== undefined) clearTimeout(timer);
-      this.timers.delete(task.taskId);
+    const holder = taskHolder(task);
+    this.check(holder, sequence);
+    this.arm(holder, () => this.orchestrator.state.tasks.get(task.taskId), (current) => this.watch(current, this.orchestrator.state.lastSequence), task.resultContextTransferId === null);
+  }
+
+  /** One timer per open wall-clock limit, re-checking the holder when it comes. */
+  private arm<T>(holder: BudgetHolder, current: () => T | undefined, recheck: (value: T) => void, open: boolean): void {
+    const key = `${holder.kind}:${holder.id}`;
+    const limit = holder.budget.wallClockMs;
+    if (limit === undefined || holder.exceeded !== null || !open) {
+      this.disarm(key);
       return;
     }
-    if (this.timers.has(task.taskId)) return;
-    const due = Date.parse(task.createdAt) + limit - this.clock();
+    if (this.timers.has(key)) return;
+    const due = Date.parse(holder.since) + limit - this.clock();
     const timer = setTimeout(
       () => {
-        this.timers.delete(task.taskId);
-        const current = this.orchestrator.state.tasks.get(task.taskId);
-        if (current !== undefined) this.watch(current, this.orchestrator.state.lastSequence);
+        this.timers.delete(key);
+        const value = current();
+        if (value !== undefined) recheck(value);
       },
       Math.min(Math.max(due, 0), MAX_TIMER_MS),
     );
     timer.unref();
-    this.timers.set(task.taskId, timer);
+    this.timers.set(key, timer);
   }
 
-  private check(task: DelegatedTask, sequence: number): void {
-    if (task.budget === undefined || task.budget === null || (task.budgetExceeded !== undefined && task.budgetExceeded !== null)) return;
+  private disarm(key: string): void {
+    const timer = this.timers.get(key);
+    if (timer !== undefined) clearTimeout(timer);
+    this.timers.delete(key);
+  }
+
+  private check(holder: BudgetHolder, sequence: number): void {
+    if (holder.exceeded !== null) return;
     const now = new Date(this.clock()).toISOString();
-    if (reachedLimit(task.budget, spendOf(this.orchestrator.state, task, now)) === null) return;
-    this.dispatch({ type: "delegated-task.budget-exceed", commandId: `cmd:budget-exceed:${task.taskId}:${sequence}`, data: { taskId: task.taskId } });
+    if (reachedLimit(holder.budget, holderSpend(this.orchestrator.state, holder, now)) === null) return;
+    if (holder.kind === "task") this.dispatch({ type: "delegated-task.budget-exceed", commandId: `cmd:budget-exceed:${holder.id}:${sequence}`, data: { taskId: holder.id } });
+    else this.dispatch({ type: "thread.budget-exceed", commandId: `cmd:thread-budget-exceed:${holder.id}:${sequence}`, data: { threadId: holder.id } });
   }
 
   private dispatch(command: Command): void {

@@ -126,6 +126,7 @@ export class SearchProjection {
       case "scheduled-task.updated":
       case "scheduled-task.deleted":
       case "workflow.updated":
+      case "workflow.step.updated":
       case "unknown":
         break;
       default: {

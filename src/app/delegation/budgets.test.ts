@@ -87,5 +87,11 @@ describe("tree-wide budgets", () => {
     expect(task.budgetExceeded).toMatchObject({ kind: "tokens", policy: "finish_turn" });
     const calls = toolResults<{ error?: { code: string } }>(h, task.childThreadId, "delegate_task");
     expect(calls[1]!.result.error?.code).toBe("budget_exceeded");
+    // A follow-up turn sent to the thread under the spent budget is refused too, and no run is recorded for it.
+    const runsBefore = (h.state.threadRuns.get(task.childThreadId) ?? []).length;
+    const followUp = await h.owner.call("t3_thread_send", { threadId: task.childThreadId, message: "one more thing", mode: "queue" });
+    expect(followUp).toMatchObject({ isError: true, errorCode: "budget_exceeded" });
+    expect(followUp.errorMessage).toContain(`the tokens budget of task ${task.taskId} ran out`);
+    expect(h.state.threadRuns.get(task.childThreadId) ?? []).toHaveLength(runsBefore);
   });
 });

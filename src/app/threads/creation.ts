@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import type { BudgetLimits } from "../../contracts/entities/budgets.js";
 import { join, sep } from "node:path";
 import type { ThreadCreateCommand } from "../../contracts/commands/threadCommands.js";
 import type { Run } from "../../contracts/entities/runs.js";
@@ -57,6 +58,8 @@ interface PlannedThread {
   readonly runtimeMode: RuntimeMode;
   readonly interactionMode: InteractionMode;
   readonly outputSchema: JsonSchema | undefined;
+  /** t3_thread_launch's budget for the new root thread, set before its first message. */
+  readonly budget?: BudgetLimits;
 }
 
 interface NewThreadRequest {
@@ -131,6 +134,9 @@ async function createPlanned(
       data: { threadId: caller.thread.id, childThreadId: planned.threadId, ...(caller.activeRun === null ? {} : { runId: caller.activeRun.id }) },
     });
   }
+  if (planned.budget !== undefined) {
+    await execute(ctx, { type: "thread.budget.set", commandId: ids.command(`budget:${index}`), data: { threadId: planned.threadId, budget: planned.budget } });
+  }
   let run: Run | null = null;
   if (planned.prompt !== undefined) {
     const messageId = ids.message(index);
@@ -196,6 +202,8 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   if (strategy !== "worktree" && (input.baseRef !== undefined || input.startFromOrigin !== undefined)) {
     fail("invalid_request", "baseRef and startFromOrigin apply to workspaceStrategy worktree only");
   }
+  // A budget governs a root thread's tree; only the owner sets one (an agent can only narrow its own, through delegate_task or a workflow).
+  if (input.budget !== undefined && acting.kind === "thread") fail("capability_denied", "only the owner launches a thread with a budget; an agent narrows its own through delegate_task or t3_workflow_start");
   const ids = requestIds(acting, "t3_thread_launch", undefined, ctx.random);
   const threadId = ids.thread(0);
   const request = {
@@ -228,7 +236,7 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   } else {
     projectId = projectFor(ctx, acting, input.projectId);
   }
-  const created = await createPlanned(ctx, acting, ids, 0, planned, { projectId, worktreePath, branch: undefined, workspace }, null);
+  const created = await createPlanned(ctx, acting, ids, 0, input.budget === undefined ? planned : { ...planned, budget: input.budget }, { projectId, worktreePath, branch: undefined, workspace }, null);
   if (workspace === undefined) return { ...created, projectId, workspaceStrategy: strategy, worktreePath: worktreePath ?? null };
   const made = await worktreeMade(ctx, threadId, created.runId);
   return { ...created, ...made, projectId, workspaceStrategy: strategy };

@@ -1,4 +1,5 @@
 import type { AppThread } from "../../contracts/thread.js";
+import { holderSpend, threadHolder } from "../../core/budgets/budgets.js";
 import { latestRunOf } from "../../engine/queries.js";
 import { ALL_PROJECTS, ThreadListKind, isChildThread } from "../../engine/threadIndex.js";
 import type { ThreadListInput, ThreadListOutput, ThreadReadInput, ThreadReadOutput } from "../../contracts/tools/threadTools.js";
@@ -126,6 +127,7 @@ export function readThread(ctx: AppContext, caller: Caller, input: ThreadReadInp
     hasMore: newerLeft,
     truncated: picked.some((item) => item.truncated),
     ...structuredFields(ctx, thread),
+    ...budgetField(ctx, thread),
   };
 }
 
@@ -133,6 +135,12 @@ export function readThread(ctx: AppContext, caller: Caller, input: ThreadReadInp
  * A thread started with an output schema, or a delegated task's child with
  * one: its structured result, or why there is none (null while unknown).
  */
+function budgetField(ctx: AppContext, thread: AppThread): Pick<ThreadReadOutput, "budget"> {
+  const holder = threadHolder(thread);
+  if (holder === null) return {};
+  return { budget: { limits: holder.budget, spent: holderSpend(ctx.orchestrator.state, holder, new Date(ctx.clock()).toISOString()), exceeded: holder.exceeded } };
+}
+
 function structuredFields(ctx: AppContext, thread: AppThread): Pick<ThreadReadOutput, "structuredResult" | "structuredResultError"> {
   const output = thread.structuredOutput;
   if (output !== undefined && output !== null) {

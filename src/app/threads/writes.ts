@@ -84,6 +84,17 @@ function metadataResult(ctx: AppContext, threadId: string, executed: Executed): 
 export async function updateThread(ctx: AppContext, caller: Caller, input: ThreadUpdateInput) {
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_update");
   const claim = claimRequest(ctx, acting.requestScope, "t3_thread_update", input);
+  if (input.action === "set_budget") {
+    if (input.title !== undefined) fail("invalid_request", "set_budget takes no title");
+    if (input.budget === undefined) fail("invalid_request", "set_budget requires a budget (null clears it)");
+    if (acting.kind === "thread") fail("capability_denied", "only the owner sets a root thread's budget; an agent can only narrow its own (delegate_task, t3_workflow_start)");
+    if (target.lineage.parentThreadId !== null) fail("invalid_request", `thread ${target.id} is not a root thread: its budget comes from the task or workflow that made it`);
+    const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId, ctx.random);
+    const executed = await execute(ctx, { type: "thread.budget.set", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, budget: input.budget } });
+    checkClaim(ctx, claim);
+    return metadataResult(ctx, target.id, executed);
+  }
+  if (input.budget !== undefined) fail("invalid_request", `${input.action} takes no budget`);
   if (input.action === "regenerate_title") {
     if (input.title !== undefined) fail("invalid_request", "regenerate_title takes no title");
     return metadataResult(ctx, target.id, await regenerateTitle(ctx, acting, target, input.clientRequestId));

@@ -78,6 +78,23 @@ export interface StepRuntime {
   /** Limits how many agent() tasks of this workflow run at once. */
   acquire(): Promise<() => void>;
   dispatch(command: Parameters<AppContext["orchestrator"]["execute"]>[0]): Promise<void>;
+  /** For a workflow started with resumeFrom: the prior workflow's completed steps by call identity, until the first call that differs. */
+  readonly resume?: ResumeCursor;
+}
+
+export interface ResumeCursor {
+  readonly workflowId: string;
+  readonly steps: ReadonlyMap<string, WorkflowStep>;
+  /** Set at the first new call the prior journal cannot answer: every call after it runs fresh. */
+  diverged: boolean;
+}
+
+/** The resume cursor of a (re-)run: diverged already when the journal holds a call that was not reused. */
+export function resumeCursor(state: AppContext["orchestrator"]["state"], workflow: Workflow): ResumeCursor | undefined {
+  const prior = workflow.resumeFrom == null ? undefined : state.workflows.get(workflow.resumeFrom);
+  if (prior === undefined) return undefined;
+  const steps = new Map(prior.steps.filter((step) => step.status === "completed").map((step) => [step.callKey, step]));
+  return { workflowId: prior.workflowId, steps, diverged: workflow.steps.some((step) => step.resumedFrom === undefined) };
 }
 
 /**
@@ -95,6 +112,11 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
   let attempt = journaled?.attempt ?? 1;
   let ids = stepIds(rt.workflowId, callKey, attempt);
   if (journaled !== undefined && journaled.status !== "running") return answered(journaled);
+  if (journaled === undefined && rt.resume !== undefined && !rt.resume.diverged) {
+    const reused = rt.resume.steps.get(callKey);
+    if (reused !== undefined) return reuse(rt, ids, callKey, call, reused);
+    rt.resume.diverged = true;
+  }
   const options = parseOptions(call.options);
   const now = () => new Date(rt.ctx.clock()).toISOString();
   const release = await rt.acquire();
@@ -152,6 +174,15 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
   }
 }
 
+/** Answer a resumed workflow's call from the prior journal: one journal entry, no task. */
+async function reuse(rt: StepRuntime, ids: ReturnType<typeof stepIds>, callKey: string, call: AgentCall, reused: WorkflowStep): Promise<unknown> {
+  const options = parseOptions(call.options);
+  await journalStart(rt, ids, callKey, call, options, false, { workflowId: rt.resume!.workflowId, stepId: reused.stepId });
+  const step = liveWorkflow(rt).steps.find((candidate) => candidate.stepId === ids.stepId);
+  if (step === undefined) throw new WorkflowStepError("orchestration_error", `the reuse of step ${reused.stepId} of workflow ${rt.resume!.workflowId} was not journaled`);
+  return answered(step);
+}
+
 export function liveWorkflow(rt: StepRuntime): Workflow {
   const workflow = rt.ctx.orchestrator.state.workflows.get(rt.workflowId);
   if (workflow === undefined || workflow.status !== "running" || rt.signal.aborted) {
@@ -172,6 +203,7 @@ export async function journalStart(
   call: AgentCall,
   options: Pick<AgentOptions, "label" | "target">,
   withTask: boolean,
+  resumedFrom?: { workflowId: string; stepId: string },
 ) {
   const workflow = liveWorkflow(rt);
   const parent = rt.ctx.orchestrator.state.threads.get(workflow.parentThreadId);
@@ -187,6 +219,7 @@ export async function journalStart(
       taskId: withTask ? ids.taskId : null,
       childThreadId: withTask ? ids.childThreadId : null,
       providerInstanceId: withTask ? (options.target?.providerInstanceId ?? parent?.providerInstanceId ?? null) : null,
+      ...(resumedFrom === undefined ? {} : { resumedFrom }),
     },
   });
 }

@@ -3,7 +3,7 @@ import { toDomainEvent } from "../../contracts/events.js";
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { Subscription } from "../../store/eventStore.js";
 import type { AppContext } from "../context.js";
-import { runAgentStep, type StepRuntime } from "./agentStep.js";
+import { resumeCursor, runAgentStep, type StepRuntime } from "./agentStep.js";
 import { isCommandCall, runCommandStep } from "./commandStep.js";
 import { WORKFLOW_LIBRARY } from "./library.js";
 import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits, runWorkflowScript } from "./sandbox.js";
@@ -94,7 +94,9 @@ export class WorkflowRunner {
 
   private async run(workflow: Workflow, signal: AbortSignal): Promise<void> {
     const workflowId = workflow.workflowId;
+    const resume = resumeCursor(this.ctx.orchestrator.state, this.ctx.orchestrator.state.workflows.get(workflowId) ?? workflow);
     const runtime: StepRuntime = {
+      ...(resume === undefined ? {} : { resume }),
       ctx: this.ctx,
       workflowId,
       signal,

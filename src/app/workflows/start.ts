@@ -62,7 +62,8 @@ export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, cal
     const budget = narrowedBudget(ctx.orchestrator.state, thread.id, input.budget);
     if (typeof budget === "string") fail("invalid_request", `a workflow can only narrow the budget it runs under: ${budget}`);
     const exhausted = exhaustedBudget(ctx.orchestrator.state, thread.id, now(ctx));
-    if (exhausted !== null) fail("budget_exceeded", `the ${exhausted.exceeded.kind} budget of task ${exhausted.task.taskId} ran out (${exhausted.exceeded.spent} of ${exhausted.exceeded.limit})`);
+    if (exhausted !== null) fail("budget_exceeded", `the ${exhausted.exceeded.kind} budget of ${exhausted.holder.label} ran out (${exhausted.exceeded.spent} of ${exhausted.exceeded.limit})`);
+    if (input.resumeFrom !== undefined) resumable(ctx, thread.id, input.resumeFrom);
     const inspection = await inspectWorkflowScript(script, args, WORKFLOW_LIBRARY);
     if (!inspection.ok) fail("invalid_request", `the workflow script does not run: ${inspection.error}`);
     const meta = MetaSchema.safeParse(inspection.meta ?? {});
@@ -83,6 +84,7 @@ export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, cal
         args,
         budget,
         clientRequestId: input.clientRequestId ?? null,
+        resumeFrom: input.resumeFrom ?? null,
       },
     });
   }
@@ -95,6 +97,14 @@ export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, cal
   } finally {
     release();
   }
+}
+
+/** resumeFrom: an ended workflow of the same parent thread (another thread's is unknown, as for t3_workflow_status). */
+function resumable(ctx: AppContext, threadId: string, workflowId: string): Workflow {
+  const prior = ctx.orchestrator.state.workflows.get(workflowId);
+  if (prior === undefined || prior.parentThreadId !== threadId) fail("workflow_not_found", `no workflow ${workflowId} belongs to this thread to resume from`);
+  if (prior.status === "running") fail("workflow_running", `workflow ${workflowId} is still running: stop it (t3_workflow_stop) or wait for it to end before resuming from it`);
+  return prior;
 }
 
 function currentWorkflow(ctx: AppContext, workflowId: string): Workflow {

@@ -29,6 +29,7 @@ export function workflowView(state: OrchestrationState, workflow: Workflow, wait
       providerInstanceId: step.providerInstanceId,
       ...(step.result === undefined ? {} : { result: step.result }),
       error: step.error,
+      ...(step.resumedFrom === undefined ? {} : { resumedFrom: step.resumedFrom }),
     })),
     ...(workflow.result === undefined ? {} : { result: workflow.result }),
     error: workflow.error,

@@ -1,6 +1,7 @@
 import type { SessionReleaseReason } from "../effects.js";
 import type { CheckpointFile, CheckpointStatus, CheckpointTrigger } from "../entities/checkpoints.js";
 import type { ProviderItem, TurnEndStatus } from "../providerEvents.js";
+import type { BudgetLimits } from "../entities/budgets.js";
 
 /**
  * Runtime ingestion commands: how provider output and engine housekeeping
@@ -21,6 +22,8 @@ export const RuntimeCommandType = {
   finalizeTask: "delegated-task.finalize",
   checkpointCaptured: "workspace-runtime.checkpoint-captured",
   budgetExceed: "delegated-task.budget-exceed",
+  threadBudgetSet: "thread.budget.set",
+  threadBudgetExceed: "thread.budget-exceed",
 } as const;
 export type RuntimeCommandType = (typeof RuntimeCommandType)[keyof typeof RuntimeCommandType];
 
@@ -114,9 +117,17 @@ export type CheckpointCapturedCommand = RuntimeCommand<
 /** A task's budget ran out (the budget reactor saw its spend reach a limit): record it, stop its work per policy, tell the root. */
 export type BudgetExceedCommand = RuntimeCommand<"delegated-task.budget-exceed", { taskId: string }>;
 
+/** Set (or clear, null) a root thread's budget; its wall-clock time and any recorded exhaustion start over. */
+export type ThreadBudgetSetCommand = RuntimeCommand<"thread.budget.set", { threadId: string; budget: BudgetLimits | null }>;
+
+/** A root thread's budget ran out: record it, stop its tree's work per policy, tell the root. */
+export type ThreadBudgetExceedCommand = RuntimeCommand<"thread.budget-exceed", { threadId: string }>;
+
 export type RuntimeIngestCommand =
   | CheckpointCapturedCommand
   | BudgetExceedCommand
+  | ThreadBudgetSetCommand
+  | ThreadBudgetExceedCommand
   | DeliverTaskNoticeCommand
   | FinalizeTaskCommand
   | SessionOpenedCommand

@@ -35,6 +35,8 @@ export interface WorkflowStartCommand {
     readonly args: unknown;
     readonly budget: BudgetLimits | null;
     readonly clientRequestId: string | null;
+    /** An ended workflow of the same parent thread whose finished calls this one reuses (docs/workflows.md, Resuming an edited script). */
+    readonly resumeFrom?: string | null;
   };
 }
 
@@ -58,6 +60,8 @@ export interface WorkflowStepStartCommand {
     readonly taskId: string | null;
     readonly childThreadId: string | null;
     readonly providerInstanceId: string | null;
+    /** The step answers from this completed step of the workflow it resumes from: it is journaled completed with that result. */
+    readonly resumedFrom?: { readonly workflowId: string; readonly stepId: string };
   };
 }
 

@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { IsoTimeSchema } from "../thread.js";
 
 /**
  * Tree-wide budgets (docs/budgets.md): limits on what a delegated task's whole
  * subtree may spend. Every limit is optional; a task inherits its ancestors'
  * limits and may only narrow them.
  */
+/** An ISO time (as the thread's IsoTimeSchema; defined here so the thread entity can carry a budget). */
+const IsoTimeSchema = z.string().min(1);
+
 export const BudgetKind = {
   tokens: "tokens",
   turns: "turns",
@@ -54,3 +56,11 @@ export const BudgetExceededSchema = z.object({
   at: IsoTimeSchema,
 });
 export type BudgetExceeded = z.infer<typeof BudgetExceededSchema>;
+
+/** A root thread's budget (docs/budgets.md, Root threads): its limits, when they were set (wall-clock time counts from then), and the limit that ran out. */
+export const ThreadBudgetSchema = z.object({
+  limits: BudgetLimitsSchema,
+  since: IsoTimeSchema,
+  exceeded: BudgetExceededSchema.nullable(),
+});
+export type ThreadBudget = z.infer<typeof ThreadBudgetSchema>;

@@ -33,6 +33,11 @@ export const WorkflowStepStatusSchema = z.enum(WorkflowStepStatus);
 export const WorkflowPhaseSchema = z.object({ title: z.string().min(1).max(500), detail: z.string().max(5_000).optional() }).strict();
 export type WorkflowPhase = z.infer<typeof WorkflowPhaseSchema>;
 
+
+/** Where a delegated task sits in a workflow: the lineage of an agent() child back to its step. */
+export const WorkflowStepRefSchema = z.object({ workflowId: EntityIdSchema, stepId: EntityIdSchema }).strict();
+export type WorkflowStepRef = z.infer<typeof WorkflowStepRefSchema>;
+
 /**
  * One agent() call, journaled. `callKey` is the call's identity within the
  * script: its prompt, its options and its ordinal among identical calls; the
@@ -55,6 +60,8 @@ export const WorkflowStepSchema = z.object({
   attempt: z.number().int().positive().optional(),
   result: z.unknown().optional(),
   error: FailureSchema.nullable(),
+  /** The prior workflow's step that answered this call (a resumed workflow's reused prefix): no task ran for it here. */
+  resumedFrom: WorkflowStepRefSchema.optional(),
   startedAt: IsoTimeSchema,
   endedAt: IsoTimeSchema.nullable(),
 });
@@ -80,13 +87,11 @@ export const WorkflowSchema = z.object({
   error: FailureSchema.nullable(),
   budget: BudgetLimitsSchema.nullable(),
   clientRequestId: z.string().min(1).nullable(),
+  /** The ended workflow whose journal answers this one's calls up to the first call that differs. */
+  resumeFrom: EntityIdSchema.nullable().optional(),
   stopReason: z.string().nullable(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
   endedAt: IsoTimeSchema.nullable(),
 });
 export type Workflow = z.infer<typeof WorkflowSchema>;
-
-/** Where a delegated task sits in a workflow: the lineage of an agent() child back to its step. */
-export const WorkflowStepRefSchema = z.object({ workflowId: EntityIdSchema, stepId: EntityIdSchema }).strict();
-export type WorkflowStepRef = z.infer<typeof WorkflowStepRefSchema>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RunStatusSchema } from "../entities/runs.js";
+import { BudgetExceededSchema, BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { OutputSchemaInput } from "./outputSchema.js";
 import { ItemViewSchema, LinkedPullRequestSchema, RunSummarySchema, ThreadStatusSchema, ThreadSummarySchema } from "./toolOutputs.js";
@@ -87,8 +88,9 @@ export type ThreadReadInput = z.infer<typeof ThreadReadInput>;
 export const ThreadUpdateInput = z
   .object({
     threadId: ThreadIdInput.optional().describe("Default: the calling thread"),
-    action: z.enum(["rename", "regenerate_title"]),
+    action: z.enum(["rename", "regenerate_title", "set_budget"]),
     title: z.string().min(1).max(500).optional().describe("Required for rename; rejected for regenerate_title"),
+    budget: BudgetLimitsSchema.nullable().optional().describe("set_budget (owner only, root threads): the tree-wide budget, or null to clear it; its wall-clock time starts over"),
     clientRequestId: ClientRequestIdInput.optional(),
   })
   .strict();
@@ -180,6 +182,7 @@ export const ThreadLaunchInput = z
     worktreePath: z.string().min(1).max(INPUT_LIMITS.pathChars).optional(),
     startFromOrigin: z.boolean().optional().describe("worktree: start from origin/<branch> when that ref exists locally (nothing is fetched)"),
     outputSchema: OutputSchemaInput.optional(),
+    budget: BudgetLimitsSchema.optional().describe("Owner only: limits on what this root thread's whole tree may spend (docs/budgets.md); change or clear it with t3_thread_update set_budget"),
   })
   .strict();
 export type ThreadLaunchInput = z.infer<typeof ThreadLaunchInput>;
@@ -256,6 +259,8 @@ export const ThreadReadOutput = z.object({
   structuredResult: z.unknown().optional(),
   /** Such a thread: why there is no structured result (the validation errors); null while none is known. */
   structuredResultError: z.object({ message: z.string(), errors: z.array(z.string()) }).nullable().optional(),
+  /** A root thread with a budget: its limits, its tree's spend, and the limit that ran out (null while none). */
+  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, exceeded: BudgetExceededSchema.nullable() }).optional(),
 });
 export type ThreadReadOutput = z.infer<typeof ThreadReadOutput>;
 

@@ -35,6 +35,12 @@ export const WorkflowStartInput = z
     timeoutMs: z.number().int().min(0).max(3_600_000).optional().describe("For mode wait; capped by the server"),
     budget: BudgetLimitsSchema.optional().describe("Limits on what all of the workflow's agents may spend together; can only narrow the budgets you run under"),
     clientRequestId: z.string().min(1).max(200).optional().describe("Stable per workflow: a retry returns the same workflow instead of starting a second"),
+    resumeFrom: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .describe("The workflowId of an ended (completed, failed or stopped) workflow you started: this script's agent() calls are answered from its journal up to the first call that differs (another prompt or options, or a call that did not complete there), and run fresh from there"),
   })
   .strict()
   .refine((input) => (input.script === undefined) !== (input.name === undefined), { message: "give exactly one of script or name" });
@@ -56,6 +62,8 @@ const WorkflowStepView = z.object({
   providerInstanceId: z.string().nullable(),
   result: z.unknown().optional(),
   error: FailureSchema.nullable(),
+  /** The prior workflow's step that answered this call (resumeFrom). */
+  resumedFrom: z.object({ workflowId: z.string(), stepId: z.string() }).optional(),
 });
 
 export const WorkflowOutput = z.object({

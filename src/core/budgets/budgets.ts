@@ -1,5 +1,6 @@
 import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetSpend } from "../../contracts/entities/budgets.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
+import type { AppThread } from "../../contracts/thread.js";
 import type { OrchestrationState } from "../state.js";
 
 /**
@@ -9,9 +10,42 @@ import type { OrchestrationState } from "../state.js";
  * cost, runs for turns, tasks for spawns, the task's age for wall-clock time.
  */
 
+/**
+ * What holds a budget: a delegated task (its subtree is its child thread's)
+ * or a root thread (its whole tree). `since` is when wall-clock time starts.
+ */
+export interface BudgetHolder {
+  readonly kind: "task" | "thread";
+  /** The taskId or the root threadId. */
+  readonly id: string;
+  /** "task <id>" or "thread <id>", for messages. */
+  readonly label: string;
+  readonly title: string;
+  readonly budget: BudgetLimits;
+  readonly exceeded: BudgetExceeded | null;
+  /** The top thread of the governed subtree. */
+  readonly top: string;
+  readonly since: string;
+}
+
+export function taskHolder(task: DelegatedTask): BudgetHolder {
+  return { kind: "task", id: task.taskId, label: `task ${task.taskId}`, title: task.title, budget: task.budget ?? {}, exceeded: task.budgetExceeded ?? null, top: task.childThreadId, since: task.createdAt };
+}
+
+export function threadHolder(thread: AppThread): BudgetHolder | null {
+  const budget = thread.budget;
+  if (budget === undefined || budget === null) return null;
+  return { kind: "thread", id: thread.id, label: `thread ${thread.id}`, title: thread.title, budget: budget.limits, exceeded: budget.exceeded, top: thread.id, since: budget.since };
+}
+
 /** Every thread of a task's subtree: its child thread and all their descendants' threads. */
 export function subtreeThreads(state: OrchestrationState, task: DelegatedTask): string[] {
-  const threads = [task.childThreadId];
+  return treeThreads(state, task.childThreadId);
+}
+
+/** `top` and every thread delegated below it, at any depth. */
+export function treeThreads(state: OrchestrationState, top: string): string[] {
+  const threads = [top];
   for (let index = 0; index < threads.length; index += 1) {
     for (const candidate of state.tasks.values()) if (candidate.parentThreadId === threads[index]) threads.push(candidate.childThreadId);
   }
@@ -19,7 +53,11 @@ export function subtreeThreads(state: OrchestrationState, task: DelegatedTask): 
 }
 
 export function spendOf(state: OrchestrationState, task: DelegatedTask, now: string): BudgetSpend {
-  const threads = new Set(subtreeThreads(state, task));
+  return holderSpend(state, taskHolder(task), now);
+}
+
+export function holderSpend(state: OrchestrationState, holder: BudgetHolder, now: string): BudgetSpend {
+  const threads = new Set(treeThreads(state, holder.top));
   let tokens = 0;
   let turns = 0;
   let costUsd = 0;
@@ -38,7 +76,7 @@ export function spendOf(state: OrchestrationState, task: DelegatedTask, now: str
   }
   let spawns = 0;
   for (const candidate of state.tasks.values()) if (threads.has(candidate.parentThreadId)) spawns += 1;
-  const wallClockMs = Math.max(0, Date.parse(now) - Date.parse(task.createdAt));
+  const wallClockMs = Math.max(0, Date.parse(now) - Date.parse(holder.since));
   return { tokens, turns, wallClockMs, spawns, costUsd };
 }
 
@@ -60,9 +98,9 @@ export function reachedLimit(budget: BudgetLimits, spend: BudgetSpend, mode: "ad
   return null;
 }
 
-/** The tasks with a budget whose subtree holds `threadId`, nearest first. */
-export function governingTasks(state: OrchestrationState, threadId: string): DelegatedTask[] {
-  const found: DelegatedTask[] = [];
+/** The budgets whose tree holds `threadId`, nearest first: the tasks with a budget up the delegation chain, then the root thread's. */
+export function governingBudgets(state: OrchestrationState, threadId: string): BudgetHolder[] {
+  const found: BudgetHolder[] = [];
   const seen = new Set<string>();
   let current: string | undefined = threadId;
   while (current !== undefined && !seen.has(current)) {
@@ -70,18 +108,21 @@ export function governingTasks(state: OrchestrationState, threadId: string): Del
     const taskId = state.taskByChildThread.get(current);
     const task = taskId === undefined ? undefined : state.tasks.get(taskId);
     if (task === undefined) break;
-    if (task.budget !== undefined && task.budget !== null) found.push(task);
+    if (task.budget !== undefined && task.budget !== null) found.push(taskHolder(task));
     current = task.parentThreadId;
   }
+  const top = current === undefined ? undefined : state.threads.get(current);
+  const root = top === undefined ? null : threadHolder(top);
+  if (root !== null) found.push(root);
   return found;
 }
 
 /** A budget that ran out (recorded) or is reached now, governing `threadId`; null when every one has room. */
-export function exhaustedBudget(state: OrchestrationState, threadId: string, now: string): { readonly task: DelegatedTask; readonly exceeded: Omit<BudgetExceeded, "at" | "policy"> } | null {
-  for (const task of governingTasks(state, threadId)) {
-    if (task.budgetExceeded !== undefined && task.budgetExceeded !== null) return { task, exceeded: task.budgetExceeded };
-    const reached = reachedLimit(task.budget!, spendOf(state, task, now), "admit");
-    if (reached !== null) return { task, exceeded: reached };
+export function exhaustedBudget(state: OrchestrationState, threadId: string, now: string): { readonly holder: BudgetHolder; readonly exceeded: Omit<BudgetExceeded, "at" | "policy"> } | null {
+  for (const holder of governingBudgets(state, threadId)) {
+    if (holder.exceeded !== null) return { holder, exceeded: holder.exceeded };
+    const reached = reachedLimit(holder.budget, holderSpend(state, holder, now), "admit");
+    if (reached !== null) return { holder, exceeded: reached };
   }
   return null;
 }
@@ -97,8 +138,8 @@ export function exhaustedBudget(state: OrchestrationState, threadId: string, now
 export function narrowedBudget(state: OrchestrationState, parentThreadId: string, requested: BudgetLimits | undefined): BudgetLimits | null | string {
   const inherited: { -readonly [K in keyof BudgetLimits]: BudgetLimits[K] } = {};
   // Nearest first: the nearest policy wins; every limit is the narrowest along the path.
-  for (const task of governingTasks(state, parentThreadId)) {
-    const budget = task.budget!;
+  for (const holder of governingBudgets(state, parentThreadId)) {
+    const budget = holder.budget;
     if (inherited.onExceeded === undefined && budget.onExceeded !== undefined) inherited.onExceeded = budget.onExceeded;
     for (const kind of BUDGET_KINDS) {
       const limit = budget[kind];

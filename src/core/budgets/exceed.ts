@@ -1,11 +1,12 @@
-import type { BudgetExceedCommand } from "../../contracts/commands/runtimeCommands.js";
+import type { BudgetExceedCommand, ThreadBudgetExceedCommand, ThreadBudgetSetCommand } from "../../contracts/commands/runtimeCommands.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { stopTaskTree } from "../delegation/controls.js";
 import { Changes } from "../run/changes.js";
 import { deliverNotice } from "../run/notify.js";
 import type { OrchestrationState } from "../state.js";
-import { activeRun } from "../run/lifecycle.js";
-import { reachedLimit, spendOf, subtreeThreads } from "./budgets.js";
+import { activeRun, requestInterrupt } from "../run/lifecycle.js";
+import { changed, liveThread } from "../thread/guards.js";
+import { holderSpend, reachedLimit, spendOf, subtreeThreads, threadHolder, treeThreads } from "./budgets.js";
 
 /**
  * delegated-task.budget-exceed: a task's subtree reached one of its budget's
@@ -47,6 +48,59 @@ export function decideBudgetExceed(state: OrchestrationState, command: BudgetExc
       taskId: task.taskId,
     },
     { allowSteer: true },
+  );
+  return changes.done();
+}
+
+/** thread.budget.set: a root thread's budget, set or cleared (null); setting starts its wall-clock time and any exhaustion over. */
+export function decideThreadBudgetSet(state: OrchestrationState, command: ThreadBudgetSetCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const thread = found.thread;
+  if (thread.lineage.parentThreadId !== null) return reject("budget_not_root", `thread ${thread.id} is not a root thread: its budget comes from the task or workflow that made it`);
+  const budget = command.data.budget === null ? null : { limits: command.data.budget, since: ctx.now, exceeded: null };
+  const changes = new Changes(state, ctx);
+  changes.putThread("thread.metadata-updated", changed(thread, ctx, { budget }));
+  return changes.done();
+}
+
+/**
+ * thread.budget-exceed: a root thread's tree reached one of its budget's
+ * limits. Recorded once on the thread; with `stop` the root's running turn is
+ * interrupted and every task it delegated is stopped with its tree, as
+ * task_cancel does; with `finish_turn` running turns finish and nothing new
+ * starts. The root gets a notice. Rejected when the budget has room or was
+ * already recorded.
+ */
+export function decideThreadBudgetExceed(state: OrchestrationState, command: ThreadBudgetExceedCommand, ctx: DecideContext): Decision {
+  const thread = state.threads.get(command.data.threadId);
+  const holder = thread === undefined ? null : threadHolder(thread);
+  if (thread === undefined || holder === null) return reject("budget_not_exceeded", `thread ${command.data.threadId} has no budget`);
+  if (holder.exceeded !== null) return reject("budget_already_exceeded", `the ${holder.exceeded.kind} budget of thread ${thread.id} already ran out`);
+  const reached = reachedLimit(holder.budget, holderSpend(state, holder, ctx.now));
+  if (reached === null) return reject("budget_not_exceeded", `thread ${thread.id} is within its budget`);
+  const policy = holder.budget.onExceeded ?? "stop";
+  const changes = new Changes(state, ctx);
+  changes.putThread("thread.metadata-updated", changed(thread, ctx, { budget: { ...thread.budget!, exceeded: { ...reached, policy, at: ctx.now } } }));
+  const stopped = policy === "stop" ? treeThreads(state, thread.id).filter((threadId) => activeRun(changes, threadId) !== null) : [];
+  if (policy === "stop") {
+    const own = activeRun(changes, thread.id);
+    if (own !== null && own.interruptRequestedAt === null) requestInterrupt(changes, own, "system", `budget_exceeded:${reached.kind}`);
+    for (const task of state.tasks.values()) {
+      if (task.parentThreadId === thread.id && task.resultContextTransferId === null) stopTaskTree(changes, changes.task(task.taskId)!, `budget_exceeded:${reached.kind}`);
+    }
+  }
+  const what =
+    policy === "finish_turn"
+      ? "Running turns may finish; no new delegation or turn starts under it."
+      : stopped.length === 0
+        ? "Nothing was running under it."
+        : `Stopped the running work of ${stopped.length} thread(s): ${stopped.join(", ")}.`;
+  deliverNotice(
+    changes,
+    thread.id,
+    { title: `Budget exceeded: ${reached.kind}`, text: `The ${reached.kind} budget of this thread's tree ran out: spent ${reached.spent} of ${reached.limit}. ${what}`, sourceThreadId: null },
+    { allowSteer: policy === "finish_turn" },
   );
   return changes.done();
 }

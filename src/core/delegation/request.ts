@@ -66,7 +66,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
   const exhausted = exhaustedBudget(state, parent.id, ctx.now);
   if (exhausted !== null) {
     const { kind, limit, spent } = exhausted.exceeded;
-    return reject("budget_exceeded", `the ${kind} budget of task ${exhausted.task.taskId} ran out (${spent} of ${limit})`);
+    return reject("budget_exceeded", `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit})`);
   }
   const budget = narrowedBudget(state, parent.id, data.budget);
   if (typeof budget === "string") return reject("budget_widening_denied", `a task can only narrow its inherited budget: ${budget}`);

@@ -9,6 +9,7 @@ import { Changes } from "./changes.js";
 import { activeRun, enqueue, newRun, queuedRuns, requestInterrupt, providerNotSet, startRun, threadProvider, turnFacts } from "./lifecycle.js";
 import { isProviderControlMessage, isProviderControlTurn } from "./controlMessages.js";
 import { recordFollowUp } from "../delegation/followUps.js";
+import { exhaustedBudget } from "../budgets/budgets.js";
 
 /**
  * A running turn accepts steering only while its provider (`facts`, the run's
@@ -35,6 +36,15 @@ export function decideMessageDispatch(state: OrchestrationState, command: Messag
   if (providerId === null) return providerNotSet(thread.id);
   const facts = ctx.providers(providerId);
   if (facts === null) return reject("provider_unavailable", `provider instance ${providerId} is not available`);
+
+  // New work under a budget that ran out (either policy) is refused; a system re-send of a message already accepted is not new work.
+  if (command.data.createdBy !== "system") {
+    const exhausted = exhaustedBudget(state, thread.id, ctx.now);
+    if (exhausted !== null) {
+      const { kind, limit, spent } = exhausted.exceeded;
+      return reject("budget_exceeded", `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit}): thread ${thread.id} takes no new message under it`);
+    }
+  }
 
   const changes = new Changes(state, ctx);
   const active = activeRun(changes, thread.id);

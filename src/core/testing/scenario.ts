@@ -173,6 +173,7 @@ function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
   if ("checkpoint" in data) return data.checkpoint.threadId;
   if ("rollback" in data) return data.rollback.threadId;
   if ("workflow" in data) return data.workflow.parentThreadId;
+  if ("step" in data) return data.parentThreadId;
   return data.session.threadId;
 }
 

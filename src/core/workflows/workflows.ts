@@ -8,7 +8,7 @@ import type {
   WorkflowStopCommand,
 } from "../../contracts/commands/workflowCommands.js";
 import type { Workflow, WorkflowStep } from "../../contracts/entities/workflows.js";
-import { workflowEvent } from "../../contracts/events.js";
+import { workflowEvent, workflowStepEvent } from "../../contracts/events.js";
 import type { ToolItemStatus } from "../../contracts/turnItemParts.js";
 import type { TurnItemOf } from "../../contracts/turnItems.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
@@ -20,9 +20,12 @@ import { liveThread } from "../thread/guards.js";
 
 /**
  * Workflow scripts (docs/workflows.md), pure: the journal of a running script.
- * Each decision writes the whole workflow (`workflow.updated`) and the parent
- * thread's `dynamic_tool` item that shows it (phases, step statuses, result),
- * updated in place.
+ * Start, phase, finish and stop write the whole workflow (`workflow.updated`);
+ * a step's start, re-issue and finish write that step alone
+ * (`workflow.step.updated`), so a step costs the same however long the
+ * journal is. Each decision also updates the parent thread's `dynamic_tool`
+ * item that shows the workflow in place: phases, step counts, the running
+ * steps, and every step once the workflow ended.
  */
 
 const ITEM_STATUS: { readonly [S in Workflow["status"]]: ToolItemStatus } = {
@@ -40,7 +43,16 @@ export function workflowItemResult(workflow: Workflow) {
     status: workflow.status,
     phases: workflow.phases.map((phase) => phase.title),
     currentPhase: workflow.currentPhase,
-    steps: workflow.steps.map((step) => ({ index: step.index, label: step.label, phase: step.phase, status: step.status, childThreadId: step.childThreadId })),
+    stepCounts: {
+      total: workflow.steps.length,
+      running: workflow.steps.filter((step) => step.status === "running").length,
+      completed: workflow.steps.filter((step) => step.status === "completed").length,
+      failed: workflow.steps.filter((step) => step.status === "failed").length,
+    },
+    // While running only the running steps (at most the concurrency limit), so the item stays small; every step once ended.
+    steps: workflow.steps
+      .filter((step) => workflow.status !== "running" || step.status === "running")
+      .map((step) => ({ index: step.index, label: step.label, phase: step.phase, status: step.status, childThreadId: step.childThreadId })),
     ...(workflow.result === undefined ? {} : { result: workflow.result }),
     error: workflow.error,
   };
@@ -48,6 +60,18 @@ export function workflowItemResult(workflow: Workflow) {
 
 function put(changes: Changes, workflow: Workflow): Decision {
   changes.events.push(workflowEvent(workflow));
+  return showItem(changes, workflow);
+}
+
+/** Journal one step: the step alone on the log, then the item. */
+function putStep(changes: Changes, workflow: Workflow, step: WorkflowStep, ctx: DecideContext): Decision {
+  changes.events.push(workflowStepEvent(workflow, step, ctx.now));
+  const steps = [...workflow.steps];
+  steps[step.index - 1] = step;
+  return showItem(changes, { ...workflow, steps, updatedAt: ctx.now });
+}
+
+function showItem(changes: Changes, workflow: Workflow): Decision {
   const existing = changes.existingItem(workflow.itemId) as TurnItemOf<"dynamic_tool"> | undefined;
   const body = {
     type: "dynamic_tool" as const,
@@ -78,6 +102,11 @@ export function decideWorkflowStart(state: OrchestrationState, command: Workflow
   if (state.workflows.has(data.workflowId)) return reject(RejectionCode.workflowAlreadyExists, `workflow ${data.workflowId} already exists`);
   const found = liveThread(state, data.parentThreadId);
   if (found.kind === "rejected") return found;
+  if (data.resumeFrom != null) {
+    const prior = state.workflows.get(data.resumeFrom);
+    if (prior === undefined || prior.parentThreadId !== data.parentThreadId) return reject(RejectionCode.workflowNotFound, `no workflow ${data.resumeFrom} of thread ${data.parentThreadId} to resume from`);
+    if (prior.status === "running") return reject(RejectionCode.workflowRunning, `workflow ${data.resumeFrom} is still running`);
+  }
   const run = state.runs.get(data.parentRunId);
   if (run === undefined || run.threadId !== data.parentThreadId || run.endedAt !== null) {
     return reject(RejectionCode.parentNotActive, `run ${data.parentRunId} is not an active run of thread ${data.parentThreadId}`);
@@ -98,6 +127,7 @@ export function decideWorkflowStart(state: OrchestrationState, command: Workflow
     error: null,
     budget: data.budget,
     clientRequestId: data.clientRequestId,
+    resumeFrom: data.resumeFrom ?? null,
     stopReason: null,
     createdAt: ctx.now,
     updatedAt: ctx.now,
@@ -118,6 +148,7 @@ export function decideWorkflowStepStart(state: OrchestrationState, command: Work
   if (isDecision(workflow)) return workflow;
   const data = command.data;
   if (workflow.steps.some((step) => step.stepId === data.stepId)) return reject(RejectionCode.workflowStepExists, `workflow ${workflow.workflowId} already journaled step ${data.stepId}`);
+  if (data.resumedFrom !== undefined) return reuseStep(state, workflow, data, ctx);
   const step: WorkflowStep = {
     stepId: data.stepId,
     index: workflow.steps.length + 1,
@@ -132,7 +163,34 @@ export function decideWorkflowStepStart(state: OrchestrationState, command: Work
     startedAt: ctx.now,
     endedAt: null,
   };
-  return put(new Changes(state, ctx), { ...workflow, steps: [...workflow.steps, step], updatedAt: ctx.now });
+  return putStep(new Changes(state, ctx), workflow, step, ctx);
+}
+
+/** A resumed workflow's call answered by the prior workflow's completed step of the same identity: journaled completed, no task. */
+function reuseStep(state: OrchestrationState, workflow: Workflow, data: WorkflowStepStartCommand["data"], ctx: DecideContext): Decision {
+  const from = data.resumedFrom!;
+  const prior = state.workflows.get(from.workflowId);
+  const reused = prior?.steps.find((step) => step.stepId === from.stepId);
+  if (workflow.resumeFrom !== from.workflowId || prior === undefined || reused === undefined || reused.status !== "completed" || reused.callKey !== data.callKey) {
+    return reject(RejectionCode.workflowStepNotFound, `workflow ${from.workflowId} has no completed step ${from.stepId} for this call to reuse`);
+  }
+  const step: WorkflowStep = {
+    stepId: data.stepId,
+    index: workflow.steps.length + 1,
+    callKey: data.callKey,
+    label: data.label,
+    phase: data.phase,
+    taskId: reused.taskId,
+    childThreadId: reused.childThreadId,
+    providerInstanceId: reused.providerInstanceId,
+    status: "completed",
+    ...(reused.result === undefined ? {} : { result: reused.result }),
+    error: null,
+    resumedFrom: { workflowId: from.workflowId, stepId: from.stepId },
+    startedAt: ctx.now,
+    endedAt: ctx.now,
+  };
+  return putStep(new Changes(state, ctx), workflow, step, ctx);
 }
 
 export function decideWorkflowStepFinish(state: OrchestrationState, command: WorkflowStepFinishCommand, ctx: DecideContext): Decision {
@@ -143,8 +201,7 @@ export function decideWorkflowStepFinish(state: OrchestrationState, command: Wor
   if (step === undefined) return reject(RejectionCode.workflowStepNotFound, `workflow ${workflow.workflowId} has no step ${data.stepId}`);
   if (step.status !== "running") return reject(RejectionCode.workflowStepFinished, `step ${data.stepId} is already ${step.status}`);
   const finished: WorkflowStep = { ...step, status: data.status, ...(data.result === undefined ? {} : { result: data.result }), error: data.error, endedAt: ctx.now };
-  const steps = workflow.steps.map((candidate) => (candidate.stepId === step.stepId ? finished : candidate));
-  return put(new Changes(state, ctx), { ...workflow, steps, updatedAt: ctx.now });
+  return putStep(new Changes(state, ctx), workflow, finished, ctx);
 }
 
 export function decideWorkflowStepReissue(state: OrchestrationState, command: WorkflowStepReissueCommand, ctx: DecideContext): Decision {
@@ -156,8 +213,7 @@ export function decideWorkflowStepReissue(state: OrchestrationState, command: Wo
   if (step.status !== "running") return reject(RejectionCode.workflowStepFinished, `step ${data.stepId} is already ${step.status}`);
   if ((step.attempt ?? 1) >= data.attempt) return reject(RejectionCode.workflowStepExists, `step ${data.stepId} is already at attempt ${step.attempt ?? 1}`);
   const next: WorkflowStep = { ...step, attempt: data.attempt, taskId: data.taskId, childThreadId: data.childThreadId };
-  const steps = workflow.steps.map((candidate) => (candidate.stepId === step.stepId ? next : candidate));
-  return put(new Changes(state, ctx), { ...workflow, steps, updatedAt: ctx.now });
+  return putStep(new Changes(state, ctx), workflow, next, ctx);
 }
 
 /** workflow.finish: the script's outcome; the summary wakes the parent as a notice when it is not being handed the result by a wait. */
