@@ -5,6 +5,7 @@ import type { SessionListResult } from "../../app/sessions.js";
 import { type ModelServer, startModelServer } from "../../modelServer/server.js";
 import { agentHomeName } from "../../server/agentHomes.js";
 import { LoomHarness } from "../../testkit/loomHarness.js";
+import { pollUntil } from "../../testkit/poll.js";
 
 /**
  * A warm pool on the real codex 0.171.0 (docs/warm-pools.md): `codex
@@ -55,14 +56,8 @@ async function sessions(): Promise<SessionListResult> {
   return (await res.json()) as SessionListResult;
 }
 
-async function fullPool(): Promise<SessionListResult> {
-  const deadline = Date.now() + TURN_MS;
-  for (;;) {
-    const list = await sessions();
-    if (list.warm.length === 1) return list;
-    if (Date.now() > deadline) throw new Error(`the codex pool did not fill: ${JSON.stringify(list)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function fullPool(): Promise<SessionListResult> {
+  return pollUntil(() => sessions(), (list) => list.warm.length === 1, "the codex pool to fill", TURN_MS);
 }
 
 /** Launch a codex thread; its run delegates once and ends. Returns the thread id. */
