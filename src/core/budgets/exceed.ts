@@ -32,12 +32,7 @@ export function decideBudgetExceed(state: OrchestrationState, command: BudgetExc
   const stopped = policy === "stop" && !final ? subtreeThreads(state, task).filter((threadId) => activeRun(changes, threadId) !== null) : [];
   if (policy === "stop" && !final) stopTaskTree(changes, changes.task(task.taskId)!, `budget_exceeded:${reached.kind}`);
   const rootThreadId = state.threads.get(task.parentThreadId)?.lineage.rootThreadId ?? task.parentThreadId;
-  const what =
-    policy === "finish_turn"
-      ? "Running turns may finish; no new delegation or turn starts under it."
-      : stopped.length === 0
-        ? "Nothing was running under it."
-        : `Stopped the running work of ${stopped.length} thread(s): ${stopped.join(", ")}.`;
+  const what = stoppedWork(policy, stopped);
   deliverNotice(
     changes,
     rootThreadId,
@@ -90,12 +85,7 @@ export function decideThreadBudgetExceed(state: OrchestrationState, command: Thr
       if (task.parentThreadId === thread.id && task.resultContextTransferId === null) stopTaskTree(changes, changes.task(task.taskId)!, `budget_exceeded:${reached.kind}`);
     }
   }
-  const what =
-    policy === "finish_turn"
-      ? "Running turns may finish; no new delegation or turn starts under it."
-      : stopped.length === 0
-        ? "Nothing was running under it."
-        : `Stopped the running work of ${stopped.length} thread(s): ${stopped.join(", ")}.`;
+  const what = stoppedWork(policy, stopped);
   deliverNotice(
     changes,
     thread.id,
@@ -103,4 +93,10 @@ export function decideThreadBudgetExceed(state: OrchestrationState, command: Thr
     { allowSteer: policy === "finish_turn" },
   );
   return changes.done();
+}
+
+/** The notice's sentence on what happened to the running work under a budget that ran out. */
+function stoppedWork(policy: "stop" | "finish_turn", stopped: readonly string[]): string {
+  if (policy === "finish_turn") return "Running turns may finish; no new delegation or turn starts under it.";
+  return stopped.length === 0 ? "Nothing was running under it." : `Stopped the running work of ${stopped.length} thread(s): ${stopped.join(", ")}.`;
 }
