@@ -1,12 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SessionListResult } from "../app/sessions.js";
 import type { LoomConfigFile } from "../config/config.js";
 import { startLoomServer } from "../server/loomServer.js";
 import { delegateStep, launchParent, tasksOf, waitForTasks } from "../testkit/delegationHarness.js";
 import { LoomHarness, TEST_PROVIDERS, script } from "../testkit/loomHarness.js";
 import { pollUntil } from "../testkit/poll.js";
+import { sessionList } from "../testkit/warmPoolChecks.js";
 
 /**
  * Warm pools (docs/warm-pools.md) on a real server with scripted agents: a
@@ -27,14 +27,8 @@ afterEach(async () => {
   h = null;
 });
 
-async function sessions(harness: LoomHarness): Promise<SessionListResult> {
-  const res = await fetch(`${harness.server.url}/api/sessions`, { headers: { authorization: `Bearer ${harness.ownerToken}` } });
-  expect(res.status).toBe(200);
-  return (await res.json()) as SessionListResult;
-}
-
 async function warmIds(harness: LoomHarness, instance: string): Promise<string[]> {
-  return (await sessions(harness)).warm.filter((w) => w.providerInstanceId === instance).map((w) => w.warmSessionId);
+  return (await sessionList(harness)).warm.filter((w) => w.providerInstanceId === instance).map((w) => w.warmSessionId);
 }
 
 /** Wait (polling the owner route) until `instance` has exactly `count` warm sessions; returns their ids. */
@@ -48,7 +42,7 @@ describe("warm pools", () => {
   it("hands a warm session to each child, bound to that child's credential only, and refills", { timeout: 60_000 }, async () => {
     h = await LoomHarness.start({ config: { providers: POOLED } });
     const before = await untilWarm(h, "b", 2);
-    expect((await sessions(h)).warm.find((w) => w.warmSessionId === before[0])).toMatchObject({ providerInstanceId: "b", driver: "scripted", idleMs: expect.any(Number) });
+    expect((await sessionList(h)).warm.find((w) => w.warmSessionId === before[0])).toMatchObject({ providerInstanceId: "b", driver: "scripted", idleMs: expect.any(Number) });
 
     // Each child delegates a grandchild to `a`: the task's parent is whoever the child's credential names.
     const grandchild = (name: string) => delegateStep([{ say: `grandchild of ${name}` }], { target: { providerInstanceId: "a" } });
@@ -61,7 +55,7 @@ describe("warm pools", () => {
       const [task] = tasksOf(h, child);
       expect(task?.parentThreadId).toBe(child);
     }
-    const held = (await sessions(h)).sessions.filter((s) => childThreads.includes(s.threadId));
+    const held = (await sessionList(h)).sessions.filter((s) => childThreads.includes(s.threadId));
     expect(held.map((s) => s.fromPool)).toEqual([true, true]);
     expect(held.every((s) => s.providerInstanceId === "b")).toBe(true);
     // Each child session's credential was minted for that child's thread and session, at hand-out.
@@ -82,7 +76,7 @@ describe("warm pools", () => {
 
     const { threadId, runId } = await h.launch({ title: "cold", message: script({ say: "hi" }) });
     await h.waitForEnd(runId!);
-    const held = (await sessions(h)).sessions.find((s) => s.threadId === threadId);
+    const held = (await sessionList(h)).sessions.find((s) => s.threadId === threadId);
     expect(held?.fromPool).toBe(false);
     await untilWarm(h, "scripted", 1);
   });

@@ -1,11 +1,10 @@
 import { existsSync, lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SessionListResult } from "../../app/sessions.js";
 import { type ModelServer, startModelServer } from "../../modelServer/server.js";
 import { agentHomeName } from "../../server/agentHomes.js";
 import { LoomHarness } from "../../testkit/loomHarness.js";
-import { pollUntil } from "../../testkit/poll.js";
+import { DELEGATING_RULES, delegatingThread, sessionList, untilWarm } from "../../testkit/warmPoolChecks.js";
 
 /**
  * A warm pool on the real Claude Code (bundled with the Agent SDK 0.3.332;
@@ -32,35 +31,13 @@ beforeEach(async () => {
       ],
     },
   });
-  model.setRules([
-    { when: { toolAvailable: "delegate_task", lastIsToolResult: false, lastUserIncludes: "Delegate the greeting." }, reply: { toolCall: { tool: "delegate_task", arguments: { task: "say hello", mode: "async", target: { providerInstanceId: "scripted" } } } } },
-    // Every other request (the tool's result, the notice of the child's end) gets a plain answer.
-    { reply: { text: "noted" } },
-  ]);
+  model.setRules([...DELEGATING_RULES]);
 });
 
 afterEach(async () => {
   await harness.close();
   await model.close();
 });
-
-async function sessions(): Promise<SessionListResult> {
-  const res = await fetch(`${harness.server.url}/api/sessions`, { headers: { authorization: `Bearer ${harness.ownerToken}` } });
-  expect(res.status).toBe(200);
-  return (await res.json()) as SessionListResult;
-}
-
-function fullPool(): Promise<SessionListResult> {
-  return pollUntil(() => sessions(), (list) => list.warm.length === 1, "the Claude pool to fill", TURN_MS);
-}
-
-/** Launch a codex thread; its run delegates once and ends. Returns the thread id. */
-async function delegatingThread(title: string): Promise<string> {
-  const launched = await harness.launch({ message: "Delegate the greeting.", title, target: { providerInstanceId: "claude" } });
-  const run = await harness.waitForEnd(launched.runId!, TURN_MS);
-  expect(run.status, JSON.stringify(harness.items(launched.threadId), null, 2)).toBe("completed");
-  return launched.threadId;
-}
 
 /** A first session on the instance: the pool warms like it from then on. */
 async function primer(): Promise<void> {
@@ -70,21 +47,21 @@ async function primer(): Promise<void> {
 
 describe("Claude warm pool", () => {
   it("hands each thread a started Claude Code that acts with that thread's credential only, and refills", async () => {
-    expect((await sessions()).warm).toEqual([]); // nothing to start it like yet
+    expect((await sessionList(harness)).warm).toEqual([]); // nothing to start it like yet
     await primer();
-    const warm = await fullPool();
+    const warm = await untilWarm(harness, 1, TURN_MS);
     const warmId = warm.warm[0]!.warmSessionId;
     const agents = join(harness.dir, ".loom", "agents", "claude");
     const warmHome = join(agents, `.warm-${warmId.split(":").at(-1)!}`);
     expect(existsSync(warmHome)).toBe(true);
 
-    const first = await delegatingThread("first");
-    const afterFirst = await fullPool();
+    const first = await delegatingThread(harness, "claude", "first", TURN_MS);
+    const afterFirst = await untilWarm(harness, 1, TURN_MS);
     expect(afterFirst.sessions.find((s) => s.threadId === first)?.fromPool).toBe(true);
     expect(afterFirst.warm[0]!.warmSessionId).not.toBe(warmId);
 
-    const second = await delegatingThread("second");
-    const afterSecond = await sessions();
+    const second = await delegatingThread(harness, "claude", "second", TURN_MS);
+    const afterSecond = await sessionList(harness);
     expect(afterSecond.sessions.find((s) => s.threadId === second)?.fromPool).toBe(true);
 
     // Each delegation was made with its own thread's token: the task's parent is the caller.

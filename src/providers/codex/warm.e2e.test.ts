@@ -1,11 +1,10 @@
 import { existsSync, lstatSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SessionListResult } from "../../app/sessions.js";
 import { type ModelServer, startModelServer } from "../../modelServer/server.js";
 import { agentHomeName } from "../../server/agentHomes.js";
 import { LoomHarness } from "../../testkit/loomHarness.js";
-import { pollUntil } from "../../testkit/poll.js";
+import { DELEGATING_RULES, delegatingThread, sessionList, untilWarm } from "../../testkit/warmPoolChecks.js";
 
 /**
  * A warm pool on the real codex 0.171.0 (docs/warm-pools.md): `codex
@@ -38,11 +37,7 @@ beforeEach(async () => {
       ],
     },
   });
-  model.setRules([
-    { when: { toolAvailable: "delegate_task", lastIsToolResult: false, lastUserIncludes: "Delegate the greeting." }, reply: { toolCall: { tool: "delegate_task", arguments: { task: "say hello", mode: "async", target: { providerInstanceId: "scripted" } } } } },
-    // Every other request (the tool's result, the notice of the child's end) gets a plain answer.
-    { reply: { text: "noted" } },
-  ]);
+  model.setRules([...DELEGATING_RULES]);
 });
 
 afterEach(async () => {
@@ -50,39 +45,21 @@ afterEach(async () => {
   await model.close();
 });
 
-async function sessions(): Promise<SessionListResult> {
-  const res = await fetch(`${harness.server.url}/api/sessions`, { headers: { authorization: `Bearer ${harness.ownerToken}` } });
-  expect(res.status).toBe(200);
-  return (await res.json()) as SessionListResult;
-}
-
-function fullPool(): Promise<SessionListResult> {
-  return pollUntil(() => sessions(), (list) => list.warm.length === 1, "the codex pool to fill", TURN_MS);
-}
-
-/** Launch a codex thread; its run delegates once and ends. Returns the thread id. */
-async function delegatingThread(title: string): Promise<string> {
-  const launched = await harness.launch({ message: "Delegate the greeting.", title, target: { providerInstanceId: "codex" } });
-  const run = await harness.waitForEnd(launched.runId!, TURN_MS);
-  expect(run.status, JSON.stringify(harness.items(launched.threadId), null, 2)).toBe("completed");
-  return launched.threadId;
-}
-
 describe("codex warm pool", () => {
   it("hands each thread a started app-server that acts with that thread's credential only, and refills", async () => {
-    const warm = await fullPool();
+    const warm = await untilWarm(harness, 1, TURN_MS);
     const warmId = warm.warm[0]!.warmSessionId;
     const agents = join(harness.dir, ".loom", "agents", "codex");
     const warmHome = join(agents, `.warm-${warmId.split(":").at(-1)!}`);
     expect(existsSync(warmHome)).toBe(true);
 
-    const first = await delegatingThread("first");
-    const afterFirst = await fullPool();
+    const first = await delegatingThread(harness, "codex", "first", TURN_MS);
+    const afterFirst = await untilWarm(harness, 1, TURN_MS);
     expect(afterFirst.sessions.find((s) => s.threadId === first)?.fromPool).toBe(true);
     expect(afterFirst.warm[0]!.warmSessionId).not.toBe(warmId);
 
-    const second = await delegatingThread("second");
-    const afterSecond = await sessions();
+    const second = await delegatingThread(harness, "codex", "second", TURN_MS);
+    const afterSecond = await sessionList(harness);
     expect(afterSecond.sessions.find((s) => s.threadId === second)?.fromPool).toBe(true);
 
     // Each delegation was made with its own thread's token: the task's parent is the caller.
@@ -97,11 +74,11 @@ describe("codex warm pool", () => {
   });
 
   it("drains the pool at shutdown; the next start fills a new one and no old warm home is left", async () => {
-    await fullPool();
+    await untilWarm(harness, 1, TURN_MS);
     harness = await harness.restart();
     const agents = join(harness.dir, ".loom", "agents", "codex");
     // A configured pool fills at start; nothing of the old one is left.
-    const list = await fullPool();
+    const list = await untilWarm(harness, 1, TURN_MS);
     const warmFolders = readdirSync(agents).filter((name) => name.startsWith(".warm-") && !lstatSync(join(agents, name)).isSymbolicLink());
     expect(warmFolders).toEqual([`.warm-${list.warm[0]!.warmSessionId.split(":").at(-1)!}`]);
   });
