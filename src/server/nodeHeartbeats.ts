@@ -54,12 +54,16 @@ export class NodeHeartbeats {
   private readonly clock: () => number;
   /** When a heartbeat last reached the database. */
   private lastBeatAt: number;
+  /** When the last tick ran, and when the process last came back from a pause longer than the lease allows. */
+  private lastTickAt: number;
+  private resumedAt = Number.NEGATIVE_INFINITY;
   private lastError: unknown = null;
   private lost: NodeLostError | null = null;
 
   constructor(private readonly options: NodeHeartbeatsOptions) {
     this.clock = options.clock ?? Date.now;
     this.lastBeatAt = this.clock();
+    this.lastTickAt = this.lastBeatAt;
   }
 
   /** The reason the node stopped itself, once it has. */
@@ -75,6 +79,7 @@ export class NodeHeartbeats {
    */
   async start(): Promise<void> {
     await this.beat();
+    this.lastTickAt = this.clock();
     this.timer = setInterval(() => this.tick(), this.options.config.heartbeatMs);
     this.timer.unref();
   }
@@ -83,8 +88,13 @@ export class NodeHeartbeats {
   private tick(): void {
     if (this.lost !== null) return;
     const { heartbeatMs, leaseMs } = this.options.config;
-    const silentMs = this.clock() - this.lastBeatAt;
-    // Only a beat that failed or hangs counts: after a pause (a suspended process) the next beat finds out whether the node was declared lost meanwhile.
+    const now = this.clock();
+    // After a pause (a suspended or starved process) the silence is the process's, not the database's: the database gets a full
+    // allowance from now, and the beat in flight or the next one finds out whether the node was declared lost meanwhile.
+    if (now - this.lastTickAt >= leaseMs - heartbeatMs) this.resumedAt = now;
+    this.lastTickAt = now;
+    const silentMs = now - Math.max(this.lastBeatAt, this.resumedAt);
+    // Only a beat that failed or hangs counts.
     if (silentMs >= leaseMs - heartbeatMs && (this.lastError !== null || this.beating !== null)) {
       const reason = this.lastError === null ? "no answer yet" : this.lastError instanceof Error ? this.lastError.message || this.lastError.name : "unknown error";
       this.fence(
