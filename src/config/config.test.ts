@@ -160,9 +160,21 @@ describe("loadConfig errors", () => {
     ["limits.maxDelegationDepth", { limits: { maxDelegationDepth: 65 } }, "must be at most 64"],
     ["limits.maxActiveChildrenPerThread", { limits: { maxActiveChildrenPerThread: 1_001 } }, "must be at most 1000"],
     ["limits.maxSpawnsPerRootThread", { limits: { maxSpawnsPerRootThread: 100_001 } }, "must be at most 100000"],
+    ["workflows.maxConcurrentAgents", { workflows: { maxConcurrentAgents: 1_001 } }, "must be at most 1000"],
   ])("%s above its upper bound is rejected", (field, config, message) => {
     const error = configError(() => parseConfigText(JSON.stringify(config), "/c.json", "/"));
     expect(error.message).toContain(`${field}: ${message}`);
+  });
+
+  it("workflows.maxConcurrentAgents defaults to 8 (or a narrower limits.maxActiveChildrenPerThread) and may not pass that limit", () => {
+    expect(parseConfigText("{}", "/c.json", "/").workflows).toEqual({ maxConcurrentAgents: 8 });
+    expect(parseConfigText(JSON.stringify({ workflows: { maxConcurrentAgents: 16 } }), "/c.json", "/").workflows).toEqual({ maxConcurrentAgents: 16 });
+    const above = configError(() => parseConfigText(JSON.stringify({ workflows: { maxConcurrentAgents: 17 } }), "/c.json", "/"));
+    expect(above.message).toContain("workflows.maxConcurrentAgents: must be at most limits.maxActiveChildrenPerThread (16)");
+    const narrowed = configError(() => parseConfigText(JSON.stringify({ limits: { maxActiveChildrenPerThread: 4 }, workflows: { maxConcurrentAgents: 5 } }), "/c.json", "/"));
+    expect(narrowed.message).toContain("workflows.maxConcurrentAgents: must be at most limits.maxActiveChildrenPerThread (4)");
+    // Unset, it follows a narrower limit down.
+    expect(parseConfigText(JSON.stringify({ limits: { maxActiveChildrenPerThread: 4 } }), "/c.json", "/").workflows.maxConcurrentAgents).toBe(4);
   });
 
   it("a top-level value that is not an object is reported at (root)", () => {

@@ -174,6 +174,12 @@ export const DatabaseSchema = z.strictObject({
   schema: z.string({ error: "must be a string" }).regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "must be a lower-case identifier" }).optional(),
 });
 
+/** Workflow scripts (docs/workflows.md). */
+export const WorkflowsSchema = z.strictObject({
+  /** How many agent() tasks of one workflow run at once; more calls wait their turn. */
+  maxConcurrentAgents: positiveCount(CONFIG_MAXIMUMS.maxActiveChildrenPerThread).optional(),
+});
+
 /** Node heartbeats and leases on a shared database (docs/postgres.md). */
 export const NodesSchema = z
   .strictObject({
@@ -210,10 +216,20 @@ export const LoomConfigSchema = z
     scheduler: SchedulerSchema.optional(),
     database: DatabaseSchema.optional(),
     nodes: NodesSchema.optional(),
+    workflows: WorkflowsSchema.optional(),
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
     checkUnique((config.projects ?? []).map((p) => p.id), "project", "projects", ctx);
+    const agents = config.workflows?.maxConcurrentAgents;
+    const children = config.limits?.maxActiveChildrenPerThread ?? DEFAULT_LIMITS.maxActiveChildrenPerThread;
+    if (agents !== undefined && agents > children) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["workflows", "maxConcurrentAgents"],
+        message: `must be at most limits.maxActiveChildrenPerThread (${children}): every running agent() task is an unfinished task of the workflow's parent thread`,
+      });
+    }
   });
 export type LoomConfigFile = z.input<typeof LoomConfigSchema>;
 
@@ -308,6 +324,10 @@ export interface DatabaseConfig {
   readonly schema: string;
 }
 
+export interface WorkflowsConfig {
+  readonly maxConcurrentAgents: number;
+}
+
 export interface NodesConfig {
   readonly heartbeatMs: number;
   readonly leaseMs: number;
@@ -328,9 +348,11 @@ export interface LoomConfig {
   readonly scheduler: SchedulerConfig;
   readonly database: DatabaseConfig;
   readonly nodes: NodesConfig;
+  readonly workflows: WorkflowsConfig;
 }
 
 export const DEFAULT_DATABASE: DatabaseConfig = { url: null, schema: "public" };
+export const DEFAULT_WORKFLOWS: WorkflowsConfig = { maxConcurrentAgents: 8 };
 export const DEFAULT_NODES: NodesConfig = { heartbeatMs: 2_000, leaseMs: 15_000 };
 export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024 };
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
@@ -459,6 +481,9 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
     },
     database: { url: file.database?.url ?? DEFAULT_DATABASE.url, schema: file.database?.schema ?? DEFAULT_DATABASE.schema },
     nodes: { heartbeatMs: file.nodes?.heartbeatMs ?? DEFAULT_NODES.heartbeatMs, leaseMs: file.nodes?.leaseMs ?? DEFAULT_NODES.leaseMs },
+    workflows: {
+      maxConcurrentAgents: file.workflows?.maxConcurrentAgents ?? Math.min(DEFAULT_WORKFLOWS.maxConcurrentAgents, file.limits?.maxActiveChildrenPerThread ?? DEFAULT_LIMITS.maxActiveChildrenPerThread),
+    },
   };
 }
 

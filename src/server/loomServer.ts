@@ -254,7 +254,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
       webhookMaxBodyBytes: config.scheduler.webhookMaxBodyBytes,
     },
   };
-  const workflows = new WorkflowRunner(app, { log });
+  const workflows = new WorkflowRunner(app, { log, maxConcurrentAgents: config.workflows.maxConcurrentAgents });
   const scheduler = new Scheduler({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
   const pullRequests = new PullRequestWatcher({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
   const titlesReconciled = await reconcileTitleRegenerations(app);

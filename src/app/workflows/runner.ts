@@ -1,3 +1,4 @@
+import { DEFAULT_WORKFLOWS } from "../../config/config.js";
 import type { Command } from "../../contracts/commands.js";
 import { toDomainEvent } from "../../contracts/events.js";
 import type { Workflow } from "../../contracts/entities/workflows.js";
@@ -10,13 +11,11 @@ import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits, runWorkflowScript } from ".
 import { workflowSummary } from "./view.js";
 
 export interface WorkflowRunnerOptions {
-  /** How many agent() tasks of one workflow run at once (the size guideline); more wait their turn. */
+  /** How many agent() tasks of one workflow run at once (the size guideline; config `workflows.maxConcurrentAgents`); more wait their turn. */
   readonly maxConcurrentAgents?: number;
   readonly limits?: SandboxLimits;
   readonly log?: (line: string) => void;
 }
-
-export const DEFAULT_MAX_CONCURRENT_AGENTS = 8;
 
 /**
  * Runs every workflow the log says is running (docs/workflows.md). It follows
@@ -100,7 +99,7 @@ export class WorkflowRunner {
       ctx: this.ctx,
       workflowId,
       signal,
-      acquire: semaphore(this.options.maxConcurrentAgents ?? DEFAULT_MAX_CONCURRENT_AGENTS),
+      acquire: semaphore(this.options.maxConcurrentAgents ?? DEFAULT_WORKFLOWS.maxConcurrentAgents),
       dispatch: async (command: Command) => {
         const outcome = await this.ctx.orchestrator.execute(command);
         if (outcome.receipt.status === "rejected" && !IGNORED.has(outcome.receipt.rejection.code)) {
