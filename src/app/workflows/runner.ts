@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { DEFAULT_WORKFLOWS } from "../../config/config.js";
 import type { Command } from "../../contracts/commands.js";
 import { toDomainEvent } from "../../contracts/events.js";
@@ -33,6 +34,10 @@ export class WorkflowRunner {
   private subscription: Subscription | null = null;
   private readonly log: (line: string) => void;
   private readonly finished = new Set<Promise<void>>();
+
+  private get maxConcurrentAgents(): number {
+    return this.options.maxConcurrentAgents ?? DEFAULT_WORKFLOWS.maxConcurrentAgents;
+  }
 
   constructor(
     private readonly ctx: AppContext,
@@ -81,6 +86,8 @@ export class WorkflowRunner {
 
   private launch(workflow: Workflow): void {
     const controller = new AbortController();
+    // Each running agent() call listens on the workflow's signal: as many as run at once, plus the script's own.
+    setMaxListeners(this.maxConcurrentAgents + 8, controller.signal);
     this.live.set(workflow.workflowId, controller);
     const done = this.run(workflow, controller.signal)
       .catch((error: unknown) => this.log(`loom: workflow ${workflow.workflowId} failed to run: ${error instanceof Error ? error.message : String(error)}`))
@@ -99,7 +106,7 @@ export class WorkflowRunner {
       ctx: this.ctx,
       workflowId,
       signal,
-      acquire: semaphore(this.options.maxConcurrentAgents ?? DEFAULT_WORKFLOWS.maxConcurrentAgents),
+      acquire: semaphore(this.maxConcurrentAgents),
       dispatch: async (command: Command) => {
         const outcome = await this.ctx.orchestrator.execute(command);
         if (outcome.receipt.status === "rejected" && !IGNORED.has(outcome.receipt.rejection.code)) {
