@@ -53,6 +53,14 @@ export interface OpenSessionInput {
    * none (the driver uses a temp dir).
    */
   readonly home?: string | null;
+  /**
+   * The output schema the thread's next turn carries (a structured result
+   * still owed, docs/delegation.md), or null/absent. Every turn also gets its
+   * own in `startTurn`; this one is for a driver whose agent can take a
+   * schema only when it starts (Claude Code), so the first turn needs no
+   * restart.
+   */
+  readonly outputSchema?: Readonly<Record<string, unknown>> | null;
   /** Aborts opening (process spawn, handshake); it does not stop an open session. */
   readonly signal?: AbortSignal;
   /**
@@ -135,7 +143,7 @@ export interface WarmOpenInput {
 }
 
 /** What a warm session must match to be handed to a thread (`fits`). */
-export type WarmSettings = Pick<WarmBinding, "cwd" | "runtimeMode" | "interactionMode" | "model">;
+export type WarmSettings = Pick<WarmBinding, "cwd" | "runtimeMode" | "interactionMode" | "model" | "outputSchema">;
 
 /** The schema of a driver's `options`: always an object, so docs can list its keys. */
 export type DriverOptionsSchema = z.ZodObject;

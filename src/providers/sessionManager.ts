@@ -293,6 +293,7 @@ export class ProviderSessionManager {
       runtimeMode: thread.runtimeMode,
       interactionMode: thread.interactionMode,
       model: thread.modelSelection?.model ?? null,
+      outputSchema: openOutputSchema(state, thread.id),
       mcp: { url: this.options.mcpUrl(), token: credential.token },
       onEvent: (event: NormalizedProviderEvent) => this.onProviderEvent(thread.id, event),
     };

@@ -238,7 +238,10 @@ export function mapResult(result: SDKResultMessage, runId: string, interruptRequ
   const usage = asRecord(result.usage);
   const cachedInputTokens = asNumber(usage?.cache_read_input_tokens);
   const totalCost = runningCostUsd(result);
+  // A turn under an output schema ends on Claude Code's StructuredOutput tool, with no closing message: its checked value is the answer.
+  const structured = result.subtype === "success" && result.structured_output !== undefined ? [item(runId, `claude-structured:${result.uuid}`, { kind: "assistant_message", text: JSON.stringify(result.structured_output) })] : [];
   return [
+    ...structured,
     {
       type: "usage",
       runId,

@@ -96,6 +96,8 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
           ),
         secret: input.mcp?.token ?? null,
         resume,
+        nativeSchema: persist,
+        outputSchema: input.outputSchema ?? null,
         startupTimeoutMs: options.startupTimeoutMs,
         onEvent: input.onEvent,
         log,

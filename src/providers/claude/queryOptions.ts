@@ -44,6 +44,12 @@ export interface ClaudeQueryHooks {
   readonly sessionId: string;
   /** Continue this saved Claude Code session (`resume`) instead of starting `sessionId`. */
   readonly resume?: string | null;
+  /**
+   * The JSON schema every turn of this launch must answer with
+   * (`outputFormat`): Claude Code then offers the model a StructuredOutput
+   * tool, checks its input against the schema and ends the turn on it.
+   */
+  readonly outputSchema?: Readonly<Record<string, unknown>> | null;
 }
 
 /**
@@ -106,6 +112,7 @@ export function buildQueryOptions(settings: ClaudeSessionSettings, hooks: Claude
   if (hooks.resume != null) options.resume = hooks.resume;
   else options.sessionId = hooks.sessionId;
   if (settings.model !== null) options.model = settings.model;
+  if (hooks.outputSchema != null) options.outputFormat = { type: "json_schema", schema: { ...hooks.outputSchema } };
   if (permissionMode === "bypassPermissions") options.allowDangerouslySkipPermissions = true;
   if (permissionMode === "default") {
     // Claude Code runs commands it reads as harmless (echo, ls, ...) without
@@ -135,6 +142,7 @@ export function describeQueryOptions(options: Options): string {
     `model ${options.model ?? "default"}`,
     `Loom MCP server ${mcp}`,
     options.pathToClaudeCodeExecutable === undefined ? "bundled executable" : "custom executable",
+    ...(options.outputFormat === undefined ? [] : ["output schema"]),
   ];
   return parts.join(", ");
 }

@@ -36,7 +36,18 @@ export interface ClaudeSessionInput {
   readonly resume?: string | null;
   /** Runs once after stop(): removes the session's temp config dir. */
   readonly cleanup: () => Promise<void>;
+  /**
+   * Whether turns are held to their output schema natively (`outputFormat`).
+   * Claude Code takes a schema only when it starts, so a turn whose schema
+   * differs from the running launch's restarts Claude Code, continuing its
+   * saved session: only a session Claude Code saves (persistSession) may.
+   */
+  readonly nativeSchema?: boolean;
+  /** The output schema of the first launch (OpenSessionInput.outputSchema), when nativeSchema. */
+  readonly outputSchema?: OutputSchema | null;
 }
+
+type OutputSchema = Readonly<Record<string, unknown>>;
 
 export const DEFAULT_INTERRUPT_GRACE_MS = 15_000;
 const STDERR_LINES = 20;
@@ -68,6 +79,10 @@ interface LiveQuery {
   initLogged: boolean;
   /** Why the process ended while the session was open, or null. */
   endReason: string | null;
+  /** The schema every turn of this launch answers with (outputFormat), or null. */
+  readonly outputSchema: OutputSchema | null;
+  /** The saved Claude Code session a relaunch continues: the one it resumed, then its own once a turn ran. */
+  continueFrom: string | null;
 }
 
 export class ClaudeSession implements ProviderSessionRuntime {
@@ -99,7 +114,7 @@ export class ClaudeSession implements ProviderSessionRuntime {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       signal?.throwIfAborted();
-      const live = this.launch(this.input.resume ?? null);
+      const live = this.launch(this.input.resume ?? null, this.input.nativeSchema === true ? (this.input.outputSchema ?? null) : null);
       await Promise.race([
         live.query.initializationResult(),
         new Promise<never>((_, reject) => {
@@ -136,14 +151,16 @@ export class ClaudeSession implements ProviderSessionRuntime {
     if (error !== undefined) throw new ProviderError(ProviderErrorCode.startFailed, `Claude Code could not connect Loom's MCP server: ${this.scrub(error)}`);
   }
 
-  startTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
+  startTurn(input: { readonly runId: string; readonly input: string; readonly outputSchema?: OutputSchema }): Promise<void> {
     return settle(() => {
       this.assertOpen();
       if (this.active !== null) {
         throw new ProviderError(ProviderErrorCode.turnNotActive, `a turn is already running (run ${this.active.runId}); steer or interrupt it`);
       }
+      const schema = this.input.nativeSchema === true ? (input.outputSchema ?? null) : null;
       const restarted = this.live === null || this.live.ended ? (this.live?.endReason ?? "it was not running") : null;
-      if (restarted !== null) this.launch();
+      if (restarted !== null) this.launch(null, schema);
+      else if (!sameSchema(this.currentLive().outputSchema, schema)) this.relaunchFor(schema);
       const uuid = randomUUID();
       const turn: ActiveTurn = { runId: input.runId, uuids: new Set([uuid]), interruptRequested: false, ended: false, timer: null };
       this.active = turn;
@@ -157,8 +174,27 @@ export class ClaudeSession implements ProviderSessionRuntime {
           item: { kind: "error", message: `Claude Code had stopped (${restarted}); this turn runs in a new Claude session without the earlier conversation.` },
         });
       }
-      this.currentLive().input.push(input.input, uuid);
+      const live = this.currentLive();
+      live.input.push(input.input, uuid);
+      live.continueFrom = live.nativeSessionId;
     });
+  }
+
+  /**
+   * Claude Code takes an output schema only when it starts: end the idle
+   * process and start one with `schema`, continuing the saved session (none
+   * before the first turn, unless the session was opened to resume one).
+   */
+  private relaunchFor(schema: OutputSchema | null): void {
+    const old = this.currentLive();
+    this.live = null;
+    old.input.close();
+    old.query.close();
+    old.abort.abort();
+    this.input.log(
+      `loom: claude: session ${this.input.providerSessionId}: restarting Claude Code ${schema === null ? "without an output schema" : "with the turn's output schema"}${old.continueFrom === null ? "" : `, continuing session ${old.continueFrom}`}`,
+    );
+    this.launch(old.continueFrom, schema);
   }
 
   /** Claude Code folds a message that arrives mid-turn into the running turn. */
@@ -212,7 +248,7 @@ export class ClaudeSession implements ProviderSessionRuntime {
     });
   }
 
-  private launch(resume: string | null = null): LiveQuery {
+  private launch(resume: string | null, outputSchema: OutputSchema | null): LiveQuery {
     const abort = new AbortController();
     const input = new UserMessageStream();
     const sessionId = resume ?? randomUUID();
@@ -222,6 +258,7 @@ export class ClaudeSession implements ProviderSessionRuntime {
       stderr: (data) => this.keepStderr(data),
       sessionId,
       resume,
+      outputSchema,
     });
     this.input.log(`loom: claude: session ${this.input.providerSessionId}: starting Claude Code (${describeQueryOptions(options)})`);
     const query = this.input.query({ prompt: input, options });
@@ -235,6 +272,8 @@ export class ClaudeSession implements ProviderSessionRuntime {
       ended: false,
       initLogged: false,
       endReason: null,
+      outputSchema,
+      continueFrom: resume,
     };
     live.done = this.consume(live);
     this.live = live;
@@ -245,7 +284,7 @@ export class ClaudeSession implements ProviderSessionRuntime {
   private async consume(live: LiveQuery): Promise<void> {
     let failure: string | null = null;
     try {
-      for await (const message of live.query) this.onMessage(message);
+      for await (const message of live.query) if (this.live === live) this.onMessage(message);
     } catch (error) {
       failure = this.scrub(messageOf(error));
     }
@@ -378,6 +417,11 @@ export class ClaudeSession implements ProviderSessionRuntime {
   private assertOpen(): void {
     if (this.closed) throw new ProviderError(ProviderErrorCode.sessionClosed, "the Claude session was stopped");
   }
+}
+
+/** Whether two output schemas are the same JSON (schemas come from the log, so key order is stable). */
+function sameSchema(a: OutputSchema | null, b: OutputSchema | null): boolean {
+  return a === b || (a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b));
 }
 
 /** Runs `body` now and reports its outcome as a promise, so a method never throws synchronously. */

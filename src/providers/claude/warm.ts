@@ -58,6 +58,7 @@ export async function openClaudeWarm(input: WarmOpenInput, deps: ClaudeWarmDeps)
     // Loom's tools run without asking once the server is added at bind, as in a session started with it.
     buildOptions: (hooks) => ({ ...buildQueryOptions(settings(null, configDir), hooks), allowedTools: [LOOM_MCP_TOOLS] }),
     secret: null,
+    nativeSchema: !temp,
     startupTimeoutMs: options.startupTimeoutMs,
     onEvent: () => undefined,
     log: deps.log,
@@ -67,7 +68,9 @@ export async function openClaudeWarm(input: WarmOpenInput, deps: ClaudeWarmDeps)
 
   let state: "warm" | "bound" | "stopped" = "warm";
   return {
-    fits: (b: WarmSettings) => b.cwd === like.cwd && b.runtimeMode === like.runtimeMode && b.interactionMode === like.interactionMode && b.model === like.model,
+    // A thread owing a structured result starts Claude Code with its schema (outputFormat), which a running process cannot take.
+    fits: (b: WarmSettings) =>
+      b.cwd === like.cwd && b.runtimeMode === like.runtimeMode && b.interactionMode === like.interactionMode && b.model === like.model && (b.outputSchema ?? null) === null,
 
     async bind(binding: WarmBinding): Promise<ProviderSessionRuntime> {
       if (state !== "warm") throw new ProviderError(ProviderErrorCode.sessionClosed, `this warm session was already ${state}`);
