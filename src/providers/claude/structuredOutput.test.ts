@@ -16,7 +16,7 @@ import { FakeClaude } from "./testing/fakeQuery.js";
  * session starts with the schema its first turn needs and restarts Claude
  * Code, continuing its saved session, when a turn needs another. The SDK
  * boundary is a fake query here; the real Claude Code runs the same path in
- * structuredOutput.e2e.test.ts.
+ * claude.e2e.test.ts.
  */
 
 const SCHEMA = { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] } as const;
