@@ -82,6 +82,8 @@ interface LiveSession {
   readonly runtime: ProviderSessionRuntime;
   lastActivity: number;
   sequence: number;
+  /** The provider reported a turn started and has not reported its end: the agent is working. */
+  turnRunning: boolean;
   /** The latest usage the provider reported per run, and when it was last recorded. */
   readonly usage: Map<string, { latest: ReportedUsage; recordedAt: number }>;
 }
@@ -118,6 +120,15 @@ export class ProviderSessionManager {
     this.clock = options.clock ?? Date.now;
     this.timers = options.timers ?? systemTimers;
     this.random = options.random ?? systemRandom;
+    // The pools start no agent while this node's running turns fill the CPUs.
+    if (options.pools !== undefined) options.pools.busyTurns = () => this.turnsRunning();
+  }
+
+  /** Sessions whose agent is in a turn now. */
+  turnsRunning(): number {
+    let running = 0;
+    for (const session of this.sessions.values()) if (session.turnRunning) running += 1;
+    return running;
   }
 
   /** Effect handlers for the outbox worker's provider.* kinds. */
@@ -306,7 +317,7 @@ export class ProviderSessionManager {
           : await driver.openSession({ ...binding, instance, resume: resumeId === null ? null : { nativeThreadId: resumeId } });
       const now = this.clock();
       const resumed = resumeId !== null && runtime.resumed === true;
-      live = { providerSessionId, openedAt: now, resumed, fromPool: warm !== null, recapPending: needsRecap && !resumed, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
+      live = { providerSessionId, openedAt: now, resumed, fromPool: warm !== null, recapPending: needsRecap && !resumed, turnRunning: false, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
       if (this.abandoned) {
         await runtime.stop();
         throw new Error("this Loom node stopped after losing its leases while the provider session opened");
@@ -334,6 +345,7 @@ export class ProviderSessionManager {
     const commandId = `cmd:runtime:${session.providerSessionId}:${++session.sequence}`;
     switch (event.type) {
       case "turn.started":
+        session.turnRunning = true;
         this.dispatch({
           type: "provider-runtime.turn-started",
           commandId,
@@ -349,6 +361,8 @@ export class ProviderSessionManager {
         if (event.item.kind === "command_execution") this.options.orchestrator.liveChannel.endOutput(liveIds(session.driver, event).outputStreamId);
         return;
       case "turn.completed": {
+        session.turnRunning = false;
+        this.options.pools?.nudge();
         const usage = session.usage.get(event.runId)?.latest;
         session.usage.delete(event.runId);
         this.dispatch({
@@ -447,6 +461,7 @@ export class ProviderSessionManager {
     const session = this.sessions.get(threadId);
     if (session === undefined) return;
     this.sessions.delete(threadId);
+    if (session.turnRunning) this.options.pools?.nudge();
     this.options.sessionLog?.("info", `sessions: released ${session.providerSessionId} of ${threadId} (${reason}) after ${duration(this.clock() - session.openedAt)}; holding ${this.sessions.size}`);
     await this.options.credentials.revokeSession(session.providerSessionId);
     this.options.secrets?.dropSession(session.providerSessionId);

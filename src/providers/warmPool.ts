@@ -22,6 +22,12 @@ export interface WarmPoolsOptions {
   readonly timers?: Timers;
   /** Warm sessions opening at once across all instances; default: one less than the CPUs, at least 1. */
   readonly maxConcurrentOpens?: number;
+  /**
+   * Refills wait while this many agent turns or more run on this node (see
+   * `busyTurns`), so that starting agents never takes the CPUs from running
+   * work; default: the CPUs.
+   */
+  readonly maxBusyTurns?: number;
   readonly log?: (line: string) => void;
   /** The server log file: which warm sessions open, are handed out and drain. */
   readonly sessionLog?: (level: "info" | "debug", line: string) => void;
@@ -76,6 +82,9 @@ export class WarmPools {
   private readonly clock: () => number;
   private readonly timers: Timers;
   private readonly maxConcurrentOpens: number;
+  private readonly maxBusyTurns: number;
+  /** Agent turns running on this node now (set by the session manager); refills wait while they fill the CPUs. */
+  busyTurns: () => number = () => 0;
   private readonly pendingOpens = new Set<Promise<void>>();
   private openingTotal = 0;
   private closed = false;
@@ -85,6 +94,7 @@ export class WarmPools {
     this.clock = options.clock ?? Date.now;
     this.timers = options.timers ?? systemTimers;
     this.maxConcurrentOpens = options.maxConcurrentOpens ?? Math.max(1, availableParallelism() - 1);
+    this.maxBusyTurns = options.maxBusyTurns ?? availableParallelism();
   }
 
   /** Fill the pool of every enabled instance that has one, and drain idle pools from now on. */
@@ -103,7 +113,14 @@ export class WarmPools {
     }
     if (this.pools.size === 0) return;
     const shortest = Math.min(...[...this.pools.values()].map((pool) => pool.maxIdleMs));
-    this.reaper = this.timers.interval(Math.max(250, Math.min(60_000, shortest / 4)), () => void this.reapIdle(), { unref: true });
+    this.reaper = this.timers.interval(
+      Math.max(250, Math.min(60_000, shortest / 4)),
+      () => {
+        void this.reapIdle();
+        this.refillAll();
+      },
+      { unref: true },
+    );
     this.refillAll();
   }
 
@@ -158,8 +175,18 @@ export class WarmPools {
     return this.clock() - pool.lastDemandAt >= pool.maxIdleMs;
   }
 
-  /** Open warm sessions where a pool is short, never more at once than maxConcurrentOpens. */
+  /** A turn ended or a session was released: refills that waited for the CPUs may start. */
+  nudge(): void {
+    this.refillAll();
+  }
+
+  /**
+   * Open warm sessions where a pool is short, never more at once than
+   * maxConcurrentOpens, and none while running turns fill the CPUs (a later
+   * nudge or the reaper's pass starts them).
+   */
   private refillAll(): void {
+    if (this.closed || this.busyTurns() >= this.maxBusyTurns) return;
     for (const pool of this.pools.values()) {
       while (!this.closed && !pool.failed && !this.isIdle(pool) && pool.ready.length + pool.opening < pool.size && this.openingTotal < this.maxConcurrentOpens) {
         this.openOne(pool);

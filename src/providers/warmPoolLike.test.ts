@@ -68,3 +68,30 @@ describe("warm pools that warm like the most recent session", () => {
     await pools.shutdown();
   });
 });
+
+describe("warm pools on a busy machine", () => {
+  it("refills wait while running turns fill the CPUs, and start once a turn ends", async () => {
+    const opened: (WarmOpenInput["like"] | undefined)[] = [];
+    const driver = fixedDriver(opened, []);
+    const registry = { driverFor: () => driver } as unknown as ProviderRegistry;
+    const pools = new WarmPools({ registry, maxConcurrentOpens: 1, maxBusyTurns: 2 });
+    let running = 0;
+    pools.busyTurns = () => running;
+    pools.start([INSTANCE]);
+    expect(pools.take("cc", settings("/a"))).toBeNull();
+    await pollUntil(() => pools.held(), (held) => held.length === 1, "a warm session like /a");
+
+    // Two turns run on the two CPUs: the hand-out works, the refill waits (an open starts synchronously, so none started).
+    running = 2;
+    expect(pools.take("cc", settings("/a"))).not.toBeNull();
+    expect(opened).toHaveLength(1);
+
+    // A turn ended: the session manager nudges the pools, and the refill starts.
+    running = 1;
+    pools.nudge();
+    expect(opened).toHaveLength(2);
+    await pollUntil(() => pools.held(), (held) => held.length === 1, "the refill");
+    await pools.shutdown();
+  });
+});
+
