@@ -1,3 +1,4 @@
+import { wireEventJson } from "../app/orchestration/wireEvents.js";
 import type { WireEvent } from "../contracts/wire/projections.js";
 
 /**
@@ -5,11 +6,10 @@ import type { WireEvent } from "../contracts/wire/projections.js";
  * event however many subscriptions send it: a commit fans out to every
  * subscriber of its thread, and each frame differs only in its subscription
  * id. The text is exactly `JSON.stringify({ type: "stream", id, update })`.
- * Frames with id interning or body dedupe are per connection and are not
- * built here.
+ * The event's JSON comes from `wireEventJson`, which reuses the text the
+ * store wrote for the event's data. Frames with id interning or body dedupe
+ * are per connection and are not built here.
  */
-
-const eventJson = new WeakMap<WireEvent, string>();
 
 export interface EventUpdate {
   readonly kind: "event";
@@ -24,10 +24,5 @@ export function isEventUpdate(update: unknown): update is EventUpdate {
 }
 
 export function eventStreamFrame(id: string, update: EventUpdate): string {
-  let json = eventJson.get(update.event);
-  if (json === undefined) {
-    json = JSON.stringify(update.event);
-    eventJson.set(update.event, json);
-  }
-  return `{"type":"stream","id":${JSON.stringify(id)},"update":{"kind":"event","event":${json}}}`;
+  return `{"type":"stream","id":${JSON.stringify(id)},"update":{"kind":"event","event":${wireEventJson(update.event)}}}`;
 }
