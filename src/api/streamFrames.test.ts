@@ -1,11 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { wireEvent } from "../app/orchestration/wireEvents.js";
-import type { StoredEvent } from "../contracts/envelopes.js";
 import type { WireEvent } from "../contracts/wire/projections.js";
-import { storedDataJson } from "../store/storedJson.js";
-import { SqliteEventStore } from "../store/sqlite/sqliteEventStore.js";
-import { accepted, event } from "../store/testSuiteFixtures.js";
 import { eventStreamFrame, isEventUpdate } from "./streamFrames.js";
 
 /** The spliced event frame is byte for byte the frame JSON.stringify would send. */
@@ -23,30 +18,6 @@ describe("eventStreamFrame", () => {
         },
       ),
     );
-  });
-
-  it("reuses the JSON a SQLite commit wrote for the data, byte for byte what JSON.stringify sends", async () => {
-    const store = SqliteEventStore.open(":memory:");
-    try {
-      const live: StoredEvent[] = [];
-      await store.subscribe(0, (stored) => live.push(stored)).caughtUp;
-      const awkward: unknown[] = [
-        { b: 1, 2: "two", a: [1, -0, 1e21, 0.1], 1: null },
-        { text: "lone \ud800 surrogate, \u2028 line separator, emoji \u{1F600}, quote \" and \\" },
-        { when: new Date(0), gone: undefined, nested: { deep: [{ x: undefined }] } },
-      ];
-      const generated = fc.sample(fc.jsonValue(), { numRuns: 200, seed: 13 });
-      let commandIndex = 0;
-      for (const data of [...awkward, ...generated]) await store.commit([accepted(`cmd:frames:${commandIndex++}`, [event("thread:frames", data)])]);
-      expect(live).toHaveLength(awkward.length + generated.length);
-      for (const stored of live) {
-        expect(storedDataJson(stored)).toBeDefined();
-        const update = { kind: "event", event: wireEvent(stored) } as const;
-        expect(eventStreamFrame("7", update)).toBe(JSON.stringify({ type: "stream", id: "7", update }));
-      }
-    } finally {
-      await store.close();
-    }
   });
 
   it("splices only updates shaped exactly { kind: 'event', event }", () => {

@@ -1,4 +1,3 @@
-import { wireEventJson } from "../app/orchestration/wireEvents.js";
 import type { WireEvent } from "../contracts/wire/projections.js";
 
 /**
@@ -6,10 +5,11 @@ import type { WireEvent } from "../contracts/wire/projections.js";
  * event however many subscriptions send it: a commit fans out to every
  * subscriber of its thread, and each frame differs only in its subscription
  * id. The text is exactly `JSON.stringify({ type: "stream", id, update })`.
- * The event's JSON comes from `wireEventJson`, which reuses the text the
- * store wrote for the event's data. Frames with id interning or body dedupe
- * are per connection and are not built here.
+ * Frames with id interning or body dedupe are per connection and are not
+ * built here.
  */
+
+const eventJson = new WeakMap<WireEvent, string>();
 
 export interface EventUpdate {
   readonly kind: "event";
@@ -24,5 +24,10 @@ export function isEventUpdate(update: unknown): update is EventUpdate {
 }
 
 export function eventStreamFrame(id: string, update: EventUpdate): string {
-  return `{"type":"stream","id":${JSON.stringify(id)},"update":{"kind":"event","event":${wireEventJson(update.event)}}}`;
+  let json = eventJson.get(update.event);
+  if (json === undefined) {
+    json = JSON.stringify(update.event);
+    eventJson.set(update.event, json);
+  }
+  return `{"type":"stream","id":${JSON.stringify(id)},"update":{"kind":"event","event":${json}}}`;
 }

@@ -11,7 +11,7 @@ import { Orchestrator } from "../engine/orchestrator.js";
 import { MemoryEventStore } from "../store/memory/memoryEventStore.js";
 import { playRecordedThread, recordedProviderFacts, recordedTurns } from "../testkit/recordedThreads.js";
 import { boundedSnapshot } from "../app/orchestration/threadViews.js";
-import { wireEvent } from "../app/orchestration/wireEvents.js";
+import { wireEvent } from "../app/orchestration/subscriptions.js";
 import { compactRecord } from "./wireCompaction.js";
 
 /**

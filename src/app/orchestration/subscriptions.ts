@@ -7,7 +7,6 @@ import type { Caller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
 import { boundedSnapshot, liveThread } from "./threadViews.js";
-import { wireEvent } from "./wireEvents.js";
 
 /**
  * The live subscriptions of the wire. Each starts from a snapshot read at a
@@ -163,4 +162,16 @@ export function subscribeCommandOutput(
   sink.next({ kind: "tail", source: "preview", offset: 0, text: item.outputPreview, truncated: item.outputTruncated, ended: true });
   sink.complete();
   return { close: () => undefined };
+}
+
+/** One wire shape per stored event, shared by every subscription it fans out to (so its frame is serialized once: api/streamFrames.ts). */
+const wireEvents = new WeakMap<StoredEvent, { sequence: number; type: string; data: unknown; occurredAt: string }>();
+
+export function wireEvent(event: StoredEvent): { sequence: number; type: string; data: unknown; occurredAt: string } {
+  let shaped = wireEvents.get(event);
+  if (shaped === undefined) {
+    shaped = { sequence: event.sequence, type: event.type, data: event.data, occurredAt: event.occurredAt };
+    wireEvents.set(event, shaped);
+  }
+  return shaped;
 }

@@ -18,7 +18,6 @@ import {
   type TurnItemReader,
 } from "../eventStore.js";
 import { settle, StoreError, StoreErrorCode } from "../storeErrors.js";
-import { rememberDataJson } from "../storedJson.js";
 import { timeOrderedUuid } from "../storeIds.js";
 import { DEFAULT_REPLAY_PAGE_SIZE, SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
 import { runMigrations } from "./migrations.js";
@@ -382,7 +381,6 @@ export class SqliteEventStore implements EventStore {
           data: JSON.parse(json) as unknown,
           occurredAt,
         };
-        rememberDataJson(storedEvent, json);
         stored.push(storedEvent);
         written.push(storedEvent);
         this.items.keep(event.type, storedEvent.data, json);
