@@ -3,7 +3,7 @@ import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
 import { type DomainEvent, toDomainEvent } from "../contracts/events.js";
 import { decide } from "../core/decider.js";
 import { DEFAULT_DELEGATION_LIMITS, type DecideContext, type Decision, type DelegationLimits, type ProviderFacts } from "../core/decision.js";
-import { makeAllocate, type UuidSource } from "../core/ids.js";
+import { type Allocate, makeAllocate, type UuidSource } from "../core/ids.js";
 import { evolve, type OrchestrationState } from "../core/state.js";
 import type { CommitEntry, EventStore } from "../store/eventStore.js";
 
@@ -64,9 +64,12 @@ export class Dispatcher {
   /** True while the state holds decided events whose commit has not returned yet. */
   private stateAhead = false;
   private readonly settledWaiters: (() => void)[] = [];
+  /** The id allocator of every decision (its uuid source never changes). */
+  private readonly allocate: Allocate;
 
   constructor(private readonly options: DispatcherOptions) {
     this.maxBatch = options.maxBatch ?? 512;
+    this.allocate = makeAllocate(options.uuid);
   }
 
   dispatch(command: Command): Promise<Dispatched> {
@@ -257,7 +260,7 @@ export class Dispatcher {
   }
 
   private context(): DecideContext {
-    return { now: new Date(this.options.clock()).toISOString(), allocate: makeAllocate(this.options.uuid), providers: this.options.providers, limits: this.options.limits ?? DEFAULT_DELEGATION_LIMITS, turnCheckpoints: this.options.turnCheckpoints ?? false };
+    return { now: new Date(this.options.clock()).toISOString(), allocate: this.allocate, providers: this.options.providers, limits: this.options.limits ?? DEFAULT_DELEGATION_LIMITS, turnCheckpoints: this.options.turnCheckpoints ?? false };
   }
 }
 

@@ -22,12 +22,15 @@ import { SearchProjection } from "./searchProjection.js";
 class CountingIndex implements SearchIndex {
   readonly backend = "counting";
   applied = 0;
+  /** Index transactions (apply calls). */
+  writes = 0;
   constructor(private readonly inner: SearchIndex) {}
   checkpoint() {
     return this.inner.checkpoint();
   }
   apply(changes: SearchChanges, through: number) {
     this.applied += changes.documents.length;
+    this.writes += 1;
     return this.inner.apply(changes, through);
   }
   reset(version: string) {
@@ -132,6 +135,33 @@ describe("SearchProjection", () => {
     const again = await boot(dir);
     expect(again.projection.indexedThrough).toBe(again.orchestrator.state.lastSequence);
     expect(await find(again.projection, again.orchestrator, "kite")).toEqual(["a purple kite"]);
+  });
+
+  it("gathers a burst of commits into one index write, which a waiting search does not wait out", async () => {
+    const dir = stateDir();
+    const { orchestrator, projection, index } = await boot(dir);
+    const before = index.writes;
+    // Three separate commits: each dispatch returns before the next is sent.
+    await say(orchestrator, "thread:a", "one red fox");
+    await say(orchestrator, "thread:a", "two red foxes");
+    await say(orchestrator, "thread:a", "three red foxes");
+    expect(projection.indexedThrough).toBeLessThan(orchestrator.state.lastSequence);
+    expect((await find(projection, orchestrator, "red")).sort()).toEqual(["one red fox", "three red foxes", "two red foxes"]);
+    expect(index.writes - before).toBe(1);
+  });
+
+  it("writes what is still gathering when it stops", async () => {
+    const dir = stateDir();
+    const first = await boot(dir);
+    await say(first.orchestrator, "thread:a", "a silver spoon");
+    const head = first.orchestrator.state.lastSequence;
+    expect(first.projection.indexedThrough).toBeLessThan(head);
+    await closers.pop()!();
+
+    const second = await boot(dir);
+    expect(second.projection.indexedThrough).toBe(head);
+    expect(second.index.applied).toBe(0);
+    expect(await find(second.projection, second.orchestrator, "spoon")).toEqual(["a silver spoon"]);
   });
 
   it("drops a deleted thread's items", async () => {

@@ -9,6 +9,19 @@ import { SEARCH_MAPPING_VERSION, searchDocument, searchThread } from "./searchDo
 const MAX_RETRY_MS = 30_000;
 
 /**
+ * How long committed events gather before the projection writes them, unless
+ * a search waits on them (then they are written on the next turn). A timer
+ * rather than the next turn of the event loop: the index write (its own
+ * SQLite transaction) then runs after the I/O that is ready, such as a
+ * WebSocket subscriber's frame of the same commit or the next request, and a
+ * burst of commits shares one index transaction.
+ */
+export const SEARCH_GATHER_MS = 1;
+
+/** A write waiting to run: `gather` while events collect, `soon` on the next turn (a search waits), `retry` after a failure. */
+type PendingWrite = { readonly kind: "gather" | "soon" | "retry"; readonly cancel: () => void };
+
+/**
  * Keeps the search index current: a projection that follows the committed
  * log (Orchestrator.follow) from the position the index stored, and writes
  * each batch of thread records and documents together with the sequence it
@@ -16,7 +29,8 @@ const MAX_RETRY_MS = 30_000;
  * up where it stopped), and an index that is missing, of another mapping
  * version, or ahead of the log (a replaced database) is emptied and rebuilt
  * from the log. Commits never wait for it: events are only buffered in the
- * listener, and written on the next tick.
+ * listener, and written SEARCH_GATHER_MS later, or on the next turn when a
+ * search waits for them (waitFor).
  */
 export class SearchProjection {
   private subscription: Subscription | null = null;
@@ -25,7 +39,7 @@ export class SearchProjection {
   private threads = new Map<string, SearchThread>();
   private documents = new Map<string, SearchDocument>();
   private writing: Promise<void> | null = null;
-  private scheduled = false;
+  private pending: PendingWrite | null = null;
   private retryMs = 0;
   private stopped = false;
   private caughtUp = false;
@@ -79,6 +93,8 @@ export class SearchProjection {
       };
       const timer = Number.isFinite(timeoutMs) ? setTimeout(() => waiter.resolve(false), timeoutMs) : null;
       this.waiters.add(waiter);
+      // A search waits: what has gathered is written now.
+      if (this.received > this.position) this.schedule("soon");
     });
   }
 
@@ -89,6 +105,8 @@ export class SearchProjection {
   /** Stop following, write what is buffered, and close the index. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.pending?.cancel();
+    this.pending = null;
     this.subscription?.close();
     await this.writing;
     if (this.received > this.position) await this.write().catch(() => undefined);
@@ -138,16 +156,20 @@ export class SearchProjection {
       }
     }
     this.received = stored.sequence;
-    this.schedule(0);
+    this.schedule(this.waiters.size > 0 ? "soon" : "gather");
   }
 
-  private schedule(delayMs: number): void {
-    if (this.scheduled || this.stopped) return;
-    this.scheduled = true;
+  /** Plan a write; a pending one stands, except that a search waiting hurries a gathering one. */
+  private schedule(kind: PendingWrite["kind"]): void {
+    if (this.stopped) return;
+    if (this.pending !== null) {
+      if (kind !== "soon" || this.pending.kind !== "gather") return;
+      this.pending.cancel();
+    }
     const run = () => {
-      this.scheduled = false;
+      this.pending = null;
       if (this.writing !== null) {
-        this.schedule(0);
+        this.schedule("soon");
         return;
       }
       this.writing = this.write()
@@ -162,11 +184,17 @@ export class SearchProjection {
         )
         .finally(() => {
           this.writing = null;
-          if (this.received > this.position) this.schedule(this.retryMs);
+          if (this.received > this.position) this.schedule(this.retryMs > 0 ? "retry" : this.waiters.size > 0 ? "soon" : "gather");
         });
     };
-    if (delayMs > 0) setTimeout(run, delayMs).unref();
-    else setImmediate(run);
+    if (kind === "soon") {
+      const immediate = setImmediate(run);
+      this.pending = { kind, cancel: () => clearImmediate(immediate) };
+    } else {
+      const timer = setTimeout(run, kind === "retry" ? this.retryMs : SEARCH_GATHER_MS);
+      timer.unref();
+      this.pending = { kind, cancel: () => clearTimeout(timer) };
+    }
   }
 
   /** Write everything buffered as one batch; on failure it stays buffered (newer versions of the same entries win). */

@@ -162,7 +162,8 @@ export class SqliteEventStore implements EventStore {
         if (stored !== undefined) known.set(commandId, JSON.parse(stored) as CommandReceipt);
       }
       const entries = commit.decide({ foreign, known, head });
-      return entries.length === 0 ? { results: [], written: [] } : this.writeBatch(entries);
+      // The decision only read: under the write lock the head is still `head`.
+      return entries.length === 0 ? { results: [], written: [] } : this.writeBatch(entries, head);
     });
     this.commitDecidedBatch = (commit) => decided.immediate(commit);
     this.hub = new SubscriptionHub((after, limit) => this.readAllNow(after, limit), options);
@@ -337,12 +338,13 @@ export class SqliteEventStore implements EventStore {
    * and only then is the stored receipt read back. An accepted receipt needs
    * its last event's sequence before the events exist; under the write lock
    * the next sequences are exactly last + 1, last + 2, ..., and each insert
-   * checks that SQLite agreed (a mismatch aborts the batch).
+   * checks that SQLite agreed (a mismatch aborts the batch). `head`: the
+   * last sequence, when the transaction already read it.
    */
-  private writeBatch(entries: readonly CommitEntry[]): { results: CommitResult[]; written: StoredEvent[] } {
+  private writeBatch(entries: readonly CommitEntry[], head?: number): { results: CommitResult[]; written: StoredEvent[] } {
     const now = this.clock();
     const occurredAt = isoTime(now);
-    let last = this.selectLastSequence.get() ?? 0;
+    let last = head ?? this.selectLastSequence.get() ?? 0;
     const results: CommitResult[] = [];
     const written: StoredEvent[] = [];
 
