@@ -88,16 +88,27 @@ export class SnapshotWriter {
   }
 }
 
-/** The frames joined, serialized FRAME_BUDGET_MS at a time with a turn of the event loop between. */
+/**
+ * The frames joined, serialized FRAME_BUDGET_MS at a time with a turn of the
+ * event loop between. Each frame is copied into the body as it comes (the
+ * body doubles when full), so no single step copies the whole body at once.
+ */
 async function serializeInTurns(frames: Iterable<Uint8Array>): Promise<Uint8Array> {
-  const done: Uint8Array[] = [];
+  let body = Buffer.allocUnsafe(1 << 20);
+  let length = 0;
   let since = performance.now();
   for (const frame of frames) {
-    done.push(frame);
+    if (length + frame.byteLength > body.byteLength) {
+      const bigger = Buffer.allocUnsafe(Math.max(body.byteLength * 2, length + frame.byteLength));
+      body.copy(bigger, 0, 0, length);
+      body = bigger;
+    }
+    body.set(frame, length);
+    length += frame.byteLength;
     if (performance.now() - since >= FRAME_BUDGET_MS) {
       await nextTurn();
       since = performance.now();
     }
   }
-  return Buffer.concat(done);
+  return body.subarray(0, length);
 }
