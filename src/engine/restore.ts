@@ -1,7 +1,7 @@
 import { toDomainEvent } from "../contracts/events.js";
 import { evolve, initialState, type OrchestrationState } from "../core/state.js";
-import type { EventStore } from "../store/eventStore.js";
-import { attachTurnItems, DEFAULT_HOT_THREADS, trimTurnItems } from "./hotTurnItems.js";
+import type { EventStore, TurnItemReader } from "../store/eventStore.js";
+import { HotTurnItems, attachTurnItems, DEFAULT_HOT_THREADS, trimTurnItems } from "./hotTurnItems.js";
 import { STATE_SNAPSHOT_VERSION, decodeState } from "./stateSnapshot.js";
 import { ThreadIndex } from "./threadIndex.js";
 
@@ -31,11 +31,17 @@ export interface RestoreOptions {
 
 /**
  * Fold the log's events after `state.lastSequence` into the state and its
- * index. Returns how many. Between pages the state's turn items are trimmed
- * to the most recently used threads (when the store keeps them).
+ * index. Returns how many events that covered. When the state's turn items
+ * are a cache over the store's read model with nothing in memory yet (start-up:
+ * a snapshot holds no items), the `turn-item.updated` events are skipped
+ * unread: the read model was written with them, and they change nothing else
+ * in the state. Otherwise every event is folded, and between pages the
+ * state's turn items are trimmed to the most recently used threads.
  */
 export async function foldTail(store: EventStore, folded: Folded, options: RestoreOptions = {}): Promise<number> {
   const { state, index } = folded;
+  const reader = store.turnItems;
+  if (reader !== null && state.turnItems instanceof HotTurnItems && state.turnItems.size === 0) return foldBesideItems(reader, folded);
   let count = 0;
   for (;;) {
     const page = await store.readAll(state.lastSequence, REPLAY_PAGE);
@@ -48,6 +54,23 @@ export async function foldTail(store: EventStore, folded: Folded, options: Resto
     count += page.length;
     state.lastSequence = page[page.length - 1]!.sequence;
     trimTurnItems(state, options.hotThreads ?? DEFAULT_HOT_THREADS);
+  }
+}
+
+/** foldTail without the turn item events, which leave the state's (empty) item cache as it is; synchronous, as the reader is. */
+function foldBesideItems(reader: TurnItemReader, folded: Folded): number {
+  const { state, index } = folded;
+  let count = 0;
+  for (;;) {
+    const page = reader.readBesideItems(state.lastSequence, REPLAY_PAGE);
+    if (page.covered === 0) return count;
+    for (const stored of page.events) {
+      const event = toDomainEvent(stored);
+      evolve(state, event);
+      index.apply(event);
+    }
+    count += page.covered;
+    state.lastSequence = page.through;
   }
 }
 

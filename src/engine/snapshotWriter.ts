@@ -1,6 +1,7 @@
 import type { OrchestrationState } from "../core/state.js";
 import type { EventStore } from "../store/eventStore.js";
-import { STATE_SNAPSHOT_VERSION, encodeState } from "./stateSnapshot.js";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { STATE_SNAPSHOT_VERSION, stateFrames } from "./stateSnapshot.js";
 
 /** Events between two periodic snapshots unless the orchestrator is told otherwise. */
 export const DEFAULT_SNAPSHOT_EVERY = 50_000;
@@ -16,11 +17,15 @@ export interface SnapshotWriterOptions {
   readonly savedThrough: number;
 }
 
+/** Serialize frames for at most this long before letting the event loop run. */
+const FRAME_BUDGET_MS = 10;
+
 /**
  * Saves the folded state into the store every `every` events, and once more
- * on close. The bytes are taken synchronously at a settled point, so they are
- * the fold of exactly the log up to `state.lastSequence`; the write itself is
- * asynchronous and one at a time. A failed save is reported and retried at
+ * on close. The state is copied synchronously at a settled point, so the
+ * bytes are the fold of exactly the log up to `state.lastSequence`; they are
+ * then serialized a few frames at a time (stateSnapshot.ts), letting the
+ * event loop run between them, and written one save at a time. A failed save is reported and retried at
  * the next threshold: a snapshot is only ever a shortcut, the log stays the truth.
  */
 export class SnapshotWriter {
@@ -58,16 +63,17 @@ export class SnapshotWriter {
 
   private saveIfBehind(): Promise<void> {
     if (this.options.state.lastSequence <= this.savedThrough) return Promise.resolve();
-    const saving = new Promise<{ sequence: number; body: Uint8Array }>((resolve, reject) => {
+    const saving = new Promise<{ sequence: number; frames: Iterable<Uint8Array> }>((resolve, reject) => {
       this.options.atSettledState(() => {
         try {
-          resolve({ sequence: this.options.state.lastSequence, body: encodeState(this.options.state) });
+          resolve({ sequence: this.options.state.lastSequence, frames: stateFrames(this.options.state) });
         } catch (error) {
           reject(error instanceof Error ? error : new Error(String(error)));
         }
       });
     })
-      .then(async ({ sequence, body }) => {
+      .then(async ({ sequence, frames }) => {
+        const body = await serializeInTurns(frames);
         await this.options.store.saveSnapshot({ version: STATE_SNAPSHOT_VERSION, sequence, body });
         this.savedThrough = Math.max(this.savedThrough, sequence);
       })
@@ -80,4 +86,29 @@ export class SnapshotWriter {
     this.saving = saving;
     return saving;
   }
+}
+
+/**
+ * The frames joined, serialized FRAME_BUDGET_MS at a time with a turn of the
+ * event loop between. Each frame is copied into the body as it comes (the
+ * body doubles when full), so no single step copies the whole body at once.
+ */
+async function serializeInTurns(frames: Iterable<Uint8Array>): Promise<Uint8Array> {
+  let body = Buffer.allocUnsafe(1 << 20);
+  let length = 0;
+  let since = performance.now();
+  for (const frame of frames) {
+    if (length + frame.byteLength > body.byteLength) {
+      const bigger = Buffer.allocUnsafe(Math.max(body.byteLength * 2, length + frame.byteLength));
+      body.copy(bigger, 0, 0, length);
+      body = bigger;
+    }
+    body.set(frame, length);
+    length += frame.byteLength;
+    if (performance.now() - since >= FRAME_BUDGET_MS) {
+      await nextTurn();
+      since = performance.now();
+    }
+  }
+  return body.subarray(0, length);
 }

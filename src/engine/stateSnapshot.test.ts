@@ -7,7 +7,7 @@ import { fold } from "../core/testing/scenario.js";
 import { existing } from "../core/testing/fixtures.js";
 import { type OrchestrationState, STATE_FOLD_VERSION, evolve, initialState } from "../core/state.js";
 import { runSeed } from "../testkit/sim/runner.js";
-import { SnapshotDecodeError, STATE_SNAPSHOT_VERSION, decodeState, encodeState, snapshotVersion, stateShape } from "./stateSnapshot.js";
+import { SnapshotDecodeError, STATE_SNAPSHOT_VERSION, decodeState, encodeState, snapshotVersion, stateFrames, stateShape } from "./stateSnapshot.js";
 
 /**
  * A snapshot plus the tail of the log folds to exactly the state a full
@@ -108,5 +108,37 @@ describe("state snapshot version", () => {
     const { turnItems: _dropped, ...older } = initialState();
     expect(() => decodeState(encodeState(older as unknown as OrchestrationState))).toThrow(/fields/);
     expect(() => decodeState(encodeState({ ...initialState(), lastSequence: -1 }))).toThrow(/position/);
+  });
+
+  it("refuses a body cut anywhere or with bytes after its last frame", () => {
+    const state = fold(...Array.from({ length: 2_500 }, (_, i) => existing(aProviderThread(`thread:${i}`))));
+    const body = encodeState(state);
+    for (const length of [0, 3, 4, 100, Math.floor(body.byteLength / 2), body.byteLength - 1]) {
+      expect(() => decodeState(body.subarray(0, length))).toThrow(SnapshotDecodeError);
+    }
+    expect(() => decodeState(Buffer.concat([body, new Uint8Array([0])]))).toThrow(/after its last frame/);
+    expect(decodeState(body)).toStrictEqual(state);
+  });
+});
+
+describe("state snapshot frames", () => {
+  it("are the state of the moment they were taken, however the fold moves on while they are serialized", () => {
+    const thread = (i: number): ReturnType<typeof aProviderThread> => aProviderThread(`thread:${i}`);
+    const state = fold(...Array.from({ length: 2_500 }, (_, i) => existing(thread(i))));
+    state.threadRuns.set("thread:0", ["run:a"]);
+    state.openWaits.set("thread:0", new Set(["node:a"]));
+    state.lastSequence = 2_500;
+    const before = same(state);
+    const frames = stateFrames(state)[Symbol.iterator]();
+    const parts = [frames.next().value!, frames.next().value!];
+    // The fold moves on between two slices: new records, ids pushed in place, a set grown, a thread gone.
+    evolve(state, existing(thread(9_999)));
+    state.threadRuns.get("thread:0")!.push("run:b");
+    state.openWaits.get("thread:0")!.add("node:b");
+    state.threads.delete("thread:2000");
+    state.lastSequence = 2_502;
+    for (let part = frames.next(); part.done !== true; part = frames.next()) parts.push(part.value);
+    expect(parts.length).toBeGreaterThan(3);
+    expect(same(decodeState(Buffer.concat(parts)))).toBe(before);
   });
 });

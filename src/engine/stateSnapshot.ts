@@ -8,12 +8,18 @@ import { itemsForSnapshot } from "./hotTurnItems.js";
  * The folded state to bytes and back, for start-up from a snapshot
  * (docs/architecture.md, "Snapshots"). V8's structured serialization keeps
  * what JSON would lose: Maps and Sets with their insertion order, holes in
- * the per-thread item arrays, undefined values, and objects shared between
- * two maps stay one object.
+ * the per-thread item arrays, undefined values. The bytes are frames, each a
+ * 4-byte length and one serialized value: a header (the fields, their kinds
+ * and sizes, the scalar fields' values), then each Map's and Set's entries in
+ * slices of SLICE_ENTRIES, so a save can serialize a slice at a time and let
+ * the event loop run between slices (snapshotWriter.ts).
  */
 
 /** Bump when the byte format changes (another serializer, a wrapper around the state). */
-const SERIALIZER_VERSION = "v8-structured/1";
+const SERIALIZER_VERSION = "v8-structured-slices/2";
+
+/** Entries of a Map or Set serialized in one frame. */
+const SLICE_ENTRIES = 1_000;
 
 /** What a field of the state is; a snapshot whose fields differ from the code's is not this code's state. */
 function fieldKind(value: unknown): string {
@@ -44,27 +50,101 @@ export class SnapshotDecodeError extends Error {
   override readonly name = "SnapshotDecodeError";
 }
 
+interface Header {
+  /** Each field: its name, its kind, and (Map, Set) its number of entries or (else) its value. */
+  readonly fields: readonly [name: string, kind: string, sizeOrValue: unknown][];
+}
+
+/** A Map's or Set's own copy, with the arrays and sets the fold grows in place (id lists, open waits, item arrays) copied too. */
+function copyCollection(value: Map<unknown, unknown> | Set<unknown>): unknown[] {
+  const copy = (entry: unknown): unknown => (Array.isArray(entry) ? entry.slice() : entry instanceof Set ? new Set(entry) : entry);
+  if (value instanceof Set) return Array.from(value, copy);
+  return Array.from(value, ([key, entry]) => [key, copy(entry)]);
+}
+
+function frame(value: unknown): Uint8Array {
+  const bytes = serialize(value);
+  const framed = Buffer.allocUnsafe(4 + bytes.byteLength);
+  framed.writeUInt32BE(bytes.byteLength, 0);
+  bytes.copy(framed, 4);
+  return framed;
+}
+
 /**
- * The state's bytes. When the store keeps the turn items (the state's item
- * maps are caches over it: hotTurnItems.ts) they are left out: start-up reads
- * them from the store again on demand.
+ * The state's bytes as frames, serialized one at a time as the iterator is
+ * read. The state is copied when this is called (its maps' entries, not the
+ * records, which the fold replaces rather than changes), so the frames are
+ * the state of that moment however far the fold moves on meanwhile. When the
+ * store keeps the turn items (the state's item maps are caches over it:
+ * hotTurnItems.ts) they are left out: start-up reads them from the store.
  */
+export function stateFrames(state: Readonly<OrchestrationState>): Iterable<Uint8Array> {
+  const whole: Record<string, unknown> = { ...state, ...itemsForSnapshot(state) };
+  const fields: [string, string, unknown][] = [];
+  const collections: unknown[][] = [];
+  for (const [name, value] of Object.entries(whole)) {
+    const kind = fieldKind(value);
+    if (value instanceof Map || value instanceof Set) {
+      const entries = copyCollection(value as Map<unknown, unknown> | Set<unknown>);
+      fields.push([name, kind, entries.length]);
+      collections.push(entries);
+    } else fields.push([name, kind, value]);
+  }
+  const header: Header = { fields };
+  return (function* frames(): Generator<Uint8Array> {
+    yield frame(header);
+    for (const entries of collections) for (let at = 0; at < entries.length; at += SLICE_ENTRIES) yield frame(entries.slice(at, at + SLICE_ENTRIES));
+  })();
+}
+
+/** The state's bytes in one go (stateFrames, joined). */
 export function encodeState(state: Readonly<OrchestrationState>): Uint8Array {
-  return serialize({ ...state, ...itemsForSnapshot(state) });
+  return Buffer.concat([...stateFrames(state)]);
 }
 
 /** The state a snapshot body holds; throws SnapshotDecodeError when the bytes are not a state of this shape. */
 export function decodeState(body: Uint8Array): OrchestrationState {
-  let value: unknown;
-  try {
-    value = deserialize(body);
-  } catch (error) {
-    throw new SnapshotDecodeError("the snapshot body is not a serialized state", { cause: error });
-  }
-  if (typeof value !== "object" || value === null) throw new SnapshotDecodeError("the snapshot body is not an object");
-  const shape = Object.entries(value).map(([name, field]) => `${name}:${fieldKind(field)}`);
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  let at = 0;
+  const next = (): unknown => {
+    if (at + 4 > bytes.byteLength) throw new SnapshotDecodeError("the snapshot body ends before its last frame");
+    const length = bytes.readUInt32BE(at);
+    if (at + 4 + length > bytes.byteLength) throw new SnapshotDecodeError("the snapshot body ends inside a frame");
+    const start = at + 4;
+    at = start + length;
+    try {
+      return deserialize(bytes.subarray(start, at));
+    } catch (error) {
+      throw new SnapshotDecodeError("the snapshot body is not a serialized state", { cause: error });
+    }
+  };
+  const header = next() as Partial<Header> | null;
+  if (typeof header !== "object" || header === null || !Array.isArray(header.fields)) throw new SnapshotDecodeError("the snapshot body is not a state's frames");
+  const fields: Header["fields"] = header.fields;
+  const shape = fields.map(([name, kind]) => `${name}:${kind}`);
   if (JSON.stringify(shape) !== JSON.stringify(stateShape())) throw new SnapshotDecodeError("the snapshot's fields are not the state's");
-  const state = value as OrchestrationState;
+  const value: Record<string, unknown> = {};
+  for (const [name, kind, sizeOrValue] of fields) {
+    if (kind !== "map" && kind !== "set") {
+      value[name] = sizeOrValue;
+      continue;
+    }
+    const size = sizeOrValue as number;
+    const map = new Map<unknown, unknown>();
+    const set = new Set<unknown>();
+    let read = 0;
+    while (read < size) {
+      const slice = next();
+      if (!Array.isArray(slice) || slice.length === 0) throw new SnapshotDecodeError(`the snapshot's ${name} is cut short`);
+      if (kind === "map") for (const [key, entry] of slice as [unknown, unknown][]) map.set(key, entry);
+      else for (const entry of slice as unknown[]) set.add(entry);
+      read += slice.length;
+    }
+    if (read !== size) throw new SnapshotDecodeError(`the snapshot's ${name} has ${read} entries, its header says ${size}`);
+    value[name] = kind === "map" ? map : set;
+  }
+  if (at !== bytes.byteLength) throw new SnapshotDecodeError("the snapshot body has bytes after its last frame");
+  const state = value as unknown as OrchestrationState;
   if (!Number.isSafeInteger(state.lastSequence) || state.lastSequence < 0) throw new SnapshotDecodeError("the snapshot has no log position");
   return state;
 }

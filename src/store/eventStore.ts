@@ -86,6 +86,22 @@ export interface TurnItemReader {
   threadItems(threadId: string): TurnItem[];
   /** The thread of the item with this id, or null when no thread has it. */
   threadOfItem(itemId: string): string | null;
+  /**
+   * A page of the log for a fold that reads items from here: the events with
+   * sequence > `after`, ascending, at most `limit` of them counted with the
+   * `turn-item.updated` events among them, which are left out (this read
+   * model holds their items; their data is neither read nor decoded).
+   * `through` is the last sequence the page covered (`after` when the log
+   * has nothing more), `covered` how many events it covered.
+   */
+  readBesideItems(after: number, limit: number): LogPageBesideItems;
+}
+
+/** A page of the log without its turn item events (TurnItemReader.readBesideItems). */
+export interface LogPageBesideItems {
+  readonly events: readonly StoredEvent[];
+  readonly through: number;
+  readonly covered: number;
 }
 
 export interface OutboxClaim {

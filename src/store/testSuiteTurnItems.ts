@@ -70,6 +70,22 @@ export function describeTurnItemsContract(harness: StoreHarness, features: Backe
       await expectItems(store, "thread:c", ["decided"]);
     });
 
+    it("pages the log beside the items: item events covered, counted and left out, every other event whole", async () => {
+      const store = harness.store;
+      const reader = store.turnItems;
+      if (reader === null) return;
+      await store.commit([accepted(newCommandId(), [{ type: "test.happened", streamId: "thread:l", data: { n: 1 } }, itemEvent(item("thread:l", 0, "l0"))])]);
+      await store.commit([accepted(newCommandId(), [itemEvent(item("thread:l", 1, "l1")), itemEvent(item("thread:l", 1, "l1 again")), { type: "test.happened", streamId: "thread:l", data: { n: 2 } }, itemEvent(item("thread:l", 2, "l2"))])]);
+      const log = await store.readAll(0);
+      const head = log[log.length - 1]!.sequence;
+      const first = reader.readBesideItems(0, 4);
+      expect(first).toEqual({ events: [log[0]], through: log[3]!.sequence, covered: 4 });
+      const second = reader.readBesideItems(first.through, 4);
+      expect(second).toEqual({ events: log.slice(4).filter((event) => event.type !== "turn-item.updated"), through: head, covered: log.length - 4 });
+      expect(second.events.map((event) => event.data)).toEqual([{ n: 2 }]);
+      expect(reader.readBesideItems(head, 4)).toEqual({ events: [], through: head, covered: 0 });
+    });
+
     if (features.durable) {
       it("keeps the items across close and reopen", async () => {
         await harness.store.commit([accepted(newCommandId(), [itemEvent(item("thread:r", 0, "r0")), itemEvent(item("thread:r", 1, "r1"))])]);

@@ -16,7 +16,7 @@ import {
 import { assertSnapshotFits, settle, StoreError, StoreErrorCode } from "../storeErrors.js";
 import { timeOrderedUuid } from "../storeIds.js";
 import { SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
-import { turnItemKey } from "../turnItemRows.js";
+import { TURN_ITEM_EVENT, turnItemKey } from "../turnItemRows.js";
 import { MemoryOutbox, type StagedOutboxRow } from "./memoryOutbox.js";
 
 export interface MemoryEventStoreOptions extends SubscriptionOptions {
@@ -216,6 +216,14 @@ export class MemoryEventStore implements EventStore {
     threadOfItem: (itemId) => {
       this.assertOpen();
       return this.itemThreads.get(itemId) ?? null;
+    },
+    readBesideItems: (after, limit) => {
+      const page = this.readAllNow(after, limit);
+      return {
+        events: page.filter((event) => event.type !== TURN_ITEM_EVENT),
+        through: page.length === 0 ? after : page[page.length - 1]!.sequence,
+        covered: page.length,
+      };
     },
   };
 

@@ -25,6 +25,7 @@ import { DEFAULT_SQLITE_POLL_INTERVAL_MS, SqliteLogFeed } from "./sqliteLogFeed.
 import { SqliteOutbox } from "./sqliteOutbox.js";
 import { SqliteSnapshots } from "./sqliteSnapshots.js";
 import { SqliteTurnItems } from "./sqliteTurnItems.js";
+import { TURN_ITEM_EVENT } from "../turnItemRows.js";
 
 export interface SqliteEventStoreOptions extends SubscriptionOptions {
   /** Epoch milliseconds; stamps occurredAt, createdAt and availableAt. Default Date.now. */
@@ -86,6 +87,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectReceipt: Statement<[string], string>;
   private readonly insertOutbox: Statement<[string, string, string, string, string, number, number, string]>;
   private readonly selectAfter: Statement<[number, number], EventTuple>;
+  private readonly selectAfterBesideItems: Statement<[number, number], EventTuple>;
   private readonly selectStream: Statement<[string, number], EventTuple>;
   private readonly items: SqliteTurnItems;
   private readonly commitBatch: (entries: readonly CommitEntry[]) => { results: CommitResult[]; written: StoredEvent[] };
@@ -142,6 +144,13 @@ export class SqliteEventStore implements EventStore {
       VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`);
     this.selectAfter = db
       .prepare<[number, number], EventTuple>(`SELECT ${EVENT_COLUMNS} FROM events WHERE sequence > ? ORDER BY sequence LIMIT ?`)
+      .raw();
+    // Turn item events come back as their sequence alone (data null), so a page still counts them.
+    this.selectAfterBesideItems = db
+      .prepare<[number, number], EventTuple>(
+        `SELECT sequence, event_id, command_id, stream_id, type, CASE WHEN type = '${TURN_ITEM_EVENT}' THEN NULL ELSE data END, occurred_at
+         FROM events WHERE sequence > ? ORDER BY sequence LIMIT ?`,
+      )
       .raw();
     this.selectStream = db
       .prepare<[string, number], EventTuple>(
@@ -300,6 +309,13 @@ export class SqliteEventStore implements EventStore {
     threadOfItem: (itemId) => {
       this.assertOpen();
       return this.items.threadOfItem(itemId);
+    },
+    readBesideItems: (after, limit) => {
+      this.assertOpen();
+      const rows = this.selectAfterBesideItems.all(after, Math.max(0, Math.floor(limit)));
+      const events: StoredEvent[] = [];
+      for (const row of rows) if (row[4] !== TURN_ITEM_EVENT) events.push(toStoredEvent(row));
+      return { events, through: rows.length === 0 ? after : rows[rows.length - 1]![0], covered: rows.length };
     },
   };
 

@@ -16,18 +16,21 @@ interface SnapshotRow {
 export class SqliteSnapshots {
   private readonly selectHead: Statement<[], number>;
   private readonly selectKept: Statement<[], SnapshotRow>;
+  private readonly selectKeptPosition: Statement<[], Omit<SnapshotRow, "body">>;
   private readonly upsert: Statement<[string, number, Buffer, string]>;
   private readonly saveTransaction: (snapshot: StateSnapshot, savedAt: string) => boolean;
 
   constructor(db: Database) {
     this.selectHead = db.prepare<[], number>("SELECT COALESCE(MAX(sequence), 0) FROM events").pluck();
     this.selectKept = db.prepare<[], SnapshotRow>("SELECT version, sequence, body FROM state_snapshots WHERE id = 1");
+    this.selectKeptPosition = db.prepare<[], Omit<SnapshotRow, "body">>("SELECT version, sequence FROM state_snapshots WHERE id = 1");
     this.upsert = db.prepare(`
       INSERT INTO state_snapshots (id, version, sequence, body, saved_at) VALUES (1, ?, ?, ?, ?)
       ON CONFLICT (id) DO UPDATE SET version = excluded.version, sequence = excluded.sequence, body = excluded.body, saved_at = excluded.saved_at`);
     const save = db.transaction((snapshot: StateSnapshot, savedAt: string): boolean => {
       assertSnapshotFits(snapshot, this.selectHead.get() ?? 0);
-      const kept = this.selectKept.get();
+      // Version and position only: the kept body is not read just to be replaced.
+      const kept = this.selectKeptPosition.get();
       if (kept !== undefined && kept.version === snapshot.version && kept.sequence > snapshot.sequence) return false;
       this.upsert.run(snapshot.version, snapshot.sequence, Buffer.from(snapshot.body.buffer, snapshot.body.byteOffset, snapshot.body.byteLength), savedAt);
       return true;

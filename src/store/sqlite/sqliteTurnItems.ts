@@ -9,7 +9,8 @@ import { byPosition, turnItemKey } from "../turnItemRows.js";
  * the same connection, so a read inside a decision sees the log as of that
  * decision.
  */
-export class SqliteTurnItems implements TurnItemReader {
+/** The item reads of TurnItemReader; the store adds the log page beside the items. */
+export class SqliteTurnItems implements Pick<TurnItemReader, "threadItems" | "threadOfItem"> {
   private readonly upsert: Statement<[string, number, string, string]>;
   private readonly selectThread: Statement<[string], string>;
   private readonly selectThreadOf: Statement<[string], string>;
