@@ -82,7 +82,7 @@ interface LiveSession {
   readonly runtime: ProviderSessionRuntime;
   lastActivity: number;
   sequence: number;
-  /** The provider reported a turn started and has not reported its end: the agent is working. */
+  /** A turn was started on the agent and it has not reported the turn's end: the agent is working. */
   turnRunning: boolean;
   /** The latest usage the provider reported per run, and when it was last recorded. */
   readonly usage: Map<string, { latest: ReportedUsage; recordedAt: number }>;
@@ -262,7 +262,15 @@ export class ProviderSessionManager {
     session.recapPending = false;
     const env = this.options.secrets?.environmentFor(session.providerSessionId) ?? {};
     const outputSchema = openOutputSchema(this.options.orchestrator.state, threadId);
-    await session.runtime.startTurn({ runId, input: text, ...(Object.keys(env).length === 0 ? {} : { env }), ...(outputSchema === null ? {} : { outputSchema }) });
+    // The agent is busy from here (turn.started may come later): refills wait for the CPUs it uses.
+    session.turnRunning = true;
+    try {
+      await session.runtime.startTurn({ runId, input: text, ...(Object.keys(env).length === 0 ? {} : { env }), ...(outputSchema === null ? {} : { outputSchema }) });
+    } catch (error) {
+      session.turnRunning = false;
+      this.options.pools?.nudge();
+      throw error;
+    }
   }
 
   /** A run stopped before its turn started ends here, since no provider turn exists to interrupt. */

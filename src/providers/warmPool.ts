@@ -138,7 +138,8 @@ export class WarmPools {
     const entry = index === -1 ? undefined : pool.ready.splice(index, 1)[0];
     // The most recent session sets what the pool warms for: warm sessions that do not fit it make room.
     if (entry === undefined && pool.ready.length > 0) void this.drain(pool, `a session on ${providerInstanceId} needed other settings`);
-    this.refillAll();
+    // The taker's turn is about to start: it counts among the busy turns already.
+    this.refillAll(1);
     if (entry === undefined) return null;
     this.options.sessionLog?.("info", `pool: handed out ${entry.warmSessionId} on ${providerInstanceId}; ${pool.ready.length} of ${pool.size} ready`);
     return { warmSessionId: entry.warmSessionId, session: entry.session };
@@ -182,11 +183,11 @@ export class WarmPools {
 
   /**
    * Open warm sessions where a pool is short, never more at once than
-   * maxConcurrentOpens, and none while running turns fill the CPUs (a later
-   * nudge or the reaper's pass starts them).
+   * maxConcurrentOpens, and none while running turns (and `starting` turns
+   * about to run) fill the CPUs: a later nudge or the reaper's pass starts them.
    */
-  private refillAll(): void {
-    if (this.closed || this.busyTurns() >= this.maxBusyTurns) return;
+  private refillAll(starting = 0): void {
+    if (this.closed || this.busyTurns() + starting >= this.maxBusyTurns) return;
     for (const pool of this.pools.values()) {
       while (!this.closed && !pool.failed && !this.isIdle(pool) && pool.ready.length + pool.opening < pool.size && this.openingTotal < this.maxConcurrentOpens) {
         this.openOne(pool);

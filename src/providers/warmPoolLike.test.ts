@@ -81,9 +81,13 @@ describe("warm pools on a busy machine", () => {
     expect(pools.take("cc", settings("/a"))).toBeNull();
     await pollUntil(() => pools.held(), (held) => held.length === 1, "a warm session like /a");
 
-    // Two turns run on the two CPUs: the hand-out works, the refill waits (an open starts synchronously, so none started).
-    running = 2;
+    // One turn runs (a parent) and the taker's is about to: the two CPUs are busy. The hand-out
+    // works, the refill waits (an open starts synchronously, so none started).
+    running = 1;
     expect(pools.take("cc", settings("/a"))).not.toBeNull();
+    expect(opened).toHaveLength(1);
+    running = 2;
+    pools.nudge();
     expect(opened).toHaveLength(1);
 
     // A turn ended: the session manager nudges the pools, and the refill starts.
