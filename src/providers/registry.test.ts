@@ -145,4 +145,33 @@ describe("ProviderRegistry probe cache", () => {
     await registry.get("fake");
     expect(driver.probes).toBe(3);
   });
+
+  it("serves a stale available answer at once while probing again, and probes a stale unavailable one before answering", async () => {
+    let now = 1_000;
+    const answers: { resolve: (probe: ProviderProbe) => void }[] = [];
+    const driver = fakeDriver("fake", () => new Promise<ProviderProbe>((resolve) => answers.push({ resolve })));
+    const registry = new ProviderRegistry([instance("fake", "fake")], new Map([["fake", driver]]), { probeTtlMs: 5_000, now: () => now });
+    const first = registry.get("fake");
+    answers[0]!.resolve({ installed: true, authenticated: true, reason: null });
+    expect((await first)?.available).toBe(true);
+
+    now += 5_000;
+    // The CLI went away: the stale answer still serves this call, and a new probe is running.
+    expect((await registry.get("fake"))?.available).toBe(true);
+    expect(driver.probes).toBe(2);
+    expect((await registry.get("fake"))?.available).toBe(true);
+    expect(driver.probes).toBe(2); // one refresh at a time
+    answers[1]!.resolve({ installed: false, authenticated: false, reason: "codex" });
+    await new Promise((resolve) => setImmediate(resolve)); // the settled probe's callbacks run
+    const after = await registry.get("fake");
+    expect(after).toMatchObject({ available: false, reason: "executable not found: codex" });
+    expect(driver.probes).toBe(2);
+
+    now += 5_000;
+    // A stale unavailable answer is not served: the caller waits for the new probe.
+    const fixed = registry.get("fake");
+    expect(driver.probes).toBe(3);
+    answers[2]!.resolve({ installed: true, authenticated: true, reason: null });
+    expect((await fixed)?.available).toBe(true);
+  });
 });

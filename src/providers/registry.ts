@@ -42,6 +42,10 @@ export const DEFAULT_PROBE_TTL_MS = 5_000;
 interface CachedProbe {
   readonly at: number;
   readonly result: Promise<ProbeOutcome>;
+  /** The answer once the probe settled: a stale available answer is served while a new probe runs. */
+  settled: ProbeOutcome | null;
+  /** A newer probe started because this answer went stale (at most one at a time). */
+  refreshing: boolean;
 }
 
 export class ProviderRegistry {
@@ -120,17 +124,45 @@ export class ProviderRegistry {
     return { ...base, ...verdict(instance, await this.probe(driver, instance)) };
   }
 
-  /** Concurrent callers share one probe; a probe that throws counts as not installed. */
+  /**
+   * Concurrent callers share one probe; a probe that throws counts as not
+   * installed. An answer older than the TTL that found the instance
+   * available is still served at once while a new probe runs in the
+   * background (probes may spawn the agent's CLI, hundreds of milliseconds
+   * a delegation should not wait for); callers after it settles get the new
+   * answer.
+   * A stale answer of unavailable is probed again before answering, so a
+   * fix (an install, a login) shows on the next call.
+   */
   private probe(driver: ProviderDriver, instance: ProviderInstanceConfig): Promise<ProbeOutcome> {
     const now = this.now();
     const cached = this.probes.get(instance.id);
     if (cached !== undefined && now - cached.at < this.probeTtlMs) {
       return cached.result;
     }
-    const result = runProbe(driver, instance);
-    this.probes.set(instance.id, { at: now, result });
-    return result;
+    if (cached !== undefined && cached.settled !== null && isAvailable(cached.settled)) {
+      if (!cached.refreshing) {
+        cached.refreshing = true;
+        const next = newProbe(driver, instance, now);
+        // The new answer replaces the stale one once it is in; invalidate() in between wins.
+        void next.result.then(() => {
+          if (this.probes.get(instance.id) === cached) this.probes.set(instance.id, next);
+        });
+      }
+      return cached.result;
+    }
+    const entry = newProbe(driver, instance, now);
+    this.probes.set(instance.id, entry);
+    return entry.result;
   }
+}
+
+function newProbe(driver: ProviderDriver, instance: ProviderInstanceConfig, now: number): CachedProbe {
+  const entry: CachedProbe = { at: now, result: runProbe(driver, instance), settled: null, refreshing: false };
+  void entry.result.then((outcome) => {
+    entry.settled = outcome;
+  });
+  return entry;
 }
 
 /** A probe's answer, or the message of the exception it threw instead. */
@@ -144,6 +176,10 @@ async function runProbe(driver: ProviderDriver, instance: ProviderInstanceConfig
   } catch (error) {
     return { kind: "threw", message: error instanceof Error ? error.message : String(error) };
   }
+}
+
+function isAvailable(outcome: ProbeOutcome): boolean {
+  return outcome.kind === "answered" && outcome.probe.installed && outcome.probe.authenticated;
 }
 
 interface Verdict {
