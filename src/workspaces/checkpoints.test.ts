@@ -149,6 +149,25 @@ describe("captureCheckpoint", () => {
     expect((await probeWorkingTree(join(repo, "sub", "inner"))).tree?.root).toBe(realpathSync(repo));
   });
 
+  it("tells candidates from look-alikes without git: a .git file counts, a lone HEAD does not; a file or a missing path says so", async () => {
+    // A linked worktree's `.git` is a file; a folder holding only a HEAD file is not a git dir.
+    writeFiles(dir.path, { "linked/.git": "gitdir: /nowhere\n", "linked/deep/file.txt": "x\n", "headonly/HEAD": "ref: refs/heads/main\n", "headonly/sub/file.txt": "x\n" });
+    const path = process.env.PATH;
+    process.env.PATH = join(dir.path, "no-git-here");
+    try {
+      await expect(probeWorkingTree(join(dir.path, "linked", "deep"))).rejects.toThrow(/cannot run git/);
+      const headOnly = join(dir.path, "headonly", "sub");
+      expect(await probeWorkingTree(headOnly)).toEqual({ tree: null, reason: `${headOnly} is not inside a git repository` });
+      const file = join(dir.path, "headonly", "sub", "file.txt");
+      expect(await probeWorkingTree(file)).toEqual({ tree: null, reason: `${file} is not a directory` });
+      const absent = join(dir.path, "absent", "deeper");
+      expect(await probeWorkingTree(absent)).toEqual({ tree: null, reason: `${absent} does not exist` });
+      expect(await probeScope(absent, SCOPE)).toEqual({ tree: null, reason: `${absent} does not exist`, refs: [] });
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
   it("captures a repository with no commit yet, every file added", async () => {
     initRepo(repo);
     writeFiles(repo, { "a.txt": "a\nb\n", "dir/b.txt": "b\n" });

@@ -1,4 +1,5 @@
-import { realpath, stat } from "node:fs/promises";
+import { type Stats, statSync } from "node:fs";
+import { realpath } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { WorkspaceError, WorkspaceErrorCode } from "./errors.js";
 import { git, gitFailure } from "./git.js";
@@ -35,9 +36,9 @@ export async function canonicalPath(path: string): Promise<string> {
  * with a reason instead of throwing (a checkpoint of it is `missing`).
  */
 export async function probeWorkingTree(path: string): Promise<WorkingTreeProbe> {
-  const problem = await folderProblem(path);
+  const problem = folderProblem(path);
   if (problem !== null) return { tree: null, reason: problem };
-  if (!(await mayBeInRepository(resolve(path)))) return { tree: null, reason: notInRepository(path) };
+  if (!mayBeInRepository(resolve(path))) return { tree: null, reason: notInRepository(path) };
   const args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "HEAD", "--symbolic-full-name", "HEAD"];
   const result = await git(args, { cwd: path, okCodes: [0, 128] });
   const lines = result.stdout.toString("utf8").split("\n");
@@ -63,8 +64,8 @@ export async function probeWorkingTree(path: string): Promise<WorkingTreeProbe> 
 }
 
 /** Why `path` cannot hold a working tree at all (missing, or not a folder); null for a folder. */
-export async function folderProblem(path: string): Promise<string | null> {
-  const info = await stat(path).catch(() => null);
+export function folderProblem(path: string): string | null {
+  const info = statOrNull(path);
   if (info === null) return `${path} does not exist`;
   return info.isDirectory() ? null : `${path} is not a directory`;
 }
@@ -81,17 +82,32 @@ export function notInRepository(path: string): string {
  * plain folder probes on every capture, and a spawn blocks the event loop
  * for milliseconds while the server is large). Any candidate sends the probe
  * to git, which decides.
+ *
+ * The walk stats synchronously and without throwing: most candidates are
+ * absent, and an asynchronous stat that fails costs the event loop about
+ * 15 times a synchronous one (a thread-pool round trip plus an error object
+ * with its stack), which a server starting many children pays on every
+ * capture (docs/benchmarks.md, fan-out).
  */
-export async function mayBeInRepository(path: string): Promise<boolean> {
-  const exists = async (candidate: string, kind: "any" | "file" | "dir") => {
-    const found = await stat(candidate).catch(() => null);
+export function mayBeInRepository(path: string): boolean {
+  const exists = (candidate: string, kind: "any" | "file" | "dir") => {
+    const found = statOrNull(candidate);
     if (found === null) return false;
     return kind === "any" || (kind === "file" ? found.isFile() : found.isDirectory());
   };
   for (let dir = path; ; dir = dirname(dir)) {
-    if (await exists(join(dir, ".git"), "any")) return true;
-    if ((await exists(join(dir, "HEAD"), "file")) && (await exists(join(dir, "objects"), "dir")) && (await exists(join(dir, "refs"), "dir"))) return true;
+    if (exists(join(dir, ".git"), "any")) return true;
+    if (exists(join(dir, "HEAD"), "file") && exists(join(dir, "objects"), "dir") && exists(join(dir, "refs"), "dir")) return true;
     if (dirname(dir) === dir) return false;
+  }
+}
+
+/** `path`'s stat, or null when it is absent or cannot be read. */
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
   }
 }
 

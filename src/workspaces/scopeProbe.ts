@@ -26,7 +26,7 @@ export type ScopeProbe =
 
 export async function probeScope(path: string, scopeId: string): Promise<ScopeProbe> {
   // A plain folder (or none): the answer says why, without starting git.
-  if (!(await mayBeInRepository(resolve(path)))) return { tree: null, reason: (await folderProblem(path)) ?? notInRepository(path), refs: [] };
+  if (!mayBeInRepository(resolve(path))) return { tree: null, reason: folderProblem(path) ?? notInRepository(path), refs: [] };
   const prefix = checkpointScopePrefix(scopeId);
   const glob = `--glob=${prefix}*`;
   const args = ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", glob, "HEAD", "--symbolic-full-name", glob, "HEAD"];
