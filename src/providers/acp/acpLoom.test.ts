@@ -81,7 +81,21 @@ describe("ACP drivers inside Loom", () => {
     expect(loom.assistantTexts(launched.threadId, runId).at(-1)).toBe('outcome {"outcome":"selected","optionId":"reject"}');
   });
 
-  it("steering an ACP turn is interrupt-and-restart: the running turn is cancelled and the message runs next", async () => {
+  it("a steer into a running ACP turn is cancel-and-restart inside the same run", async () => {
+    const launched = await loom.launch({ message: acpScript({ chunk: "working" }, { waitForCancel: true }), title: "acp steer", target: { providerInstanceId: "acp" } });
+    const runId = launched.runId!;
+    await loom.waitForRun(runId, "running", 20_000);
+    const sent = await loom.owner.ok<{ delivery: string; runId: string }>("t3_thread_send", { threadId: launched.threadId, message: "new direction", mode: "steer" });
+    expect(sent).toMatchObject({ delivery: "steered", runId });
+    const run = await loom.waitForEnd(runId, 20_000);
+    expect(run.status, dump(loom, launched.threadId)).toBe("completed");
+    expect(loom.assistantTexts(launched.threadId, runId)).toEqual(["working", "Echo: new direction"]);
+    expect(loom.runs(launched.threadId)).toHaveLength(1);
+    const methods = agent.requests().map((request) => request.method);
+    expect(methods.slice(methods.indexOf("session/prompt"))).toEqual(["session/prompt", "session/cancel", "session/prompt"]);
+  });
+
+  it("a restart of an ACP turn interrupts it and the message runs next", async () => {
     const launched = await loom.launch({ message: acpScript({ chunk: "working" }, { waitForCancel: true }), title: "acp restart", target: { providerInstanceId: "acp" } });
     const firstRunId = launched.runId!;
     await loom.waitForRun(firstRunId, "running", 20_000);
