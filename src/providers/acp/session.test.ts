@@ -118,6 +118,14 @@ describe("acp driver: session/new", () => {
     expect(initializes()).toBe(2);
   });
 
+  it("a probe tells a missing login from a broken agent: not authenticated, or it rejects (probe failed)", async () => {
+    const driver = createAcpDriver();
+    const locked = await driver.probe(agent.instance({ id: "locked", caps: { requireAuth: true } }));
+    expect(locked).toMatchObject({ installed: true, authenticated: false, reason: expect.stringContaining("Authentication required") });
+    const broken = { ...agent.instance({ id: "broken" }), options: { command: process.execPath, args: ["-e", "console.error('agent broke'); process.exit(3)"] } };
+    await expect(driver.probe(broken)).rejects.toMatchObject({ name: "ProviderError", code: "start_failed", message: expect.stringContaining("agent broke") });
+  });
+
   it("a missing executable is not_installed, and the probe says so", async () => {
     const driver = createAcpDriver();
     const instance = { ...agent.instance(), options: { command: "/nonexistent/acp-agent" } };
