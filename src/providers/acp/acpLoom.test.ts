@@ -63,6 +63,20 @@ describe("ACP drivers inside Loom", () => {
     expect(loom.assistantTexts(launched.threadId, runId).at(-1)).toBe('got {"outcome":"accepted","answers":{"Which color?":["blue"]}}');
   });
 
+  it("grok: a plan to approve (exit_plan_mode) is a Loom approval; accepting it reaches the agent", async () => {
+    const launched = await loom.launch({ message: acpScript({ ext: { method: "_x.ai/exit_plan_mode", params: { planContent: "1. edit\n2. test" } }, as: "a" }, { chunk: "got {{a}}" }), title: "grok plan", target: { providerInstanceId: "grok" } });
+    const runId = launched.runId!;
+    await loom.waitForRun(runId, "waiting_on_approval", 20_000);
+    const request = loom.items(launched.threadId).find((item) => item.type === "approval_request" && item.runId === runId);
+    expect(request).toMatchObject({ title: "Approve the plan and leave plan mode", detail: "1. edit\n2. test", status: "pending" });
+    if (request?.type !== "approval_request") throw new Error("no approval");
+    const answer = await loom.dispatch("runtime-request.respond", { threadId: launched.threadId, requestId: request.requestId, response: { decision: "accept" } });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const run = await loom.waitForEnd(runId, 20_000);
+    expect(run.status, dump(loom, launched.threadId)).toBe("completed");
+    expect(loom.assistantTexts(launched.threadId, runId).at(-1)).toBe('got {"outcome":"approved"}');
+  });
+
   it("a permission request in approval-required mode is a Loom approval; declining reaches the agent", async () => {
     const launched = await loom.launch({
       message: acpScript({ permission: { toolCall: { toolCallId: "t1", title: "rm -rf build", kind: "execute", rawInput: { command: "rm -rf build" } } }, as: "p" }, { chunk: "outcome {{p}}" }),
