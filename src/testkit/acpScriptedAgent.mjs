@@ -24,7 +24,7 @@
  *
  * `{{name}}` in a chunk is replaced by the JSON of what the step saved `as`
  * that name. Environment:
- *   LOOM_ACP_AGENT_CAPS  JSON: { loadSession?, fork?, http?, models?: string[], modes?: string[], authMethods?: string[], requireAuth?: boolean }
+ *   LOOM_ACP_AGENT_CAPS  JSON: { loadSession?, failLoad? (session/load fails), fork?, http?, models?: string[], modes?: string[], authMethods?: string[], requireAuth?: boolean }
  *   LOOM_ACP_AGENT_LOG   a file; one JSON line per request received ({ method, params })
  */
 import { appendFileSync } from "node:fs";
@@ -176,6 +176,7 @@ const app = acp
   .onRequest("session/load", async ({ params, client }) => {
     record("session/load", params);
     if (caps.loadSession !== true) throw acp.RequestError.methodNotFound("session/load");
+    if (caps.failLoad === true) throw acp.RequestError.resourceNotFound(params.sessionId);
     const state = sessions.get(params.sessionId) ?? { mcpServers: [], cancel: null, cancels: 0, history: [] };
     state.mcpServers = params.mcpServers ?? [];
     sessions.set(params.sessionId, state);

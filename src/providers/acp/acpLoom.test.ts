@@ -16,11 +16,13 @@ beforeEach(async () => {
   agent = scriptedAgentSetup();
   const acp = agent.instance({ id: "acp", driver: "acp" });
   const grok = agent.instance({ id: "grok", driver: "grok" });
+  const loading = agent.instance({ id: "acp-load", caps: { loadSession: true } });
   loom = await LoomHarness.start({
     config: {
       providers: [
         { id: "acp", driver: "acp", options: acp.options },
         { id: "grok", driver: "grok", options: grok.options },
+        { id: "acp-load", driver: "acp", options: loading.options },
       ],
     },
   });
@@ -107,6 +109,30 @@ describe("ACP drivers inside Loom", () => {
     expect(loom.runs(launched.threadId)).toHaveLength(1);
     const methods = agent.requests().map((request) => request.method);
     expect(methods.slice(methods.indexOf("session/prompt"))).toEqual(["session/prompt", "session/cancel", "session/prompt"]);
+  });
+
+  it("after a Loom restart the thread's next session loads the agent's own ACP session (no recap); without session/load it gets a recap", async () => {
+    const loads = await loom.launch({ message: "remember PLUM-42", title: "acp memory", target: { providerInstanceId: "acp-load" } });
+    const cannot = await loom.launch({ message: "remember FIG-7", title: "acp no memory", target: { providerInstanceId: "acp" } });
+    for (const runId of [loads.runId!, cannot.runId!]) expect((await loom.waitForEnd(runId, 20_000)).status).toBe("completed");
+    const prompts = () => agent.requests().filter((request) => request.method === "session/prompt");
+    const firstSession = prompts().find((request) => JSON.stringify(request.params.prompt).includes("PLUM-42"))?.params.sessionId;
+    expect(firstSession).toMatch(/^scripted-/);
+
+    loom = await loom.restart();
+    // What an agent advertises is known once a probe or a session met it (`loom serve` probes every instance at start).
+    await loom.owner.ok("orchestrator_capabilities");
+    for (const threadId of [loads.threadId, cannot.threadId]) {
+      const sent = await loom.owner.ok<{ runId: string }>("t3_thread_send", { threadId, message: "what was it?" });
+      expect((await loom.waitForEnd(sent.runId, 20_000)).status, dump(loom, threadId)).toBe("completed");
+    }
+    expect(agent.requests().filter((request) => request.method === "session/load").map((request) => request.params.sessionId)).toEqual([firstSession]);
+    const last = prompts().slice(-2);
+    const resumed = last.find((request) => request.params.sessionId === firstSession);
+    const recapped = last.find((request) => request.params.sessionId !== firstSession);
+    expect(resumed?.params).toMatchObject({ sessionId: firstSession, prompt: [{ type: "text", text: expect.not.stringContaining("<loom_context") }] });
+    expect(JSON.stringify(resumed?.params.prompt)).toContain("what was it?");
+    expect(JSON.stringify(recapped?.params.prompt)).toContain("FIG-7");
   });
 
   it("a restart of an ACP turn interrupts it and the message runs next", async () => {

@@ -82,7 +82,7 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
       onFacts: (advertised) => facts.set(input.instance.id, fingerprint(launch), advertised),
       log,
     });
-    await session.open(input.signal);
+    await session.open(input.signal, input.resume?.nativeThreadId ?? null);
     ready.set(input.instance.id, { launch: fingerprint(launch), at: now() });
     return session;
   }

@@ -157,7 +157,7 @@ describe("acp driver: turns", () => {
     await completed(events, "run-1");
     const durable = events.filter((event) => event.type !== "item.delta");
     expect(durable).toEqual([
-      { type: "turn.started", runId: "run-1" },
+      { type: "turn.started", runId: "run-1", nativeThreadId: expect.stringMatching(/^scripted-/) },
       { type: "item.completed", runId: "run-1", itemId: "run-1:reasoning:1", item: { kind: "reasoning", text: "thinking it over" } },
       { type: "item.completed", runId: "run-1", itemId: "run-1:message:2", item: { kind: "assistant_message", text: "Hello, world." } },
       { type: "item.completed", runId: "run-1", itemId: "run-1:plan:3", item: { kind: "todo_list", items: [{ text: "read", status: "completed" }, { text: "write", status: "in_progress" }] } },
@@ -306,6 +306,59 @@ describe("acp driver: turns", () => {
     expect(forkedId).toMatch(/^scripted-/);
     const plain = await open({ caps: {} });
     await expect((plain.session as unknown as { forkNative(): Promise<string> }).forkNative()).rejects.toMatchObject({ code: "unsupported" });
+  });
+});
+
+describe("acp driver: resuming an earlier session's conversation", () => {
+  async function openResuming(caps: ScriptedAgentCaps, nativeThreadId: string, model: string | null = null) {
+    const events: NormalizedProviderEvent[] = [];
+    const logs: string[] = [];
+    const session = await createAcpDriver({ log: (line) => logs.push(line) }).openSession({
+      instance: agent.instance({ caps }),
+      threadId: "thread:1",
+      providerSessionId: "provider-session:2",
+      cwd: agent.dir,
+      runtimeMode: "approval-required",
+      interactionMode: "default",
+      model,
+      mcp: { url: "http://127.0.0.1:9/mcp", token: TOKEN },
+      resume: { nativeThreadId },
+      onEvent: (event) => events.push(event),
+    });
+    sessions.push(session);
+    return { session, events, logs };
+  }
+
+  it("turn.started names the ACP session; a later session given it loads it with Loom's MCP server and reports resumed", async () => {
+    const first = await open({ caps: { loadSession: true } });
+    await first.session.startTurn({ runId: "run-1", input: "hi" });
+    await completed(first.events, "run-1");
+    const started = first.events.find((event) => event.type === "turn.started");
+    // The scripted agent's session ids start with "scripted-"; the prompt went to that session.
+    const created = agent.requests().find((request) => request.method === "session/prompt");
+    expect(started).toEqual({ type: "turn.started", runId: "run-1", nativeThreadId: expect.stringMatching(/^scripted-/) });
+    expect(started?.type === "turn.started" ? started.nativeThreadId : null).toBe(created?.params.sessionId);
+    await first.session.stop();
+
+    const { session, events } = await openResuming({ loadSession: true, models: ["m1"] }, String(created?.params.sessionId ?? ""), "m1");
+    expect(session.resumed).toBe(true);
+    const load = agent.requests().find((request) => request.method === "session/load");
+    expect(load?.params).toMatchObject({ sessionId: created?.params.sessionId, cwd: agent.dir, mcpServers: [{ name: "t3-code", headers: [{ name: "Authorization", value: `Bearer ${TOKEN}` }] }] });
+    expect(agent.requests().filter((request) => request.method === "session/new")).toHaveLength(1);
+    await session.startTurn({ runId: "run-2", input: "again" });
+    await completed(events, "run-2");
+    expect(agent.requests().filter((request) => request.method === "session/prompt").at(-1)?.params.sessionId).toBe(created?.params.sessionId);
+    expect(events[0]).toEqual({ type: "turn.started", runId: "run-2", nativeThreadId: created?.params.sessionId });
+  });
+
+  it("an agent that cannot load it, or does not advertise session/load, gets a new session and the session is not resumed", async () => {
+    const failing = await openResuming({ loadSession: true, failLoad: true }, "scripted-gone");
+    expect(failing.session.resumed).toBe(false);
+    expect(failing.logs.join("\n")).toContain("could not load session scripted-gone");
+    expect(agent.requests().map((request) => request.method)).toEqual(["initialize", "session/load", "session/new"]);
+    const plain = await openResuming({}, "scripted-gone");
+    expect(plain.session.resumed).toBe(false);
+    expect(agent.requests().filter((request) => request.method === "session/load")).toHaveLength(1);
   });
 });
 

@@ -81,12 +81,25 @@ export class AcpSession implements ProviderSessionRuntime {
   private readonly pending = new Map<string, PendingRequest>();
   private requestCount = 0;
   private closed = false;
+  private resumedSession = false;
 
   constructor(private readonly input: AcpSessionInput) {}
 
-  /** Spawn, initialize and open the ACP session. Rejects with ProviderError; the process is gone then. */
-  async open(signal?: AbortSignal): Promise<void> {
-    await this.connect(signal, null);
+  /**
+   * Spawn, initialize and open the ACP session. Rejects with ProviderError;
+   * the process is gone then. `resumeSessionId`: the ACP session an earlier
+   * Loom session of the thread recorded (OpenSessionInput.resume), loaded
+   * with session/load when the agent advertises it; if it cannot be loaded,
+   * a new session opens and `resumed` stays false (Loom then gives the first
+   * turn a recap).
+   */
+  async open(signal?: AbortSignal, resumeSessionId: string | null = null): Promise<void> {
+    await this.connect(signal, null, resumeSessionId);
+  }
+
+  /** Whether open() continued the ACP session it was asked to resume. */
+  get resumed(): boolean {
+    return this.resumedSession;
   }
 
   /** The ACP session id (for logs and tests). */
@@ -108,7 +121,7 @@ export class AcpSession implements ProviderSessionRuntime {
       if (this.active === turn) this.active = null;
       throw error;
     }
-    this.emit({ type: "turn.started", runId: turn.runId });
+    this.emit({ type: "turn.started", runId: turn.runId, nativeThreadId: this.requireSession() });
     if (notice !== null) this.emit({ type: "item.completed", runId: turn.runId, itemId: `${turn.runId}:restart`, item: { kind: "error", message: notice } });
     this.prompt(turn, this.requireAgent(), input.input);
   }
@@ -250,7 +263,7 @@ export class AcpSession implements ProviderSessionRuntime {
     return "The agent process had stopped and this agent cannot load a session, so this turn runs in a new session without the earlier conversation.";
   }
 
-  private async connect(signal: AbortSignal | undefined, loadSessionId: string | null): Promise<void> {
+  private async connect(signal: AbortSignal | undefined, loadSessionId: string | null, resumeSessionId: string | null = null): Promise<void> {
     const { launch } = this.input;
     const agent: AgentProcess = new AgentProcess({
       command: launch.command,
@@ -286,6 +299,8 @@ export class AcpSession implements ProviderSessionRuntime {
         const reloaded = withSessionFacts(facts, { sessionId: loadSessionId, ...(loaded ?? {}) });
         // A load answer may leave models and modes out: what session/new advertised still holds.
         facts = { ...reloaded, models: reloaded.models.length > 0 ? reloaded.models : (previous?.models ?? []), modes: reloaded.modes.length > 0 ? reloaded.modes : (previous?.modes ?? []) };
+      } else if (resumeSessionId !== null && facts.loadSession && (await this.resume(agent, resumeSessionId, facts))) {
+        facts = this.facts ?? facts;
       } else {
         const created = await agent.request<NewSessionResponse>("session/new", { cwd: this.input.cwd, mcpServers }, timeout);
         this.sessionId = created.sessionId;
@@ -304,6 +319,29 @@ export class AcpSession implements ProviderSessionRuntime {
       throw new ProviderError(code, `${this.input.flavor.label} did not start: ${messageOf(error)}${detail === "" ? "" : `; stderr: ${detail}`}`, { cause: error });
     } finally {
       signal?.removeEventListener("abort", abort);
+    }
+  }
+
+  /**
+   * session/load of an earlier Loom session's ACP session, with Loom's MCP
+   * server injected again. False (logged) when the agent cannot load it: the
+   * caller opens a new session instead.
+   */
+  private async resume(agent: AgentProcess, sessionId: string, facts: AdvertisedFacts): Promise<boolean> {
+    try {
+      const loaded = await agent.request<NewSessionResponse | null>("session/load", { sessionId, cwd: this.input.cwd, mcpServers: this.mcpServers() }, this.input.requestTimeoutMs);
+      const answer = { sessionId, ...(loaded ?? {}) };
+      const withSession = withSessionFacts(facts, answer);
+      this.sessionId = sessionId;
+      this.facts = withSession;
+      this.resumedSession = true;
+      // A load answer may leave the models out: the thread's model is then the one the session already runs.
+      if (this.input.model === null || withSession.models.length > 0) await this.applySettings(agent, answer, withSession);
+      return true;
+    } catch (error) {
+      if (error instanceof ProviderError) throw error;
+      this.input.log(`loom: acp: the agent could not load session ${sessionId} (${messageOf(error)}); a new session starts`);
+      return false;
     }
   }
 
