@@ -25,6 +25,7 @@ afterEach(() => {
 const providers = [
   { id: "scripted", driver: "scripted" },
   { id: "gone", driver: "codex", options: { binaryPath: "/nonexistent/codex" } },
+  { id: "gem", driver: "acp", options: { registryAgent: "gemini" } },
 ];
 
 describe("loom doctor", () => {
@@ -40,6 +41,7 @@ describe("loom doctor", () => {
       expect(healthy.status, healthy.stdout).toBe(0);
       expect(healthy.stdout).toMatch(/^ok {4}sqlite: SQLite 3\.\d+\.\d+ \(better-sqlite3\)$/m);
       expect(healthy.stdout).toMatch(/^warn {2}provider gone: provider gone \(codex\): unavailable: executable not found: .+\n {6}fix: install the agent CLI or set its executable path in the instance's options$/m);
+      expect(healthy.stdout).toMatch(/^warn {2}provider gem: provider gem \(acp\): unavailable: executable not found: registry agent gemini is not prepared: .+\n {6}fix: run loom providers prepare gemini$/m);
       expect(healthy.stdout).toContain(`ok    server: running (pid ${serve.child.pid}) and answering on ${serve.url}\n`);
 
       chmodSync(join(dir, "owner-token"), 0o644);

@@ -91,6 +91,9 @@ async function serverCheck(root: string): Promise<Check> {
 
 function fixFor(reason: string | null): string {
   if (reason === null) return "";
+  // A registry agent that was never prepared has no executable yet: preparing installs it.
+  const prepare = /`(loom providers prepare [a-z0-9-]+)`/.exec(reason);
+  if (prepare !== null) return `run ${prepare[1]}`;
   if (reason.startsWith("executable not found")) return "install the agent CLI or set its executable path in the instance's options";
   if (reason.startsWith("not authenticated")) return "log in with the agent's own CLI, or set its API key variable";
   if (reason === "disabled in config") return 'set "enabled": true on the instance';

@@ -86,7 +86,10 @@ export async function runProviders(argv: readonly string[], out: Output = (text)
       const installed = await catalog.prepare(agentId.data);
       writeConfigFile(configPath, planInstance(readConfigFile(configPath), instanceId, agentId.data));
       const instance = { id: instanceId, driver: "acp", enabled: true, displayName: null, models: null, options: { registryAgent: agentId.data } };
-      const readiness = await createAcpDriver({ stateDir }).probe(instance);
+      // Installed and in the config either way: a probe that fails is reported, not thrown.
+      const readiness = await createAcpDriver({ stateDir })
+        .probe(instance)
+        .catch((error: unknown): ProviderProbe => ({ installed: true, authenticated: false, reason: `probe failed: ${error instanceof Error ? error.message : String(error)}` }));
       out(json ? formatJson({ installed, instanceId, config: configPath, readiness }) : formatPrepared(installed, instanceId, configPath, readiness));
       return 0;
     }

@@ -58,6 +58,7 @@ import { ProviderSessionManager } from "../providers/sessionManager.js";
 import { WarmPools } from "../providers/warmPool.js";
 import { LOOM_VERSION } from "../version.js";
 import { builtInDrivers, providerFacts } from "./providerWiring.js";
+import type { ProviderDriver } from "../providers/adapter.js";
 import { type StateDir, ensureEnvironmentId, ensureOwnerToken, openStateDir, removeServerInfo, writeServerInfo } from "./stateDir.js";
 
 export interface LoomServerOptions {
@@ -84,6 +85,11 @@ export interface LoomServerOptions {
   readonly database?: string;
   /** The log file's level; overrides the config's log.level. */
   readonly logLevel?: LogLevel;
+  /**
+   * Drivers that replace the built-in ones of the same name: tests only, for
+   * a driver on a fake SDK boundary whose agent cannot run offline (cursor).
+   */
+  readonly drivers?: readonly ProviderDriver[];
 }
 
 /** dist/ui, two folders up from this module in src/server/ and dist/server/ alike. */
@@ -148,6 +154,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     serverLog.write(levelOfLine(line), line);
   };
   const drivers = builtInDrivers({ stateDir: dir.root, log });
+  for (const driver of options.drivers ?? []) drivers.set(driver.driver, driver);
   const problems = validateProviderInstances(config.providers, drivers);
   if (problems.length > 0) {
     const lines = problems.flatMap((p) => p.errors.map((error) => `  providers.${p.instanceId}: ${error}`));

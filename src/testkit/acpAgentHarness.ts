@@ -15,6 +15,8 @@ export const SCRIPTED_AGENT_PATH = fileURLToPath(new URL("./acpScriptedAgent.mjs
 
 export interface ScriptedAgentCaps {
   readonly loadSession?: boolean;
+  /** session/load is advertised but fails (the session is unknown to the agent). */
+  readonly failLoad?: boolean;
   readonly fork?: boolean;
   readonly http?: boolean;
   readonly models?: readonly string[];

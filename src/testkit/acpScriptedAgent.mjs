@@ -16,6 +16,7 @@
  *   { "ext": { method, params }, "as": "a" }                an extension request to the client
  *   { "mcp": { tool, arguments }, "as": "r" }               calls a tool on the session's HTTP MCP server
  *   { "waitForCancel": true }           the turn ends "cancelled" when session/cancel arrives
+ *   { "waitForCancel": n }              ... when the n-th session/cancel of this prompt arrives
  *   { "sleep": ms }
  *   { "stop": "end_turn" | "refusal" | ... }   the prompt's stopReason (default end_turn)
  *   { "usage": { inputTokens, outputTokens } } reported with the prompt response
@@ -23,7 +24,7 @@
  *
  * `{{name}}` in a chunk is replaced by the JSON of what the step saved `as`
  * that name. Environment:
- *   LOOM_ACP_AGENT_CAPS  JSON: { loadSession?, fork?, http?, models?: string[], modes?: string[], authMethods?: string[], requireAuth?: boolean }
+ *   LOOM_ACP_AGENT_CAPS  JSON: { loadSession?, failLoad? (session/load fails), fork?, http?, models?: string[], modes?: string[], authMethods?: string[], requireAuth?: boolean }
  *   LOOM_ACP_AGENT_LOG   a file; one JSON line per request received ({ method, params })
  */
 import { appendFileSync } from "node:fs";
@@ -43,7 +44,7 @@ function record(method, params) {
   if (logFile) appendFileSync(logFile, `${JSON.stringify({ method, params })}\n`);
 }
 
-/** sessionId → { mcpServers, cancel: (() => void) | null, history: string[] } */
+/** sessionId → { mcpServers, cancel: (() => void) | null, cancels: number (this prompt's), history: string[] } */
 const sessions = new Map();
 let authenticated = false;
 
@@ -51,7 +52,7 @@ function newSession(params, forkedFrom) {
   if (caps.requireAuth === true && !authenticated) throw acp.RequestError.authRequired();
   const sessionId = `scripted-${randomUUID()}`;
   const history = forkedFrom === undefined ? [] : [...(sessions.get(forkedFrom)?.history ?? [])];
-  sessions.set(sessionId, { mcpServers: params.mcpServers ?? [], cancel: null, cancelled: false, history });
+  sessions.set(sessionId, { mcpServers: params.mcpServers ?? [], cancel: null, cancels: 0, history });
   const response = { sessionId };
   if (Array.isArray(caps.models)) {
     response.models = { currentModelId: caps.models[0], availableModels: caps.models.map((modelId) => ({ modelId, name: modelId })) };
@@ -113,10 +114,13 @@ async function runScript(ctx, sessionId, steps) {
     } else if (step.mcp !== undefined) {
       const result = await callMcp(state, step.mcp.tool, step.mcp.arguments);
       if (step.as !== undefined) saved[step.as] = result;
-    } else if (step.waitForCancel === true) {
+    } else if (step.waitForCancel !== undefined) {
+      const needed = step.waitForCancel === true ? 1 : step.waitForCancel;
       await new Promise((resolve) => {
-        state.cancel = resolve;
-        if (state.cancelled || ctx.signal.aborted) resolve();
+        state.cancel = () => {
+          if (state.cancels >= needed) resolve();
+        };
+        if (state.cancels >= needed || ctx.signal.aborted) resolve();
       });
       state.cancel = null;
       return { stopReason: "cancelled" };
@@ -172,7 +176,8 @@ const app = acp
   .onRequest("session/load", async ({ params, client }) => {
     record("session/load", params);
     if (caps.loadSession !== true) throw acp.RequestError.methodNotFound("session/load");
-    const state = sessions.get(params.sessionId) ?? { mcpServers: [], cancel: null, history: [] };
+    if (caps.failLoad === true) throw acp.RequestError.resourceNotFound(params.sessionId);
+    const state = sessions.get(params.sessionId) ?? { mcpServers: [], cancel: null, cancels: 0, history: [] };
     state.mcpServers = params.mcpServers ?? [];
     sessions.set(params.sessionId, state);
     for (const text of state.history) {
@@ -198,7 +203,7 @@ const app = acp
     const { params } = ctx;
     record("session/prompt", params);
     const state = session(params.sessionId);
-    state.cancelled = false;
+    state.cancels = 0;
     const text = promptText(params.prompt);
     state.history.push(text);
     const steps = parseScript(text);
@@ -212,7 +217,7 @@ const app = acp
     record("session/cancel", params);
     const state = sessions.get(params.sessionId);
     if (state === undefined) return;
-    state.cancelled = true;
+    state.cancels += 1;
     state.cancel?.();
   });
 

@@ -8,6 +8,7 @@ import type { LoomConfigFile } from "../config/config.js";
 import { type LoomServer, startLoomServer } from "../server/loomServer.js";
 import { LoomMcpClient } from "./mcpClient.js";
 import type { SchedulerTimers } from "../scheduler/scheduler.js";
+import type { ProviderDriver } from "../providers/adapter.js";
 
 /**
  * Integration-test setup (DESIGN §6): the real Loom server on 127.0.0.1 in a
@@ -40,6 +41,8 @@ export interface HarnessOptions {
   /** The scheduler's clock and timers (src/testkit/manualClock.ts). */
   readonly clock?: () => number;
   readonly schedulerTimers?: SchedulerTimers;
+  /** Drivers that replace the built-in ones of the same name (a driver on a fake SDK boundary). */
+  readonly drivers?: readonly ProviderDriver[];
 }
 
 /** A scripted turn input: `script({ say: "hi" }, { sleep: 100 })`. */
@@ -97,6 +100,7 @@ export class LoomHarness {
         ...(options.wsHeartbeatMs === undefined ? {} : { wsHeartbeatMs: options.wsHeartbeatMs }),
         ...(options.clock === undefined ? {} : { clock: options.clock }),
         ...(options.schedulerTimers === undefined ? {} : { schedulerTimers: options.schedulerTimers }),
+        ...(options.drivers === undefined ? {} : { drivers: options.drivers }),
       });
       const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
       const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");

@@ -16,11 +16,13 @@ beforeEach(async () => {
   agent = scriptedAgentSetup();
   const acp = agent.instance({ id: "acp", driver: "acp" });
   const grok = agent.instance({ id: "grok", driver: "grok" });
+  const loading = agent.instance({ id: "acp-load", caps: { loadSession: true } });
   loom = await LoomHarness.start({
     config: {
       providers: [
         { id: "acp", driver: "acp", options: acp.options },
         { id: "grok", driver: "grok", options: grok.options },
+        { id: "acp-load", driver: "acp", options: loading.options },
       ],
     },
   });
@@ -63,6 +65,20 @@ describe("ACP drivers inside Loom", () => {
     expect(loom.assistantTexts(launched.threadId, runId).at(-1)).toBe('got {"outcome":"accepted","answers":{"Which color?":["blue"]}}');
   });
 
+  it("grok: a plan to approve (exit_plan_mode) is a Loom approval; accepting it reaches the agent", async () => {
+    const launched = await loom.launch({ message: acpScript({ ext: { method: "_x.ai/exit_plan_mode", params: { planContent: "1. edit\n2. test" } }, as: "a" }, { chunk: "got {{a}}" }), title: "grok plan", target: { providerInstanceId: "grok" } });
+    const runId = launched.runId!;
+    await loom.waitForRun(runId, "waiting_on_approval", 20_000);
+    const request = loom.items(launched.threadId).find((item) => item.type === "approval_request" && item.runId === runId);
+    expect(request).toMatchObject({ title: "Approve the plan and leave plan mode", detail: "1. edit\n2. test", status: "pending" });
+    if (request?.type !== "approval_request") throw new Error("no approval");
+    const answer = await loom.dispatch("runtime-request.respond", { threadId: launched.threadId, requestId: request.requestId, response: { decision: "accept" } });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const run = await loom.waitForEnd(runId, 20_000);
+    expect(run.status, dump(loom, launched.threadId)).toBe("completed");
+    expect(loom.assistantTexts(launched.threadId, runId).at(-1)).toBe('got {"outcome":"approved"}');
+  });
+
   it("a permission request in approval-required mode is a Loom approval; declining reaches the agent", async () => {
     const launched = await loom.launch({
       message: acpScript({ permission: { toolCall: { toolCallId: "t1", title: "rm -rf build", kind: "execute", rawInput: { command: "rm -rf build" } } }, as: "p" }, { chunk: "outcome {{p}}" }),
@@ -81,7 +97,45 @@ describe("ACP drivers inside Loom", () => {
     expect(loom.assistantTexts(launched.threadId, runId).at(-1)).toBe('outcome {"outcome":"selected","optionId":"reject"}');
   });
 
-  it("steering an ACP turn is interrupt-and-restart: the running turn is cancelled and the message runs next", async () => {
+  it("a steer into a running ACP turn is cancel-and-restart inside the same run", async () => {
+    const launched = await loom.launch({ message: acpScript({ chunk: "working" }, { waitForCancel: true }), title: "acp steer", target: { providerInstanceId: "acp" } });
+    const runId = launched.runId!;
+    await loom.waitForRun(runId, "running", 20_000);
+    const sent = await loom.owner.ok<{ delivery: string; runId: string }>("t3_thread_send", { threadId: launched.threadId, message: "new direction", mode: "steer" });
+    expect(sent).toMatchObject({ delivery: "steered", runId });
+    const run = await loom.waitForEnd(runId, 20_000);
+    expect(run.status, dump(loom, launched.threadId)).toBe("completed");
+    expect(loom.assistantTexts(launched.threadId, runId)).toEqual(["working", "Echo: new direction"]);
+    expect(loom.runs(launched.threadId)).toHaveLength(1);
+    const methods = agent.requests().map((request) => request.method);
+    expect(methods.slice(methods.indexOf("session/prompt"))).toEqual(["session/prompt", "session/cancel", "session/prompt"]);
+  });
+
+  it("after a Loom restart the thread's next session loads the agent's own ACP session (no recap); without session/load it gets a recap", async () => {
+    const loads = await loom.launch({ message: "remember PLUM-42", title: "acp memory", target: { providerInstanceId: "acp-load" } });
+    const cannot = await loom.launch({ message: "remember FIG-7", title: "acp no memory", target: { providerInstanceId: "acp" } });
+    for (const runId of [loads.runId!, cannot.runId!]) expect((await loom.waitForEnd(runId, 20_000)).status).toBe("completed");
+    const prompts = () => agent.requests().filter((request) => request.method === "session/prompt");
+    const firstSession = prompts().find((request) => JSON.stringify(request.params.prompt).includes("PLUM-42"))?.params.sessionId;
+    expect(firstSession).toMatch(/^scripted-/);
+
+    loom = await loom.restart();
+    // What an agent advertises is known once a probe or a session met it (`loom serve` probes every instance at start).
+    await loom.owner.ok("orchestrator_capabilities");
+    for (const threadId of [loads.threadId, cannot.threadId]) {
+      const sent = await loom.owner.ok<{ runId: string }>("t3_thread_send", { threadId, message: "what was it?" });
+      expect((await loom.waitForEnd(sent.runId, 20_000)).status, dump(loom, threadId)).toBe("completed");
+    }
+    expect(agent.requests().filter((request) => request.method === "session/load").map((request) => request.params.sessionId)).toEqual([firstSession]);
+    const last = prompts().slice(-2);
+    const resumed = last.find((request) => request.params.sessionId === firstSession);
+    const recapped = last.find((request) => request.params.sessionId !== firstSession);
+    expect(resumed?.params).toMatchObject({ sessionId: firstSession, prompt: [{ type: "text", text: expect.not.stringContaining("<loom_context") }] });
+    expect(JSON.stringify(resumed?.params.prompt)).toContain("what was it?");
+    expect(JSON.stringify(recapped?.params.prompt)).toContain("FIG-7");
+  });
+
+  it("a restart of an ACP turn interrupts it and the message runs next", async () => {
     const launched = await loom.launch({ message: acpScript({ chunk: "working" }, { waitForCancel: true }), title: "acp restart", target: { providerInstanceId: "acp" } });
     const firstRunId = launched.runId!;
     await loom.waitForRun(firstRunId, "running", 20_000);

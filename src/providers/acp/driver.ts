@@ -82,7 +82,7 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
       onFacts: (advertised) => facts.set(input.instance.id, fingerprint(launch), advertised),
       log,
     });
-    await session.open(input.signal);
+    await session.open(input.signal, input.resume?.nativeThreadId ?? null);
     ready.set(input.instance.id, { launch: fingerprint(launch), at: now() });
     return session;
   }
@@ -105,9 +105,13 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
 
     /**
      * Installed: the command starts and answers initialize. Authenticated: a
-     * disposable session/new succeeds (the readiness proof). The process is
-     * ended either way. A proof younger than readyTtlMs (this probe's or a
-     * real session's) answers without starting the agent again.
+     * disposable session/new succeeds (the readiness proof); ACP's
+     * "authentication required" error says it is not. Any other failure (the
+     * agent exits, answers garbage, times out) rejects, so the instance is
+     * listed as "probe failed" with the agent's message rather than as a
+     * missing login. The process is ended either way. A proof younger than
+     * readyTtlMs (this probe's or a real session's) answers without starting
+     * the agent again.
      */
     async probe(instance: ProviderInstanceConfig): Promise<ProviderProbe> {
       const options = parseAcpOptions(instance, flavor.defaults);
@@ -128,7 +132,8 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
         ready.delete(instance.id);
         const code = error instanceof ProviderError ? error.code : ProviderErrorCode.startFailed;
         if (code === ProviderErrorCode.notInstalled) return { installed: false, authenticated: false, reason: `${launch.command}: ${messageOf(error)}` };
-        return { installed: true, authenticated: false, reason: messageOf(error) };
+        if (code === ProviderErrorCode.notAuthenticated) return { installed: true, authenticated: false, reason: messageOf(error) };
+        throw error;
       } finally {
         await rm(cwd, { recursive: true, force: true });
       }

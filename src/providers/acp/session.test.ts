@@ -76,10 +76,10 @@ describe("acp driver: session/new", () => {
     const driver = createAcpDriver();
     const instance = agent.instance({ caps: { loadSession: true, fork: true, models: ["m-small", "m-large"], modes: ["default", "plan"] } });
     const before = driver.capabilities(instance);
-    expect(before).toMatchObject({ steering: false, interrupt: true, restart: true, fork: false, resume: false, models: [], mcpTransport: "none" });
+    expect(before).toMatchObject({ steering: true, interrupt: true, restart: true, fork: false, resume: false, models: [], mcpTransport: "none" });
     const probe = await driver.probe(instance);
     expect(probe).toEqual({ installed: true, authenticated: true, reason: null });
-    expect(driver.capabilities(instance)).toMatchObject({ steering: false, restart: true, fork: true, resume: true, models: ["m-small", "m-large"], mcpTransport: "http" });
+    expect(driver.capabilities(instance)).toMatchObject({ steering: true, restart: true, fork: true, resume: true, models: ["m-small", "m-large"], mcpTransport: "http" });
     // The probe's session/new was disposable and carried no MCP server.
     expect(agent.requests().filter((request) => request.method === "session/new").map((request) => request.params.mcpServers)).toEqual([[]]);
 
@@ -118,6 +118,14 @@ describe("acp driver: session/new", () => {
     expect(initializes()).toBe(2);
   });
 
+  it("a probe tells a missing login from a broken agent: not authenticated, or it rejects (probe failed)", async () => {
+    const driver = createAcpDriver();
+    const locked = await driver.probe(agent.instance({ id: "locked", caps: { requireAuth: true } }));
+    expect(locked).toMatchObject({ installed: true, authenticated: false, reason: expect.stringContaining("Authentication required") });
+    const broken = { ...agent.instance({ id: "broken" }), options: { command: process.execPath, args: ["-e", "console.error('agent broke'); process.exit(3)"] } };
+    await expect(driver.probe(broken)).rejects.toMatchObject({ name: "ProviderError", code: "start_failed", message: expect.stringContaining("agent broke") });
+  });
+
   it("a missing executable is not_installed, and the probe says so", async () => {
     const driver = createAcpDriver();
     const instance = { ...agent.instance(), options: { command: "/nonexistent/acp-agent" } };
@@ -149,7 +157,7 @@ describe("acp driver: turns", () => {
     await completed(events, "run-1");
     const durable = events.filter((event) => event.type !== "item.delta");
     expect(durable).toEqual([
-      { type: "turn.started", runId: "run-1" },
+      { type: "turn.started", runId: "run-1", nativeThreadId: expect.stringMatching(/^scripted-/) },
       { type: "item.completed", runId: "run-1", itemId: "run-1:reasoning:1", item: { kind: "reasoning", text: "thinking it over" } },
       { type: "item.completed", runId: "run-1", itemId: "run-1:message:2", item: { kind: "assistant_message", text: "Hello, world." } },
       { type: "item.completed", runId: "run-1", itemId: "run-1:plan:3", item: { kind: "todo_list", items: [{ text: "read", status: "completed" }, { text: "write", status: "in_progress" }] } },
@@ -195,11 +203,70 @@ describe("acp driver: turns", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "item.completed", item: { kind: "assistant_message", text: "working" } }));
   });
 
-  it("steering is unsupported: the caller restarts the turn instead", async () => {
-    const { session, driver, instance } = await open();
-    expect(driver.capabilities(instance)).toMatchObject({ steering: false, restart: true, interrupt: true });
-    await session.startTurn({ runId: "run-1", input: acpScript({ waitForCancel: true }) });
-    await expect(session.steerTurn({ runId: "run-1", input: "more" })).rejects.toMatchObject({ name: "ProviderError", code: "unsupported" });
+  it("a steer is cancel-and-restart: session/cancel, then the steer's text as the next prompt of the same run and ACP session", async () => {
+    const { session, events, driver, instance } = await open();
+    expect(driver.capabilities(instance)).toMatchObject({ steering: true, restart: true, interrupt: true });
+    await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "working" }, { toolCall: { toolCallId: "t1", title: "make", kind: "execute", status: "in_progress" } }, { waitForCancel: true }) });
+    await waitForEvent(events, (event) => event.type === "item.delta", "the first chunk");
+    await session.steerTurn({ runId: "run-1", input: "now say bye" });
+    const end = await completed(events, "run-1");
+    expect(end).toEqual({ type: "turn.completed", runId: "run-1", status: "completed", error: null });
+    const methods = agent.requests().map((request) => request.method);
+    expect(methods.slice(methods.indexOf("session/prompt"))).toEqual(["session/prompt", "session/cancel", "session/prompt"]);
+    const prompts = agent.requests().filter((request) => request.method === "session/prompt");
+    expect(prompts[1]?.params).toMatchObject({ sessionId: prompts[0]?.params.sessionId, prompt: [{ type: "text", text: "now say bye" }] });
+    // One turn: the first prompt's text and its cancelled tool call are closed before the restarted prompt's answer.
+    const items = events.flatMap((event) => (event.type === "item.completed" ? [event.item] : []));
+    expect(items).toEqual([{ kind: "assistant_message", text: "working" }, expect.objectContaining({ kind: "command_execution", command: "make", exitCode: null }), { kind: "assistant_message", text: "Echo: now say bye" }]);
+    expect(events.filter((event) => event.type === "turn.started" || event.type === "turn.completed")).toHaveLength(2);
+  });
+
+  it("steers that arrive while the prompt is being cancelled go out together; usage stays cumulative for the turn", async () => {
+    const { session, events } = await open();
+    await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "working" }, { usage: { inputTokens: 10, outputTokens: 2 } }, { waitForCancel: true }) });
+    await waitForEvent(events, (event) => event.type === "item.delta", "the first chunk");
+    await Promise.all([session.steerTurn({ runId: "run-1", input: "first" }), session.steerTurn({ runId: "run-1", input: "second" })]);
+    await completed(events, "run-1");
+    const prompts = agent.requests().filter((request) => request.method === "session/prompt");
+    expect(prompts).toHaveLength(2);
+    expect(prompts[1]?.params.prompt).toEqual([{ type: "text", text: "first\n\nsecond" }]);
+    expect(agent.requests().filter((request) => request.method === "session/cancel")).toHaveLength(1);
+    await expect(session.steerTurn({ runId: "run-1", input: "late" })).rejects.toMatchObject({ code: "turn_not_active" });
+  });
+
+  it("a steer answers an open permission request cancelled, as ACP asks after session/cancel", async () => {
+    const { session, events } = await open();
+    await session.startTurn({ runId: "run-1", input: acpScript({ permission: { toolCall: { toolCallId: "t1", title: "rm -rf build", kind: "execute" } }, as: "p" }, { chunk: "outcome {{p}}" }) });
+    const asked = await waitForEvent(events, (event) => event.type === "item.completed" && event.item.kind === "approval_request", "the approval");
+    await session.steerTurn({ runId: "run-1", input: "do something else" });
+    await completed(events, "run-1");
+    expect(events).toContainEqual(expect.objectContaining({ type: "item.completed", item: { kind: "assistant_message", text: 'outcome {"outcome":"cancelled"}' } }));
+    expect(events).toContainEqual(expect.objectContaining({ type: "item.completed", item: { kind: "assistant_message", text: "Echo: do something else" } }));
+    if (asked.type !== "item.completed" || asked.item.kind !== "approval_request") throw new Error("no approval");
+    await expect(session.respondToRequest({ requestId: asked.item.requestId, response: { decision: "accept" } })).rejects.toMatchObject({ code: "request_not_found" });
+  });
+
+  it("an agent that never answers its cancelled prompt fails the steered turn after the grace period, saying why", async () => {
+    const { session, events } = await open({ options: { interruptGraceMs: 200 } });
+    await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "busy" }, { sleep: 60_000 }) });
+    await waitForEvent(events, (event) => event.type === "item.delta", "the first chunk");
+    await session.steerTurn({ runId: "run-1", input: "more" });
+    const end = await completed(events, "run-1");
+    expect(end).toMatchObject({ status: "failed", error: expect.stringContaining("did not answer its cancelled prompt within 200 ms, so the steer could not be sent") });
+    expect(agent.requests().filter((request) => request.method === "session/prompt")).toHaveLength(1);
+  });
+
+  it("an interrupt during a steer's restart ends the turn interrupted; the steer is not sent", async () => {
+    const { session, events } = await open();
+    // The agent answers its prompt only at the second session/cancel: the interrupt's.
+    await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "working" }, { waitForCancel: 2 }) });
+    await waitForEvent(events, (event) => event.type === "item.delta", "the first chunk");
+    await session.steerTurn({ runId: "run-1", input: "more" });
+    await session.interruptTurn({ runId: "run-1" });
+    const end = await completed(events, "run-1");
+    expect(end).toEqual({ type: "turn.completed", runId: "run-1", status: "interrupted", error: null });
+    await expect(session.steerTurn({ runId: "run-1", input: "more" })).rejects.toMatchObject({ code: "turn_not_active" });
+    expect(agent.requests().filter((request) => request.method === "session/prompt")).toHaveLength(1);
   });
 
   it("a crash mid-turn fails the turn; the next turn restarts the agent and loads the session when it can", async () => {
@@ -239,6 +306,59 @@ describe("acp driver: turns", () => {
     expect(forkedId).toMatch(/^scripted-/);
     const plain = await open({ caps: {} });
     await expect((plain.session as unknown as { forkNative(): Promise<string> }).forkNative()).rejects.toMatchObject({ code: "unsupported" });
+  });
+});
+
+describe("acp driver: resuming an earlier session's conversation", () => {
+  async function openResuming(caps: ScriptedAgentCaps, nativeThreadId: string, model: string | null = null) {
+    const events: NormalizedProviderEvent[] = [];
+    const logs: string[] = [];
+    const session = await createAcpDriver({ log: (line) => logs.push(line) }).openSession({
+      instance: agent.instance({ caps }),
+      threadId: "thread:1",
+      providerSessionId: "provider-session:2",
+      cwd: agent.dir,
+      runtimeMode: "approval-required",
+      interactionMode: "default",
+      model,
+      mcp: { url: "http://127.0.0.1:9/mcp", token: TOKEN },
+      resume: { nativeThreadId },
+      onEvent: (event) => events.push(event),
+    });
+    sessions.push(session);
+    return { session, events, logs };
+  }
+
+  it("turn.started names the ACP session; a later session given it loads it with Loom's MCP server and reports resumed", async () => {
+    const first = await open({ caps: { loadSession: true } });
+    await first.session.startTurn({ runId: "run-1", input: "hi" });
+    await completed(first.events, "run-1");
+    const started = first.events.find((event) => event.type === "turn.started");
+    // The scripted agent's session ids start with "scripted-"; the prompt went to that session.
+    const created = agent.requests().find((request) => request.method === "session/prompt");
+    expect(started).toEqual({ type: "turn.started", runId: "run-1", nativeThreadId: expect.stringMatching(/^scripted-/) });
+    expect(started?.type === "turn.started" ? started.nativeThreadId : null).toBe(created?.params.sessionId);
+    await first.session.stop();
+
+    const { session, events } = await openResuming({ loadSession: true, models: ["m1"] }, String(created?.params.sessionId ?? ""), "m1");
+    expect(session.resumed).toBe(true);
+    const load = agent.requests().find((request) => request.method === "session/load");
+    expect(load?.params).toMatchObject({ sessionId: created?.params.sessionId, cwd: agent.dir, mcpServers: [{ name: "t3-code", headers: [{ name: "Authorization", value: `Bearer ${TOKEN}` }] }] });
+    expect(agent.requests().filter((request) => request.method === "session/new")).toHaveLength(1);
+    await session.startTurn({ runId: "run-2", input: "again" });
+    await completed(events, "run-2");
+    expect(agent.requests().filter((request) => request.method === "session/prompt").at(-1)?.params.sessionId).toBe(created?.params.sessionId);
+    expect(events[0]).toEqual({ type: "turn.started", runId: "run-2", nativeThreadId: created?.params.sessionId });
+  });
+
+  it("an agent that cannot load it, or does not advertise session/load, gets a new session and the session is not resumed", async () => {
+    const failing = await openResuming({ loadSession: true, failLoad: true }, "scripted-gone");
+    expect(failing.session.resumed).toBe(false);
+    expect(failing.logs.join("\n")).toContain("could not load session scripted-gone");
+    expect(agent.requests().map((request) => request.method)).toEqual(["initialize", "session/load", "session/new"]);
+    const plain = await openResuming({}, "scripted-gone");
+    expect(plain.session.resumed).toBe(false);
+    expect(agent.requests().filter((request) => request.method === "session/load")).toHaveLength(1);
   });
 });
 
