@@ -15,6 +15,7 @@ import type { TitleRegenerations } from "./threads/titleRegeneration.js";
 import type { WorkspaceSettings } from "./workspaces/paths.js";
 import type { ScheduleServices } from "./schedules/services.js";
 import type { HeldSessionFacts, WarmSessionFacts } from "./sessions.js";
+import type { ProviderCatalogSettings } from "./providers/acpCatalog.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
@@ -49,6 +50,8 @@ export interface AppContext {
   readonly heldSessions?: () => readonly HeldSessionFacts[];
   /** The warm sessions this process keeps ready (docs/warm-pools.md); none when absent. */
   readonly warmSessions?: () => readonly WarmSessionFacts[];
+  /** The ACP registry catalog and the config file it prepares instances into; `unsupported` when absent. */
+  readonly providerCatalog?: ProviderCatalogSettings;
 }
 
 /** An accepted command with the events it wrote (none when its commandId was already known). */

@@ -1,21 +1,24 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { DEFAULT_CONFIG_FILE, type LoomConfigFile, parseConfigText } from "../config/config.js";
+import { AppError } from "../app/errors.js";
+import { AcpPrepareInput, type ProviderCatalogSettings, listProviderSetup, prepareAcpAgent, searchAcpAgents } from "../app/providers/acpCatalog.js";
+import { DEFAULT_CONFIG_FILE, type LoomConfigFile } from "../config/config.js";
 import type { ProviderProbe } from "../providers/adapter.js";
 import { createAcpDriver } from "../providers/acp/driver.js";
 import { RegistryAgentIdSchema } from "../providers/acp/options.js";
-import { AcpRegistryCatalog, type CatalogEntry } from "../providers/acp/registryCatalog.js";
-import { type InstalledAgent, acpCacheRoot } from "../providers/acp/registryCache.js";
+import type { CatalogEntry } from "../providers/acp/registryCatalog.js";
+import type { InstalledAgent } from "../providers/acp/registryCache.js";
 import { openStateDir, resolveStateDir } from "../server/stateDir.js";
 import { UsageError } from "./errors.js";
 import { formatJson } from "./output.js";
 
 /**
  * `loom providers search|prepare|list`: the ACP registry catalog from the
- * command line (docs/providers/acp.md). They work on the state dir's config
- * file and agent cache directly; no server has to run. A running server reads
- * its config at start, so it picks up a newly prepared instance on restart.
+ * command line (docs/providers/acp.md), through the same app functions as the
+ * HTTP routes under /api/providers. They work on the state dir's config file
+ * and agent cache directly; no server has to run. A running server reads its
+ * config at start, so it picks up an instance prepared here on restart (one
+ * prepared through its HTTP API at once).
  */
 
 export const PROVIDERS_USAGE = `  loom providers search [QUERY] [--registry FILE|URL] [--json]
@@ -64,40 +67,39 @@ export async function runProviders(argv: readonly string[], out: Output = (text)
     return 0;
   }
   const stateDir = resolveStateDir(values["state-dir"]);
-  const configPath = values.config === undefined ? resolve(stateDir, DEFAULT_CONFIG_FILE) : resolve(values.config);
-  const catalog = new AcpRegistryCatalog({ cacheRoot: acpCacheRoot(stateDir), ...(values.registry === undefined ? {} : { location: values.registry }) });
+  const settings: ProviderCatalogSettings = {
+    stateDir,
+    configPath: values.config === undefined ? resolve(stateDir, DEFAULT_CONFIG_FILE) : resolve(values.config),
+    ...(values.registry === undefined ? {} : { registry: values.registry }),
+    driver: createAcpDriver({ stateDir }),
+  };
   const json = values.json === true;
   switch (sub) {
     case "search": {
       if (positionals.length > 1) throw new UsageError(`loom providers search takes at most one QUERY (quote several words), got ${positionals.length}`);
-      const entries = await catalog.search(positionals[0] ?? "");
-      out(json ? formatJson({ registry: catalog.location, agents: entries }) : formatSearch(entries));
+      const found = await searchAcpAgents(settings, { query: positionals[0] ?? "" });
+      out(json ? formatJson(found) : formatSearch(found.agents));
       return 0;
     }
     case "prepare": {
       if (positionals.length !== 1) throw new UsageError("loom providers prepare takes one AGENT id");
       const agentId = RegistryAgentIdSchema.safeParse(positionals[0]);
       if (!agentId.success) throw new UsageError(`"${positionals[0] ?? ""}" is not a registry agent id (lower-case letters, digits and '-')`);
-      const instanceId = values.id ?? agentId.data;
-      // Check the config before installing anything, so a bad file or a clash fails fast.
-      const config = readConfigFile(configPath);
-      planInstance(config, instanceId, agentId.data);
-      openStateDir(stateDir);
-      const installed = await catalog.prepare(agentId.data);
-      writeConfigFile(configPath, planInstance(readConfigFile(configPath), instanceId, agentId.data));
-      const instance = { id: instanceId, driver: "acp", enabled: true, displayName: null, models: null, options: { registryAgent: agentId.data } };
-      // Installed and in the config either way: a probe that fails is reported, not thrown.
-      const readiness = await createAcpDriver({ stateDir })
-        .probe(instance)
-        .catch((error: unknown): ProviderProbe => ({ installed: true, authenticated: false, reason: `probe failed: ${error instanceof Error ? error.message : String(error)}` }));
-      out(json ? formatJson({ installed, instanceId, config: configPath, readiness }) : formatPrepared(installed, instanceId, configPath, readiness));
+      if (values.id !== undefined && !AcpPrepareInput.shape.instanceId.safeParse(values.id).success) {
+        throw new UsageError(`--id "${values.id}" is not an instance id (1-64 letters, digits, '.', '_' and '-', starting with a letter or digit)`);
+      }
+      const prepared = await asUsage(async () => {
+        openStateDir(stateDir);
+        return prepareAcpAgent(settings, { agentId: agentId.data, ...(values.id === undefined ? {} : { instanceId: values.id }) });
+      });
+      const { installed, instanceId, config, readiness } = prepared;
+      out(json ? formatJson({ installed, instanceId, config, readiness }) : formatPrepared(installed, instanceId, config, readiness));
       return 0;
     }
     case "list": {
       if (positionals.length > 0) throw new UsageError("loom providers list takes no arguments");
-      const instances = readConfigFile(configPath).providers ?? [];
-      const prepared = catalog.list();
-      out(json ? formatJson({ config: configPath, instances, prepared }) : formatList(configPath, instances, prepared));
+      const { config, instances, prepared } = listProviderSetup(settings);
+      out(json ? formatJson({ config, instances, prepared }) : formatList(config, instances, prepared));
       return 0;
     }
     default:
@@ -105,40 +107,14 @@ export async function runProviders(argv: readonly string[], out: Output = (text)
   }
 }
 
-/** The config file as written (not resolved), validated; an empty object when there is none. */
-function readConfigFile(path: string): LoomConfigFile {
-  if (!existsSync(path)) return {};
-  const text = readFileSync(path, "utf8");
-  parseConfigText(text, path, dirname(path)); // throws ConfigError naming the bad field
-  return JSON.parse(text) as LoomConfigFile;
-}
-
-/**
- * The config with instance `instanceId` running registry agent `agentId`. An
- * existing acp instance keeps its other options; another driver under that id
- * is a usage error. A file without providers had the built-in scripted one,
- * which is kept.
- */
-function planInstance(config: LoomConfigFile, instanceId: string, agentId: string): LoomConfigFile {
-  const providers = [...(config.providers ?? [{ id: "scripted", driver: "scripted" }])];
-  const index = providers.findIndex((provider) => provider.id === instanceId);
-  const existing = index === -1 ? undefined : providers[index];
-  if (existing !== undefined && existing.driver !== "acp") {
-    throw new UsageError(`provider instance "${instanceId}" already exists with driver "${existing.driver}"; choose another --id`);
+/** An --id that clashes with another driver's instance is a usage error; other failures print as they are. */
+async function asUsage<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof AppError && error.details?.field === "instanceId") throw new UsageError(error.message.replace("instance id", "--id"));
+    throw error;
   }
-  const entry = { ...(existing ?? { id: instanceId, driver: "acp" }), options: { ...(existing?.options ?? {}), registryAgent: agentId } };
-  if (index === -1) providers.push(entry);
-  else providers[index] = entry;
-  return { ...config, providers };
-}
-
-/** Validated, then written whole through a temp file and a rename. */
-function writeConfigFile(path: string, config: LoomConfigFile): void {
-  const text = `${JSON.stringify(config, null, 2)}\n`;
-  parseConfigText(text, path, dirname(path));
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, text, { mode: 0o600 });
-  renameSync(temp, path);
 }
 
 function table(rows: readonly (readonly string[])[]): string {

@@ -49,7 +49,7 @@ interface CachedProbe {
 }
 
 export class ProviderRegistry {
-  private readonly instances: ReadonlyMap<string, ProviderInstanceConfig>;
+  private readonly instances: Map<string, ProviderInstanceConfig>;
   private readonly probes = new Map<string, CachedProbe>();
   private readonly probeTtlMs: number;
   private readonly now: () => number;
@@ -83,6 +83,16 @@ export class ProviderRegistry {
   driverFor(instanceId: string): ProviderDriver | null {
     const instance = this.instances.get(instanceId);
     return instance === undefined ? null : (this.drivers.get(instance.driver) ?? null);
+  }
+
+  /**
+   * Add an instance, or replace the one with its id (a registry agent just
+   * prepared, docs/providers/acp.md): sessions opened after this use it, and
+   * its next probe is fresh. The caller validated it against its driver.
+   */
+  register(instance: ProviderInstanceConfig): void {
+    this.instances.set(instance.id, instance);
+    this.probes.delete(instance.id);
   }
 
   /** Forget cached probe answers (all, or one instance's), e.g. after a login. */

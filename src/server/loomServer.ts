@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
 import { orchestrationRoutes, sha256 } from "../api/routes.js";
@@ -48,7 +48,7 @@ import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/
 import { SearchProjection } from "../engine/searchProjection.js";
 import { SecretVault } from "../providers/secretVault.js";
 import { SqliteSearchIndex } from "../store/search/sqliteSearchIndex.js";
-import { ConfigError, ConfigErrorCode, DEFAULT_LOG, type LogLevel, type LoomConfig, loadConfig } from "../config/config.js";
+import { ConfigError, ConfigErrorCode, DEFAULT_CONFIG_FILE, DEFAULT_LOG, type LogLevel, type LoomConfig, loadConfig } from "../config/config.js";
 import { type ServerLog, openServerLog } from "./serverLog.js";
 import { validateProviderInstances } from "../providers/kit/validateInstances.js";
 import { ProviderRegistry } from "../providers/registry.js";
@@ -90,6 +90,8 @@ export interface LoomServerOptions {
    * a driver on a fake SDK boundary whose agent cannot run offline (cursor).
    */
   readonly drivers?: readonly ProviderDriver[];
+  /** The ACP registry `/api/providers` reads (a file or URL). Default: LOOM_ACP_REGISTRY, else the official registry. */
+  readonly acpRegistry?: string;
 }
 
 /** dist/ui, two folders up from this module in src/server/ and dist/server/ alike. */
@@ -253,6 +255,14 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     workspaces,
     heldSessions: () => sessions.held().map((s) => ({ providerSessionId: s.providerSessionId, lastActivityAt: s.lastActivityAt, resumed: s.resumed, fromPool: s.fromPool })),
     warmSessions: () => pools.held(),
+    providerCatalog: {
+      stateDir: dir.root,
+      configPath: options.configPath === undefined ? resolve(dir.root, DEFAULT_CONFIG_FILE) : resolve(cwd, options.configPath),
+      ...(options.acpRegistry === undefined ? {} : { registry: options.acpRegistry }),
+      driver: drivers.get("acp")!,
+      // A prepared instance is this server's at once; other nodes sharing the log read it on restart.
+      onPrepared: (instance) => registry.register(instance),
+    },
     schedules: {
       keys: new FileWebhookKeyStore(join(dir.root, "webhook-keys.json")),
       baseUrl: () => baseUrl,

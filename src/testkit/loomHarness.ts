@@ -43,6 +43,8 @@ export interface HarnessOptions {
   readonly schedulerTimers?: SchedulerTimers;
   /** Drivers that replace the built-in ones of the same name (a driver on a fake SDK boundary). */
   readonly drivers?: readonly ProviderDriver[];
+  /** The ACP registry the server's /api/providers routes read (a file or URL). */
+  readonly acpRegistry?: string;
 }
 
 /** A scripted turn input: `script({ say: "hi" }, { sleep: 100 })`. */
@@ -101,6 +103,7 @@ export class LoomHarness {
         ...(options.clock === undefined ? {} : { clock: options.clock }),
         ...(options.schedulerTimers === undefined ? {} : { schedulerTimers: options.schedulerTimers }),
         ...(options.drivers === undefined ? {} : { drivers: options.drivers }),
+        ...(options.acpRegistry === undefined ? {} : { acpRegistry: options.acpRegistry }),
       });
       const ownerToken = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
       const owner = await LoomMcpClient.connect(server.mcpUrl, ownerToken, "loom-owner");
