@@ -110,7 +110,8 @@ describe("capability facts", () => {
       configOptions: [{ id: "model", name: "Model", category: "model", type: "select", currentValue: "m1", options: [{ value: "m1", name: "M1" }, { value: "m2", name: "M2" }] }],
     });
     expect(withModels).toMatchObject({ models: ["m1", "m2"], modes: ["default", "plan"] });
-    expect(capabilitiesFrom(withModels, null)).toMatchObject({ fork: true, resume: true, models: ["m1", "m2"], mcpTransport: "http" });
+    // The agent advertises session/fork, but Loom never calls a native fork: the record says false.
+    expect(capabilitiesFrom(withModels, null)).toMatchObject({ fork: false, resume: true, models: ["m1", "m2"], mcpTransport: "http" });
     // An instance's configured models win.
     expect(capabilitiesFrom(withModels, ["mine"]).models).toEqual(["mine"]);
   });

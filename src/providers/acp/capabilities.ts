@@ -9,8 +9,11 @@ import { RUNTIME_MODES } from "../../contracts/modes.js";
  * and modes. session/cancel is part of the base protocol, so interrupt and
  * restart are true, and so is steering: ACP has no active steering, and the
  * session steers by cancel-and-restart (session.ts). Until an agent was
- * seen, nothing else is claimed: no resume, no fork, no models, no MCP
- * transport.
+ * seen, nothing else is claimed: no resume, no models, no MCP transport.
+ * Fork is never claimed: the adapter contract has no fork entry point, so
+ * Loom forks every ACP thread with portable context, whatever the agent
+ * advertises (as for codex and claude); the advertised fact is kept for
+ * `AcpSession.forkNative`.
  */
 
 export interface AdvertisedFacts {
@@ -75,7 +78,7 @@ export function capabilitiesFrom(facts: AdvertisedFacts, configuredModels: reado
     steering: true,
     interrupt: true,
     restart: true,
-    fork: facts.fork,
+    fork: false,
     resume: facts.loadSession,
     runtimeModes: RUNTIME_MODES,
     models: configuredModels ?? facts.models,

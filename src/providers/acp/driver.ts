@@ -100,7 +100,7 @@ export function createAcpDriver(deps: AcpDriverDeps = {}): ProviderDriver {
         // Bad options or an unprepared agent: nothing was advertised; probe() says why.
       }
       const advertised = facts.get(instance.id, key);
-      return capabilitiesFrom(flavor.nativeFork ? advertised : { ...advertised, fork: false }, instance.models);
+      return capabilitiesFrom(advertised, instance.models);
     },
 
     /**

@@ -105,10 +105,10 @@ describe("grok driver through a real ACP agent", () => {
     const instance = agent.instance({ id: "grok", driver: "grok", caps: { fork: true, loadSession: true } });
     expect(await driver.probe(instance)).toMatchObject({ installed: true, authenticated: true });
     expect(driver.capabilities(instance)).toMatchObject({ steering: true, restart: true, interrupt: true, fork: false, resume: true });
-    // The generic flavor uses what the same agent advertises.
+    // Neither does the generic flavor: Loom never calls a native fork (portable context instead).
     const generic = createAcpDriver();
     await generic.probe(instance);
-    expect(generic.capabilities(instance).fork).toBe(true);
+    expect(generic.capabilities(instance)).toMatchObject({ fork: false, resume: true });
   });
 
   it("the generic acp driver gets no xAI extensions: the agent sees method-not-found", async () => {

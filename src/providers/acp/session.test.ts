@@ -79,7 +79,8 @@ describe("acp driver: session/new", () => {
     expect(before).toMatchObject({ steering: true, interrupt: true, restart: true, fork: false, resume: false, models: [], mcpTransport: "none" });
     const probe = await driver.probe(instance);
     expect(probe).toEqual({ installed: true, authenticated: true, reason: null });
-    expect(driver.capabilities(instance)).toMatchObject({ steering: true, restart: true, fork: true, resume: true, models: ["m-small", "m-large"], mcpTransport: "http" });
+    // fork stays false although advertised: Loom forks with portable context (docs/providers/acp.md).
+    expect(driver.capabilities(instance)).toMatchObject({ steering: true, restart: true, fork: false, resume: true, models: ["m-small", "m-large"], mcpTransport: "http" });
     // The probe's session/new was disposable and carried no MCP server.
     expect(agent.requests().filter((request) => request.method === "session/new").map((request) => request.params.mcpServers)).toEqual([[]]);
 
@@ -340,7 +341,7 @@ describe("acp driver: resuming an earlier session's conversation", () => {
     expect(started?.type === "turn.started" ? started.nativeThreadId : null).toBe(created?.params.sessionId);
     await first.session.stop();
 
-    const { session, events } = await openResuming({ loadSession: true, models: ["m1"] }, String(created?.params.sessionId ?? ""), "m1");
+    const { session, events } = await openResuming({ loadSession: true, models: ["m1"] }, (created?.params.sessionId as string | undefined) ?? "", "m1");
     expect(session.resumed).toBe(true);
     const load = agent.requests().find((request) => request.method === "session/load");
     expect(load?.params).toMatchObject({ sessionId: created?.params.sessionId, cwd: agent.dir, mcpServers: [{ name: "t3-code", headers: [{ name: "Authorization", value: `Bearer ${TOKEN}` }] }] });
