@@ -29,6 +29,7 @@ export const ProviderItemKind = {
   approvalRequest: "approval_request",
   error: "error",
   dynamicTool: "dynamic_tool",
+  systemNotice: "system_notice",
 } as const;
 export type ProviderItemKind = (typeof ProviderItemKind)[keyof typeof ProviderItemKind];
 
@@ -148,7 +149,18 @@ export interface DynamicToolItem {
   readonly status: DynamicToolStatus;
 }
 
+/**
+ * Something the provider told about its session rather than its work (an
+ * ACP agent's available commands): a `system_notice` turn item.
+ */
+export interface SystemNoticeItem {
+  readonly kind: "system_notice";
+  readonly level: "info" | "warning";
+  readonly text: string;
+}
+
 export type ProviderItem =
+  | SystemNoticeItem
   | AssistantMessageItem
   | ReasoningItem
   | CommandExecutionItem

@@ -22,6 +22,7 @@ export {
   type ApprovalRequestItem,
   type ErrorItem,
   type DynamicToolItem,
+  type SystemNoticeItem,
   type ProviderItem,
   type TurnStartedEvent,
   type ItemCompletedEvent,

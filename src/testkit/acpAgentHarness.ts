@@ -23,6 +23,8 @@ export interface ScriptedAgentCaps {
   readonly modes?: readonly string[];
   readonly authMethods?: readonly string[];
   readonly requireAuth?: boolean;
+  /** Sent as available_commands_update right after session/new answers. */
+  readonly commands?: readonly { readonly name: string; readonly description: string; readonly input?: { readonly hint: string } }[];
 }
 
 export interface ScriptedAgentSetup {

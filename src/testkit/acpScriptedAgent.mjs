@@ -12,6 +12,7 @@
  *   { "toolCall": { toolCallId, title, kind?, status?, rawInput?, content?, locations? } }
  *   { "toolUpdate": { toolCallId, status?, content?, rawOutput?, title? } }
  *   { "plan": [{ content, status, priority? }] }
+ *   { "commands": [{ name, description, input? }] }      available_commands_update
  *   { "permission": { toolCall, options? }, "as": "p" }     session/request_permission
  *   { "ext": { method, params }, "as": "a" }                an extension request to the client
  *   { "mcp": { tool, arguments }, "as": "r" }               calls a tool on the session's HTTP MCP server
@@ -24,7 +25,7 @@
  *
  * `{{name}}` in a chunk is replaced by the JSON of what the step saved `as`
  * that name. Environment:
- *   LOOM_ACP_AGENT_CAPS  JSON: { loadSession?, failLoad? (session/load fails), fork?, http?, models?: string[], modes?: string[], authMethods?: string[], requireAuth?: boolean }
+ *   LOOM_ACP_AGENT_CAPS  JSON: { commands? (sent as available_commands_update right after session/new answers, as agents do), loadSession?, failLoad? (session/load fails), fork?, http?, models?: string[], modes?: string[], authMethods?: string[], requireAuth?: boolean }
  *   LOOM_ACP_AGENT_LOG   a file; one JSON line per request received ({ method, params })
  */
 import { appendFileSync } from "node:fs";
@@ -99,6 +100,7 @@ async function runScript(ctx, sessionId, steps) {
     else if (step.thought !== undefined) await update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: step.thought } });
     else if (step.toolCall !== undefined) await update({ sessionUpdate: "tool_call", ...step.toolCall });
     else if (step.toolUpdate !== undefined) await update({ sessionUpdate: "tool_call_update", ...step.toolUpdate });
+    else if (step.commands !== undefined) await update({ sessionUpdate: "available_commands_update", availableCommands: step.commands });
     else if (step.plan !== undefined) await update({ sessionUpdate: "plan", entries: step.plan.map((entry) => ({ priority: "medium", ...entry })) });
     else if (step.permission !== undefined) {
       const options = step.permission.options ?? [
@@ -169,9 +171,13 @@ const app = acp
     authenticated = true;
     return {};
   })
-  .onRequest("session/new", ({ params }) => {
+  .onRequest("session/new", ({ params, client }) => {
     record("session/new", params);
-    return newSession(params);
+    const response = newSession(params);
+    if (Array.isArray(caps.commands)) {
+      setTimeout(() => void client.notify("session/update", { sessionId: response.sessionId, update: { sessionUpdate: "available_commands_update", availableCommands: caps.commands } }), 0);
+    }
+    return response;
   })
   .onRequest("session/load", async ({ params, client }) => {
     record("session/load", params);

@@ -49,6 +49,8 @@ export function turnItemBody(item: ProviderItem, messageId: () => string, reques
       return { type: "error", code: null, message: item.message, detail: null };
     case "dynamic_tool":
       return { type: "dynamic_tool", toolName: item.toolName, arguments: item.arguments, result: item.result, status: item.status };
+    case "system_notice":
+      return { type: "system_notice", level: item.level, text: item.text };
     default: {
       const exhaustive: never = item;
       return exhaustive;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SessionUpdate } from "@agentclientprotocol/sdk/unstable";
-import { AcpTurnMapper, OUTPUT_PREVIEW_CHARS, lineDelta, toolItem } from "./acpEvents.js";
+import { AcpTurnMapper, MAX_LISTED_COMMANDS, OUTPUT_PREVIEW_CHARS, availableCommandsText, lineDelta, toolItem } from "./acpEvents.js";
 import { NOTHING_ADVERTISED, advertisedModels, capabilitiesFrom, factsFromInitialize, withSessionFacts } from "./capabilities.js";
 import { parseAcpOptions } from "./options.js";
 
@@ -33,7 +33,6 @@ describe("AcpTurnMapper", () => {
 
   it("ignores updates Loom does not record and empty chunks", () => {
     const mapper = new AcpTurnMapper("r", "/w");
-    expect(mapper.map({ sessionUpdate: "available_commands_update", availableCommands: [] })).toEqual([]);
     expect(mapper.map({ sessionUpdate: "current_mode_update", currentModeId: "plan" })).toEqual([]);
     expect(mapper.map({ sessionUpdate: "usage_update", used: 1, size: 2 })).toEqual([]);
     expect(mapper.map(text("agent_message_chunk", ""))).toEqual([]);
@@ -95,6 +94,21 @@ describe("toolItem", () => {
 });
 
 describe("capability facts", () => {
+  it("available_commands_update becomes an info system_notice listing the commands (long lists counted)", () => {
+    const mapper = new AcpTurnMapper("run-1", "/w");
+    expect(mapper.map({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } })).toMatchObject([{ type: "item.delta" }]);
+    const events = mapper.map({ sessionUpdate: "available_commands_update", availableCommands: [{ name: "plan", description: "Make a plan", input: { hint: "goal" } }, { name: "clear", description: "" }] });
+    expect(events).toEqual([
+      { type: "item.completed", runId: "run-1", itemId: "run-1:message:1", item: { kind: "assistant_message", text: "hi" } },
+      { type: "item.completed", runId: "run-1", itemId: "run-1:commands:2", item: { kind: "system_notice", level: "info", text: "The agent offers 2 commands:\n/plan <goal> — Make a plan\n/clear" } },
+    ]);
+    expect(availableCommandsText([])).toBe("The agent offers no commands now.");
+    const many = availableCommandsText(Array.from({ length: MAX_LISTED_COMMANDS + 3 }, (_, n) => ({ name: `c${n}`, description: "d" })));
+    expect(many.split("\n")).toHaveLength(MAX_LISTED_COMMANDS + 2);
+    expect(many).toMatch(/^The agent offers 53 commands:\n/);
+    expect(many.endsWith("... and 3 more")).toBe(true);
+  });
+
   it("come from initialize and session/new, and claim nothing before", () => {
     expect(capabilitiesFrom(NOTHING_ADVERTISED, null)).toEqual({ steering: true, interrupt: true, restart: true, fork: false, resume: false, runtimeModes: ["approval-required", "auto-accept-edits", "full-access"], models: [], mcpTransport: "none" });
     const facts = factsFromInitialize({

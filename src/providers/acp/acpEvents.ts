@@ -1,4 +1,4 @@
-import type { ContentBlock, PlanEntry, PromptResponse, SessionUpdate, StopReason, ToolCallContent, ToolCallStatus, ToolKind } from "@agentclientprotocol/sdk/unstable";
+import type { AvailableCommand, ContentBlock, PlanEntry, PromptResponse, SessionUpdate, StopReason, ToolCallContent, ToolCallStatus, ToolKind } from "@agentclientprotocol/sdk/unstable";
 import type { FileChange, NormalizedProviderEvent, ProviderItem, TodoStatus, TurnEndStatus } from "../events.js";
 
 /**
@@ -12,6 +12,8 @@ import type { FileChange, NormalizedProviderEvent, ProviderItem, TodoStatus, Tur
  *                           delete, move with diffs), dynamic_tool (every other kind,
  *                           MCP tools included), once the call is completed or failed
  *   plan                 → todo_list
+ *   available_commands_update → system_notice (info) listing the agent's commands;
+ *                           the session records a list once, not again while unchanged
  *
  * A message ends when anything else arrives or the turn ends. Item ids derive
  * from the run id and the order within the turn, or from the agent's own tool
@@ -66,6 +68,25 @@ const TODO_STATUS: { readonly [K in PlanEntry["status"]]: TodoStatus } = {
   in_progress: "in_progress",
   completed: "completed",
 };
+
+/** At most this many commands are listed in one notice; the rest are counted. */
+export const MAX_LISTED_COMMANDS = 50;
+
+/**
+ * The notice text for an agent's available commands: one line per command,
+ * `/name <input hint> — description`, so a reader of the timeline (and a
+ * model reading a transcript) knows what the agent offers.
+ */
+export function availableCommandsText(commands: readonly AvailableCommand[]): string {
+  if (commands.length === 0) return "The agent offers no commands now.";
+  const lines = commands.slice(0, MAX_LISTED_COMMANDS).map((command) => {
+    const hint = command.input?.hint ? ` <${command.input.hint}>` : "";
+    const description = command.description.trim() === "" ? "" : ` — ${command.description.trim()}`;
+    return `/${command.name}${hint}${description}`;
+  });
+  const more = commands.length > MAX_LISTED_COMMANDS ? [`... and ${commands.length - MAX_LISTED_COMMANDS} more`] : [];
+  return [`The agent offers ${commands.length} command${commands.length === 1 ? "" : "s"}:`, ...lines, ...more].join("\n");
+}
 
 export class AcpTurnMapper {
   private open: OpenText | null = null;
@@ -122,9 +143,14 @@ export class AcpTurnMapper {
         const item: ProviderItem = { kind: "todo_list", items: update.entries.map((entry) => ({ text: entry.content, status: TODO_STATUS[entry.status] })) };
         return [...events, { type: "item.completed", runId: this.runId, itemId: this.nextId("plan"), item }];
       }
+      case "available_commands_update": {
+        const events = this.closeText();
+        const item: ProviderItem = { kind: "system_notice", level: "info", text: availableCommandsText(update.availableCommands) };
+        return [...events, { type: "item.completed", runId: this.runId, itemId: this.nextId("commands"), item }];
+      }
       default:
-        // Commands, modes, config options, titles, usage windows and the
-        // user's own echoed message carry nothing Loom records per turn.
+        // Modes, config options, titles, usage windows and the user's own
+        // echoed message carry nothing Loom records per turn.
         return [];
     }
   }

@@ -50,6 +50,15 @@ describe("ACP drivers inside Loom", () => {
     expect(header).not.toContain(loom.ownerToken);
   });
 
+  it("the agent's available commands are recorded as a system_notice item in the thread", async () => {
+    const launched = await loom.launch({ message: acpScript({ commands: [{ name: "review", description: "Review the changes" }] }, { chunk: "ok" }), title: "acp commands", target: { providerInstanceId: "acp" } });
+    const run = await loom.waitForEnd(launched.runId!, 20_000);
+    expect(run.status, dump(loom, launched.threadId)).toBe("completed");
+    const notices = loom.items(launched.threadId).filter((item) => item.type === "system_notice");
+    expect(notices).toMatchObject([{ type: "system_notice", level: "info", runId: launched.runId, text: "The agent offers 1 command:\n/review — Review the changes" }]);
+    expect(loom.assistantTexts(launched.threadId).at(-1)).toBe("ok");
+  });
+
   it("grok: a structured question becomes a Loom user_input_request answered through Loom", async () => {
     const question = { questions: [{ question: "Which color?", options: [{ label: "red" }, { label: "blue" }] }] };
     const launched = await loom.launch({ message: acpScript({ ext: { method: "_x.ai/ask_user_question", params: question }, as: "a" }, { chunk: "got {{a}}" }), title: "grok question", target: { providerInstanceId: "grok" } });

@@ -137,6 +137,26 @@ describe("acp driver: session/new", () => {
 });
 
 describe("acp driver: turns", () => {
+  it("records the agent's available commands as a system_notice, in the first turn after they arrive and again only when they change", async () => {
+    const commands = [{ name: "review", description: "Review the changes", input: { hint: "what to review" } }, { name: "init", description: "Write AGENTS.md" }];
+    const { session, events } = await open({ caps: { commands } });
+    const notices = () => events.flatMap((event) => (event.type === "item.completed" && event.item.kind === "system_notice" ? [{ runId: event.runId, text: event.item.text }] : []));
+    // Sent right after session/new, before any turn: it goes into the first one.
+    await session.startTurn({ runId: "run-1", input: "hello" });
+    await completed(events, "run-1");
+    expect(notices()).toEqual([{ runId: "run-1", text: "The agent offers 2 commands:\n/review <what to review> — Review the changes\n/init — Write AGENTS.md" }]);
+    // The same list again is not repeated; a changed one is recorded in the turn it arrives in.
+    await session.startTurn({ runId: "run-2", input: acpScript({ commands }, { chunk: "same" }, { commands: [commands[1]] }, { chunk: "fewer" }) });
+    await completed(events, "run-2");
+    expect(notices()).toEqual([
+      { runId: "run-1", text: expect.stringContaining("2 commands") },
+      { runId: "run-2", text: "The agent offers 1 command:\n/init — Write AGENTS.md" },
+    ]);
+    // The open message ended before the notice: its text is whole.
+    const texts = events.flatMap((event) => (event.type === "item.completed" && event.item.kind === "assistant_message" && event.runId === "run-2" ? [event.item.text] : []));
+    expect(texts).toEqual(["same", "fewer"]);
+  });
+
   it("maps message chunks, thoughts, tool calls and plans onto normalized events", async () => {
     const { session, events } = await open();
     await session.startTurn({

@@ -1,4 +1,4 @@
-import type { InitializeResponse, McpServer, NewSessionResponse, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionNotification } from "@agentclientprotocol/sdk/unstable";
+import type { InitializeResponse, McpServer, NewSessionResponse, PromptResponse, RequestPermissionRequest, RequestPermissionResponse, SessionNotification, SessionUpdate } from "@agentclientprotocol/sdk/unstable";
 import { PROTOCOL_VERSION, RequestError } from "@agentclientprotocol/sdk/unstable";
 import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { NormalizedProviderEvent, ProviderSessionRuntime } from "../adapter.js";
@@ -78,6 +78,9 @@ export class AcpSession implements ProviderSessionRuntime {
   private sessionId: string | null = null;
   private facts: AdvertisedFacts | null = null;
   private active: ActiveTurn | null = null;
+  /** The agent's latest available_commands_update, and the key of the list last recorded as a notice. */
+  private commands: Extract<SessionUpdate, { sessionUpdate: "available_commands_update" }> | null = null;
+  private recordedCommands: string | null = null;
   private readonly pending = new Map<string, PendingRequest>();
   private requestCount = 0;
   private closed = false;
@@ -123,6 +126,7 @@ export class AcpSession implements ProviderSessionRuntime {
     }
     this.emit({ type: "turn.started", runId: turn.runId, nativeThreadId: this.requireSession() });
     if (notice !== null) this.emit({ type: "item.completed", runId: turn.runId, itemId: `${turn.runId}:restart`, item: { kind: "error", message: notice } });
+    this.recordCommands();
     this.prompt(turn, this.requireAgent(), input.input);
   }
 
@@ -380,10 +384,32 @@ export class AcpSession implements ProviderSessionRuntime {
   }
 
   private onUpdate(agent: AgentProcess, notification: SessionNotification): void {
-    if (agent !== this.agent || notification.sessionId !== this.sessionId) return;
+    if (agent !== this.agent) return;
+    const update = notification.update;
+    // Agents send their commands as soon as a session exists, possibly before session/new has answered.
+    if (update.sessionUpdate === "available_commands_update" && (this.sessionId === null || notification.sessionId === this.sessionId)) {
+      this.commands = update;
+      this.recordCommands();
+      return;
+    }
+    if (notification.sessionId !== this.sessionId) return;
     const turn = this.active;
     if (turn === null || turn.ended) return;
     for (const event of turn.mapper.map(notification.update)) this.emit(event);
+  }
+
+  /**
+   * The agent's command list as a system_notice in the running turn, once per
+   * change: a list that arrives between turns (agents send it right after
+   * session/new) goes into the next turn, and an unchanged one is not repeated.
+   */
+  private recordCommands(): void {
+    const turn = this.active;
+    if (this.commands === null || turn === null || turn.ended) return;
+    const key = JSON.stringify(this.commands.availableCommands.map((command) => [command.name, command.description, command.input?.hint ?? null]));
+    if (key === this.recordedCommands) return;
+    this.recordedCommands = key;
+    for (const event of turn.mapper.map(this.commands)) this.emit(event);
   }
 
   private onPermission(agent: AgentProcess, request: RequestPermissionRequest): Promise<RequestPermissionResponse> {
