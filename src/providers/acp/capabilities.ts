@@ -6,11 +6,10 @@ import { RUNTIME_MODES } from "../../contracts/modes.js";
  * The capability record of an ACP instance comes only from what the agent
  * advertised (spec 000, "ACP Registry V2"): `initialize` tells load (→
  * resume), fork and the MCP transports; a `session/new` answer tells models
- * and modes. session/cancel is part of the base protocol, so interrupt and
- * restart are true, and so is steering: ACP has no active steering, and the
- * session steers by cancel-and-restart (session.ts). Until an agent was
- * seen, nothing else is claimed: no resume, no fork, no models, no MCP
- * transport.
+ * and modes. ACP has no active steering, so steering is always false and
+ * restart (interrupt, then send again) true; session/cancel is part of the
+ * base protocol, so interrupt is true. Until an agent was seen, nothing is
+ * claimed: no resume, no fork, no models, no MCP transport.
  */
 
 export interface AdvertisedFacts {
@@ -72,7 +71,7 @@ export function modelOption(options: readonly SessionConfigOption[]): { readonly
 
 export function capabilitiesFrom(facts: AdvertisedFacts, configuredModels: readonly string[] | null): ProviderCapabilities {
   return {
-    steering: true,
+    steering: false,
     interrupt: true,
     restart: true,
     fork: facts.fork,
