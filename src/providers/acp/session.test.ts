@@ -281,7 +281,7 @@ describe("acp driver: resuming an earlier session's conversation", () => {
     expect(started?.type === "turn.started" ? started.nativeThreadId : null).toBe(created?.params.sessionId);
     await first.session.stop();
 
-    const { session, events } = await openResuming({ loadSession: true, models: ["m1"] }, String(created?.params.sessionId ?? ""), "m1");
+    const { session, events } = await openResuming({ loadSession: true, models: ["m1"] }, (created?.params.sessionId as string | undefined) ?? "", "m1");
     expect(session.resumed).toBe(true);
     const load = agent.requests().find((request) => request.method === "session/load");
     expect(load?.params).toMatchObject({ sessionId: created?.params.sessionId, cwd: agent.dir, mcpServers: [{ name: "t3-code", headers: [{ name: "Authorization", value: `Bearer ${TOKEN}` }] }] });
