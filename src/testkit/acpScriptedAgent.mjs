@@ -17,7 +17,6 @@
  *   { "ext": { method, params }, "as": "a" }                an extension request to the client
  *   { "mcp": { tool, arguments }, "as": "r" }               calls a tool on the session's HTTP MCP server
  *   { "waitForCancel": true }           the turn ends "cancelled" when session/cancel arrives
- *   { "waitForCancel": n }              ... when the n-th session/cancel of this prompt arrives
  *   { "sleep": ms }
  *   { "stop": "end_turn" | "refusal" | ... }   the prompt's stopReason (default end_turn)
  *   { "usage": { inputTokens, outputTokens } } reported with the prompt response
@@ -45,7 +44,7 @@ function record(method, params) {
   if (logFile) appendFileSync(logFile, `${JSON.stringify({ method, params })}\n`);
 }
 
-/** sessionId → { mcpServers, cancel: (() => void) | null, cancels: number (this prompt's), history: string[] } */
+/** sessionId → { mcpServers, cancel: (() => void) | null, history: string[] } */
 const sessions = new Map();
 let authenticated = false;
 
@@ -53,7 +52,7 @@ function newSession(params, forkedFrom) {
   if (caps.requireAuth === true && !authenticated) throw acp.RequestError.authRequired();
   const sessionId = `scripted-${randomUUID()}`;
   const history = forkedFrom === undefined ? [] : [...(sessions.get(forkedFrom)?.history ?? [])];
-  sessions.set(sessionId, { mcpServers: params.mcpServers ?? [], cancel: null, cancels: 0, history });
+  sessions.set(sessionId, { mcpServers: params.mcpServers ?? [], cancel: null, cancelled: false, history });
   const response = { sessionId };
   if (Array.isArray(caps.models)) {
     response.models = { currentModelId: caps.models[0], availableModels: caps.models.map((modelId) => ({ modelId, name: modelId })) };
@@ -116,13 +115,10 @@ async function runScript(ctx, sessionId, steps) {
     } else if (step.mcp !== undefined) {
       const result = await callMcp(state, step.mcp.tool, step.mcp.arguments);
       if (step.as !== undefined) saved[step.as] = result;
-    } else if (step.waitForCancel !== undefined) {
-      const needed = step.waitForCancel === true ? 1 : step.waitForCancel;
+    } else if (step.waitForCancel === true) {
       await new Promise((resolve) => {
-        state.cancel = () => {
-          if (state.cancels >= needed) resolve();
-        };
-        if (state.cancels >= needed || ctx.signal.aborted) resolve();
+        state.cancel = resolve;
+        if (state.cancelled || ctx.signal.aborted) resolve();
       });
       state.cancel = null;
       return { stopReason: "cancelled" };
@@ -183,7 +179,7 @@ const app = acp
     record("session/load", params);
     if (caps.loadSession !== true) throw acp.RequestError.methodNotFound("session/load");
     if (caps.failLoad === true) throw acp.RequestError.resourceNotFound(params.sessionId);
-    const state = sessions.get(params.sessionId) ?? { mcpServers: [], cancel: null, cancels: 0, history: [] };
+    const state = sessions.get(params.sessionId) ?? { mcpServers: [], cancel: null, history: [] };
     state.mcpServers = params.mcpServers ?? [];
     sessions.set(params.sessionId, state);
     for (const text of state.history) {
@@ -209,7 +205,7 @@ const app = acp
     const { params } = ctx;
     record("session/prompt", params);
     const state = session(params.sessionId);
-    state.cancels = 0;
+    state.cancelled = false;
     const text = promptText(params.prompt);
     state.history.push(text);
     const steps = parseScript(text);
@@ -223,7 +219,7 @@ const app = acp
     record("session/cancel", params);
     const state = sessions.get(params.sessionId);
     if (state === undefined) return;
-    state.cancels += 1;
+    state.cancelled = true;
     state.cancel?.();
   });
 

@@ -92,8 +92,6 @@ export class AcpTurnMapper {
   private open: OpenText | null = null;
   private sequence = 0;
   private readonly tools = new Map<string, ToolState>();
-  /** The token usage of the turn's earlier prompts (a steered turn has several). */
-  private usage = { inputTokens: 0, outputTokens: 0 };
 
   constructor(
     private readonly runId: string,
@@ -161,10 +159,15 @@ export class AcpTurnMapper {
    * and turn.completed.
    */
   finish(outcome: { readonly response: PromptResponse } | { readonly failed: string } | { readonly interrupted: true }): NormalizedProviderEvent[] {
-    const events = this.closeAll();
+    const events = this.closeText();
+    for (const [toolCallId, state] of this.tools) {
+      if (state.emitted) continue;
+      state.status = "failed";
+      events.push(...this.finishTool(toolCallId, state));
+    }
     if ("response" in outcome) {
-      const usage = this.addUsage(outcome.response);
-      if (usage !== null) events.push(usage);
+      const usage = outcome.response.usage;
+      if (usage != null) events.push({ type: "usage", runId: this.runId, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens });
       events.push({ type: "turn.completed", runId: this.runId, status: TURN_END_OF_STOP_REASON[outcome.response.stopReason], error: null });
     } else if ("failed" in outcome) {
       events.push({ type: "turn.completed", runId: this.runId, status: "failed", error: outcome.failed });
@@ -174,40 +177,10 @@ export class AcpTurnMapper {
     return events;
   }
 
-  /**
-   * A steered turn's cancelled prompt answered and the turn goes on with the
-   * next prompt: its open text ends, its unfinished tool calls are recorded
-   * as failed (cancelled under them), and its token usage counts towards the
-   * turn's (usage stays cumulative for the turn).
-   */
-  restart(response: PromptResponse): NormalizedProviderEvent[] {
-    const events = this.closeAll();
-    const usage = this.addUsage(response);
-    return usage === null ? events : [...events, usage];
-  }
-
   /** The tool call a permission request is about, as the mapper knows it. */
   toolCall(toolCallId: string): { readonly title: string; readonly kind: ToolKind | null; readonly rawInput: unknown } | null {
     const state = this.tools.get(toolCallId);
     return state === undefined ? null : { title: state.title, kind: state.kind, rawInput: state.rawInput };
-  }
-
-  private closeAll(): NormalizedProviderEvent[] {
-    const events = this.closeText();
-    for (const [toolCallId, state] of this.tools) {
-      if (state.emitted) continue;
-      state.status = "failed";
-      events.push(...this.finishTool(toolCallId, state));
-    }
-    return events;
-  }
-
-  /** Adds a prompt's usage to the turn's; the turn's total so far as an event, or null when the prompt reported none. */
-  private addUsage(response: PromptResponse): NormalizedProviderEvent | null {
-    const usage = response.usage;
-    if (usage == null) return null;
-    this.usage = { inputTokens: this.usage.inputTokens + usage.inputTokens, outputTokens: this.usage.outputTokens + usage.outputTokens };
-    return { type: "usage", runId: this.runId, ...this.usage };
   }
 
   private text(kind: OpenText["kind"], content: ContentBlock): NormalizedProviderEvent[] {

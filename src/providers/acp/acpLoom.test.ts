@@ -106,18 +106,20 @@ describe("ACP drivers inside Loom", () => {
     expect(loom.assistantTexts(launched.threadId, runId).at(-1)).toBe('outcome {"outcome":"selected","optionId":"reject"}');
   });
 
-  it("a steer into a running ACP turn is cancel-and-restart inside the same run", async () => {
+  it("a running ACP turn takes no steering: steer is refused, auto queues behind it, and only restart cancels it (spec 000: steer without interrupting tools)", async () => {
     const launched = await loom.launch({ message: acpScript({ chunk: "working" }, { waitForCancel: true }), title: "acp steer", target: { providerInstanceId: "acp" } });
     const runId = launched.runId!;
     await loom.waitForRun(runId, "running", 20_000);
-    const sent = await loom.owner.ok<{ delivery: string; runId: string }>("t3_thread_send", { threadId: launched.threadId, message: "new direction", mode: "steer" });
-    expect(sent).toMatchObject({ delivery: "steered", runId });
-    const run = await loom.waitForEnd(runId, 20_000);
-    expect(run.status, dump(loom, launched.threadId)).toBe("completed");
-    expect(loom.assistantTexts(launched.threadId, runId)).toEqual(["working", "Echo: new direction"]);
-    expect(loom.runs(launched.threadId)).toHaveLength(1);
-    const methods = agent.requests().map((request) => request.method);
-    expect(methods.slice(methods.indexOf("session/prompt"))).toEqual(["session/prompt", "session/cancel", "session/prompt"]);
+    const refused = await loom.owner.call("t3_thread_send", { threadId: launched.threadId, message: "new direction", mode: "steer" });
+    expect(refused).toMatchObject({ errorCode: "thread_not_sendable" });
+    const queued = await loom.owner.ok<{ delivery: string; runId: string }>("t3_thread_send", { threadId: launched.threadId, message: "afterwards", mode: "auto" });
+    expect(queued.delivery).toBe("queued");
+    expect(queued.runId).not.toBe(runId);
+    expect(agent.requests().map((request) => request.method)).not.toContain("session/cancel");
+    await loom.owner.ok("t3_thread_interrupt", { threadId: launched.threadId });
+    expect((await loom.waitForEnd(runId, 20_000)).status).toBe("interrupted");
+    expect((await loom.waitForEnd(queued.runId, 20_000)).status, dump(loom, launched.threadId)).toBe("completed");
+    expect(loom.assistantTexts(launched.threadId, queued.runId)).toEqual(["Echo: afterwards"]);
   });
 
   it("after a Loom restart the thread's next session loads the agent's own ACP session (no recap); without session/load it gets a recap", async () => {

@@ -6,14 +6,13 @@ import { RUNTIME_MODES } from "../../contracts/modes.js";
  * The capability record of an ACP instance comes only from what the agent
  * advertised (spec 000, "ACP Registry V2"): `initialize` tells load (→
  * resume), fork and the MCP transports; a `session/new` answer tells models
- * and modes. session/cancel is part of the base protocol, so interrupt and
- * restart are true, and so is steering: ACP has no active steering, and the
- * session steers by cancel-and-restart (session.ts). Until an agent was
- * seen, nothing else is claimed: no resume, no models, no MCP transport.
- * Fork is never claimed: the adapter contract has no fork entry point, so
- * Loom forks every ACP thread with portable context, whatever the agent
- * advertises (as for codex and claude); the advertised fact is kept for
- * `AcpSession.forkNative`.
+ * and modes. ACP has no active steering, so steering is always false and
+ * restart (interrupt, then send again) true; session/cancel is part of the
+ * base protocol, so interrupt is true. Until an agent was seen, nothing else
+ * is claimed: no resume, no models, no MCP transport. Fork is never claimed:
+ * the adapter contract has no fork entry point, so Loom forks every ACP
+ * thread with portable context, whatever the agent advertises (as for codex
+ * and claude); the advertised fact is kept for `AcpSession.forkNative`.
  */
 
 export interface AdvertisedFacts {
@@ -75,7 +74,7 @@ export function modelOption(options: readonly SessionConfigOption[]): { readonly
 
 export function capabilitiesFrom(facts: AdvertisedFacts, configuredModels: readonly string[] | null): ProviderCapabilities {
   return {
-    steering: true,
+    steering: false,
     interrupt: true,
     restart: true,
     fork: false,

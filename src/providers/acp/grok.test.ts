@@ -100,11 +100,11 @@ describe("grok driver through a real ACP agent", () => {
     expect(events).toContainEqual(expect.objectContaining({ item: { kind: "assistant_message", text: 'answer: {"outcome":"accepted","answers":{"Which color?":["red"]}}' } }));
   });
 
-  it("has no native fork, even from an agent that advertises it, and steers by cancel-and-restart", async () => {
+  it("has no native fork, even from an agent that advertises it, and no steering (interrupt-and-restart instead)", async () => {
     const driver = createGrokDriver();
     const instance = agent.instance({ id: "grok", driver: "grok", caps: { fork: true, loadSession: true } });
     expect(await driver.probe(instance)).toMatchObject({ installed: true, authenticated: true });
-    expect(driver.capabilities(instance)).toMatchObject({ steering: true, restart: true, interrupt: true, fork: false, resume: true });
+    expect(driver.capabilities(instance)).toMatchObject({ steering: false, restart: true, interrupt: true, fork: false, resume: true });
     // Neither does the generic flavor: Loom never calls a native fork (portable context instead).
     const generic = createAcpDriver();
     await generic.probe(instance);

@@ -76,11 +76,11 @@ describe("acp driver: session/new", () => {
     const driver = createAcpDriver();
     const instance = agent.instance({ caps: { loadSession: true, fork: true, models: ["m-small", "m-large"], modes: ["default", "plan"] } });
     const before = driver.capabilities(instance);
-    expect(before).toMatchObject({ steering: true, interrupt: true, restart: true, fork: false, resume: false, models: [], mcpTransport: "none" });
+    expect(before).toMatchObject({ steering: false, interrupt: true, restart: true, fork: false, resume: false, models: [], mcpTransport: "none" });
     const probe = await driver.probe(instance);
     expect(probe).toEqual({ installed: true, authenticated: true, reason: null });
     // fork stays false although advertised: Loom forks with portable context (docs/providers/acp.md).
-    expect(driver.capabilities(instance)).toMatchObject({ steering: true, restart: true, fork: false, resume: true, models: ["m-small", "m-large"], mcpTransport: "http" });
+    expect(driver.capabilities(instance)).toMatchObject({ steering: false, restart: true, fork: false, resume: true, models: ["m-small", "m-large"], mcpTransport: "http" });
     // The probe's session/new was disposable and carried no MCP server.
     expect(agent.requests().filter((request) => request.method === "session/new").map((request) => request.params.mcpServers)).toEqual([[]]);
 
@@ -224,70 +224,11 @@ describe("acp driver: turns", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "item.completed", item: { kind: "assistant_message", text: "working" } }));
   });
 
-  it("a steer is cancel-and-restart: session/cancel, then the steer's text as the next prompt of the same run and ACP session", async () => {
-    const { session, events, driver, instance } = await open();
-    expect(driver.capabilities(instance)).toMatchObject({ steering: true, restart: true, interrupt: true });
-    await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "working" }, { toolCall: { toolCallId: "t1", title: "make", kind: "execute", status: "in_progress" } }, { waitForCancel: true }) });
-    await waitForEvent(events, (event) => event.type === "item.delta", "the first chunk");
-    await session.steerTurn({ runId: "run-1", input: "now say bye" });
-    const end = await completed(events, "run-1");
-    expect(end).toEqual({ type: "turn.completed", runId: "run-1", status: "completed", error: null });
-    const methods = agent.requests().map((request) => request.method);
-    expect(methods.slice(methods.indexOf("session/prompt"))).toEqual(["session/prompt", "session/cancel", "session/prompt"]);
-    const prompts = agent.requests().filter((request) => request.method === "session/prompt");
-    expect(prompts[1]?.params).toMatchObject({ sessionId: prompts[0]?.params.sessionId, prompt: [{ type: "text", text: "now say bye" }] });
-    // One turn: the first prompt's text and its cancelled tool call are closed before the restarted prompt's answer.
-    const items = events.flatMap((event) => (event.type === "item.completed" ? [event.item] : []));
-    expect(items).toEqual([{ kind: "assistant_message", text: "working" }, expect.objectContaining({ kind: "command_execution", command: "make", exitCode: null }), { kind: "assistant_message", text: "Echo: now say bye" }]);
-    expect(events.filter((event) => event.type === "turn.started" || event.type === "turn.completed")).toHaveLength(2);
-  });
-
-  it("steers that arrive while the prompt is being cancelled go out together; usage stays cumulative for the turn", async () => {
-    const { session, events } = await open();
-    await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "working" }, { usage: { inputTokens: 10, outputTokens: 2 } }, { waitForCancel: true }) });
-    await waitForEvent(events, (event) => event.type === "item.delta", "the first chunk");
-    await Promise.all([session.steerTurn({ runId: "run-1", input: "first" }), session.steerTurn({ runId: "run-1", input: "second" })]);
-    await completed(events, "run-1");
-    const prompts = agent.requests().filter((request) => request.method === "session/prompt");
-    expect(prompts).toHaveLength(2);
-    expect(prompts[1]?.params.prompt).toEqual([{ type: "text", text: "first\n\nsecond" }]);
-    expect(agent.requests().filter((request) => request.method === "session/cancel")).toHaveLength(1);
-    await expect(session.steerTurn({ runId: "run-1", input: "late" })).rejects.toMatchObject({ code: "turn_not_active" });
-  });
-
-  it("a steer answers an open permission request cancelled, as ACP asks after session/cancel", async () => {
-    const { session, events } = await open();
-    await session.startTurn({ runId: "run-1", input: acpScript({ permission: { toolCall: { toolCallId: "t1", title: "rm -rf build", kind: "execute" } }, as: "p" }, { chunk: "outcome {{p}}" }) });
-    const asked = await waitForEvent(events, (event) => event.type === "item.completed" && event.item.kind === "approval_request", "the approval");
-    await session.steerTurn({ runId: "run-1", input: "do something else" });
-    await completed(events, "run-1");
-    expect(events).toContainEqual(expect.objectContaining({ type: "item.completed", item: { kind: "assistant_message", text: 'outcome {"outcome":"cancelled"}' } }));
-    expect(events).toContainEqual(expect.objectContaining({ type: "item.completed", item: { kind: "assistant_message", text: "Echo: do something else" } }));
-    if (asked.type !== "item.completed" || asked.item.kind !== "approval_request") throw new Error("no approval");
-    await expect(session.respondToRequest({ requestId: asked.item.requestId, response: { decision: "accept" } })).rejects.toMatchObject({ code: "request_not_found" });
-  });
-
-  it("an agent that never answers its cancelled prompt fails the steered turn after the grace period, saying why", async () => {
-    const { session, events } = await open({ options: { interruptGraceMs: 200 } });
-    await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "busy" }, { sleep: 60_000 }) });
-    await waitForEvent(events, (event) => event.type === "item.delta", "the first chunk");
-    await session.steerTurn({ runId: "run-1", input: "more" });
-    const end = await completed(events, "run-1");
-    expect(end).toMatchObject({ status: "failed", error: expect.stringContaining("did not answer its cancelled prompt within 200 ms, so the steer could not be sent") });
-    expect(agent.requests().filter((request) => request.method === "session/prompt")).toHaveLength(1);
-  });
-
-  it("an interrupt during a steer's restart ends the turn interrupted; the steer is not sent", async () => {
-    const { session, events } = await open();
-    // The agent answers its prompt only at the second session/cancel: the interrupt's.
-    await session.startTurn({ runId: "run-1", input: acpScript({ chunk: "working" }, { waitForCancel: 2 }) });
-    await waitForEvent(events, (event) => event.type === "item.delta", "the first chunk");
-    await session.steerTurn({ runId: "run-1", input: "more" });
-    await session.interruptTurn({ runId: "run-1" });
-    const end = await completed(events, "run-1");
-    expect(end).toEqual({ type: "turn.completed", runId: "run-1", status: "interrupted", error: null });
-    await expect(session.steerTurn({ runId: "run-1", input: "more" })).rejects.toMatchObject({ code: "turn_not_active" });
-    expect(agent.requests().filter((request) => request.method === "session/prompt")).toHaveLength(1);
+  it("steering is unsupported: the caller restarts the turn instead", async () => {
+    const { session, driver, instance } = await open();
+    expect(driver.capabilities(instance)).toMatchObject({ steering: false, restart: true, interrupt: true });
+    await session.startTurn({ runId: "run-1", input: acpScript({ waitForCancel: true }) });
+    await expect(session.steerTurn({ runId: "run-1", input: "more" })).rejects.toMatchObject({ name: "ProviderError", code: "unsupported" });
   });
 
   it("a crash mid-turn fails the turn; the next turn restarts the agent and loads the session when it can", async () => {

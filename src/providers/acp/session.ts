@@ -12,13 +12,9 @@ import { CANCELLED, allowOutcome, approvalItem, approvesByItself, permissionOutc
 /**
  * One Loom provider session on an ACP agent: the lifecycle concern. It owns
  * one agent process and one ACP session; each Loom run is one
- * `session/prompt`, or more when it is steered. ACP has no way to add input
- * to a running prompt, so a steer is cancel-and-restart (spec 000): the
- * running prompt is cancelled (session/cancel) and, once it answered, the
- * steer's text goes to the same ACP session as the next prompt of the same
- * run. Exactly one turn.completed is emitted per started turn: when its last
- * prompt answers, when the process dies, after an unanswered cancel, or on
- * stop.
+ * `session/prompt`. Exactly one turn.completed is emitted per started turn:
+ * when the prompt answers, when the process dies, after an unanswered
+ * cancel, or on stop.
  *
  * A process that exits between turns is started again on the next turn; the
  * ACP session is loaded again (session/load) when the agent advertises it,
@@ -59,10 +55,6 @@ interface ActiveTurn {
   cancelRequested: boolean;
   ended: boolean;
   timer: NodeJS.Timeout | null;
-  /** Counts the turn's prompts: only the answer of the latest one counts. */
-  prompts: number;
-  /** Steers waiting for the cancelled prompt to answer; they go out together as the next prompt. */
-  steers: string[];
 }
 
 interface PendingRequest {
@@ -115,7 +107,7 @@ export class AcpSession implements ProviderSessionRuntime {
     if (this.active !== null) {
       throw new ProviderError(ProviderErrorCode.turnNotActive, `a turn is already running (run ${this.active.runId}); interrupt it first`);
     }
-    const turn: ActiveTurn = { runId: input.runId, mapper: new AcpTurnMapper(input.runId, this.input.cwd), cancelRequested: false, ended: false, timer: null, prompts: 0, steers: [] };
+    const turn: ActiveTurn = { runId: input.runId, mapper: new AcpTurnMapper(input.runId, this.input.cwd), cancelRequested: false, ended: false, timer: null };
     this.active = turn;
     let notice: string | null = null;
     try {
@@ -127,32 +119,28 @@ export class AcpSession implements ProviderSessionRuntime {
     this.emit({ type: "turn.started", runId: turn.runId, nativeThreadId: this.requireSession() });
     if (notice !== null) this.emit({ type: "item.completed", runId: turn.runId, itemId: `${turn.runId}:restart`, item: { kind: "error", message: notice } });
     this.recordCommands();
-    this.prompt(turn, this.requireAgent(), input.input);
+    const agent = this.requireAgent();
+    const prompt = agent.request<PromptResponse>("session/prompt", { sessionId: this.requireSession(), prompt: [{ type: "text", text: input.input }] }, null);
+    prompt.then(
+      (response) => this.endTurn(turn, turn.cancelRequested ? { interrupted: true } : { response }),
+      (error: unknown) => {
+        if (turn.cancelRequested || this.closed) {
+          this.endTurn(turn, { interrupted: true });
+          return;
+        }
+        // The connection closes before the process reports its exit: wait briefly, so the failure says how it ended.
+        void agent.whenExited(2_000).then((exit) => {
+          if (turn.cancelRequested || this.closed) this.endTurn(turn, { interrupted: true });
+          else this.endTurn(turn, { failed: this.failure(agent, exit === null ? messageOf(error) : `the prompt was lost: ${agent.describeExit(exit)}`) });
+        });
+      },
+    );
   }
 
-  /**
-   * Cancel-and-restart: session/cancel, then, once the running prompt
-   * answered, the steer's text as the next prompt of the same run (steers
-   * that arrive meanwhile go with it). Open requests are answered
-   * "cancelled", as after any session/cancel. If the agent does not answer
-   * the cancelled prompt within the grace period, the turn fails, saying so.
-   */
-  async steerTurn(input: { readonly runId: string; readonly input: string }): Promise<void> {
-    this.assertOpen();
-    const turn = this.activeTurn(input.runId);
-    const agent = this.agent;
-    if (turn.cancelRequested || agent === null) {
-      throw new ProviderError(ProviderErrorCode.turnNotActive, `run ${turn.runId} is ending (${agent === null ? "its agent process exited" : "it was interrupted"}) and takes no more input`);
-    }
-    turn.steers.push(input.input);
-    if (turn.steers.length > 1) return;
-    this.cancelPending();
-    await agent.notify("session/cancel", { sessionId: this.requireSession() });
-    if (!turn.ended && turn.timer === null && turn.steers.length > 0) {
-      const graceMs = this.input.interruptGraceMs;
-      turn.timer = setTimeout(() => this.endTurn(turn, { failed: `the agent did not answer its cancelled prompt within ${graceMs} ms, so the steer could not be sent` }), graceMs);
-      turn.timer.unref();
-    }
+  /** ACP has no steering: Loom restarts the turn instead (capabilities.steering is false). */
+  steerTurn(_input: { readonly runId: string; readonly input: string }): Promise<void> {
+    if (this.closed) return Promise.reject(closedError());
+    return Promise.reject(new ProviderError(ProviderErrorCode.unsupported, "ACP agents cannot be steered mid-turn; Loom interrupts the turn and sends the message again"));
   }
 
   /** session/cancel; the prompt then answers "cancelled". If it does not within the grace period, the session ends the turn itself. */
@@ -169,9 +157,7 @@ export class AcpSession implements ProviderSessionRuntime {
       return;
     }
     await agent.notify("session/cancel", { sessionId: this.requireSession() });
-    if (!turn.ended) {
-      // A steer's grace timer gives way to the interrupt's: the turn now ends interrupted either way.
-      if (turn.timer !== null) clearTimeout(turn.timer);
+    if (!turn.ended && turn.timer === null) {
       turn.timer = setTimeout(() => this.endTurn(turn, { interrupted: true }), this.input.interruptGraceMs);
       turn.timer.unref();
     }
@@ -219,43 +205,6 @@ export class AcpSession implements ProviderSessionRuntime {
     } catch (error) {
       throw this.providerError(error, "session/fork");
     }
-  }
-
-  /** Sends one prompt of the turn; its answer ends the turn, or restarts it with the steers that wait. */
-  private prompt(turn: ActiveTurn, agent: AgentProcess, text: string): void {
-    turn.prompts += 1;
-    const number = turn.prompts;
-    const prompt = agent.request<PromptResponse>("session/prompt", { sessionId: this.requireSession(), prompt: [{ type: "text", text }] }, null);
-    prompt.then(
-      (response) => {
-        if (turn.ended || number !== turn.prompts) return;
-        if (turn.cancelRequested || this.closed) this.endTurn(turn, { interrupted: true });
-        else if (turn.steers.length > 0) this.restart(turn, agent, response);
-        else this.endTurn(turn, { response });
-      },
-      (error: unknown) => {
-        if (turn.ended || number !== turn.prompts) return;
-        if (turn.cancelRequested || this.closed) {
-          this.endTurn(turn, { interrupted: true });
-          return;
-        }
-        // The connection closes before the process reports its exit: wait briefly, so the failure says how it ended.
-        void agent.whenExited(2_000).then((exit) => {
-          if (turn.cancelRequested || this.closed) this.endTurn(turn, { interrupted: true });
-          else this.endTurn(turn, { failed: this.failure(agent, exit === null ? messageOf(error) : `the prompt was lost: ${agent.describeExit(exit)}`) });
-        });
-      },
-    );
-  }
-
-  /** The cancelled prompt answered: what it left open is closed, and the steers go out as the next prompt. */
-  private restart(turn: ActiveTurn, agent: AgentProcess, response: PromptResponse): void {
-    if (turn.timer !== null) clearTimeout(turn.timer);
-    turn.timer = null;
-    const text = turn.steers.join("\n\n");
-    turn.steers = [];
-    for (const event of turn.mapper.restart(response)) this.emit(event);
-    this.prompt(turn, agent, text);
   }
 
   /** A new process after the old one died; the notice tells the model what was lost, or null. */
@@ -415,7 +364,7 @@ export class AcpSession implements ProviderSessionRuntime {
   private onPermission(agent: AgentProcess, request: RequestPermissionRequest): Promise<RequestPermissionResponse> {
     const turn = this.active;
     // Nobody can answer outside a running turn: cancel rather than leave the agent waiting.
-    if (agent !== this.agent || turn === null || cancelling(turn) || request.sessionId !== this.sessionId) return Promise.resolve(CANCELLED);
+    if (agent !== this.agent || turn === null || turn.ended || turn.cancelRequested || request.sessionId !== this.sessionId) return Promise.resolve(CANCELLED);
     const known = turn.mapper.toolCall(request.toolCall.toolCallId);
     if (approvesByItself(this.input.runtimeMode, request.toolCall.kind ?? known?.kind)) return Promise.resolve(allowOutcome(request.options));
     const requestId = this.nextRequestId("permission");
@@ -427,7 +376,7 @@ export class AcpSession implements ProviderSessionRuntime {
     const extension = this.input.flavor.extensions.find((candidate) => candidate.methods.includes(method));
     if (extension === undefined) return Promise.reject(RequestError.methodNotFound(method));
     const turn = this.active;
-    if (agent !== this.agent || turn === null || cancelling(turn)) return Promise.resolve(extension.cancelled(method));
+    if (agent !== this.agent || turn === null || turn.ended || turn.cancelRequested) return Promise.resolve(extension.cancelled(method));
     const requestId = this.nextRequestId("extension");
     const item = extension.item(method, params, requestId);
     if (item === null) return Promise.reject(RequestError.invalidParams(undefined, `Loom cannot read the ${method} request`));
@@ -510,11 +459,6 @@ export class AcpSession implements ProviderSessionRuntime {
     if (error instanceof AgentProcessError && error.code === AgentProcessErrorCode.closed) return new ProviderError(ProviderErrorCode.sessionClosed, error.message, { cause: error });
     return new ProviderError(ProviderErrorCode.protocol, `${method}: ${messageOf(error)}`, { cause: error });
   }
-}
-
-/** Whether the turn's prompt is being cancelled (an interrupt, a steer's restart) or is over: no one can answer a request then. */
-function cancelling(turn: ActiveTurn): boolean {
-  return turn.ended || turn.cancelRequested || turn.steers.length > 0;
 }
 
 function answerExtension(extension: AcpExtensionRequest, method: string, params: unknown, response: unknown): unknown {
