@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScriptedAgentSetup, scriptedAgentSetup } from "../testkit/acpAgentHarness.js";
 import { LoomHarness } from "../testkit/loomHarness.js";
+import { OPENCODE_CREDENTIAL_VARIABLES } from "../providers/opencode/probe.js";
+import { PI_CREDENTIAL_VARIABLES } from "../providers/pi/probe.js";
 
 /**
  * orchestrator_capabilities for the acp, grok, opencode, pi and cursor
@@ -12,19 +14,8 @@ import { LoomHarness } from "../testkit/loomHarness.js";
  * and pi are the installed packages, asked only for their version.
  */
 
-const CREDENTIAL_VARIABLES = [
-  "ANTHROPIC_API_KEY",
-  "OPENAI_API_KEY",
-  "GEMINI_API_KEY",
-  "GOOGLE_GENERATIVE_AI_API_KEY",
-  "OPENROUTER_API_KEY",
-  "XAI_API_KEY",
-  "GROQ_API_KEY",
-  "DEEPSEEK_API_KEY",
-  "MISTRAL_API_KEY",
-  "OPENCODE_API_KEY",
-  "CURSOR_API_KEY",
-];
+/** Every variable a probe of these drivers reads a credential from: cleared, so no instance is authenticated by the machine's environment. */
+const CREDENTIAL_VARIABLES = [...new Set([...OPENCODE_CREDENTIAL_VARIABLES, ...PI_CREDENTIAL_VARIABLES, "CURSOR_API_KEY"])];
 const saved = new Map<string, string | undefined>();
 let agent: ScriptedAgentSetup;
 let h: LoomHarness;

@@ -14,7 +14,7 @@ import type { OpencodeOptions } from "./options.js";
 export const OPENCODE_PACKAGE = "opencode-ai";
 
 /** Variables OpenCode's built-in providers read a key from. */
-const CREDENTIAL_VARIABLES = [
+export const OPENCODE_CREDENTIAL_VARIABLES = [
   "ANTHROPIC_API_KEY",
   "OPENAI_API_KEY",
   "GEMINI_API_KEY",
@@ -104,8 +104,8 @@ export function credentialsProblem(options: OpencodeOptions, env: Pick<ProbeEnvi
   const provider = options.config.provider;
   if (typeof provider === "object" && provider !== null && Object.keys(provider).length > 0) return null;
   if (options.home !== null && env.exists(join(options.home, ".local", "share", "opencode", "auth.json"))) return null;
-  if (CREDENTIAL_VARIABLES.some((name) => lookup(name) !== "")) return null;
-  return `no model credentials: set options.modelProvider, a provider in options.config, one of ${CREDENTIAL_VARIABLES.join(", ")}, or options.home with an \`opencode auth login\``;
+  if (OPENCODE_CREDENTIAL_VARIABLES.some((name) => lookup(name) !== "")) return null;
+  return `no model credentials: set options.modelProvider, a provider in options.config, one of ${OPENCODE_CREDENTIAL_VARIABLES.join(", ")}, or options.home with an \`opencode auth login\``;
 }
 
 function messageOf(error: unknown): string {

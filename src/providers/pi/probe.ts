@@ -14,7 +14,7 @@ import type { PiOptions } from "./options.js";
 export const PI_PACKAGE = "@mariozechner/pi-coding-agent";
 
 /** Variables Pi's built-in providers read a key from (docs/providers.md). */
-const CREDENTIAL_VARIABLES = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "XAI_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY"] as const;
+export const PI_CREDENTIAL_VARIABLES = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "XAI_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY"] as const;
 
 /** How to start pi: `command ...prefixArgs <pi arguments>`. */
 export interface PiExecutable {
@@ -86,8 +86,8 @@ export function credentialsProblem(options: PiOptions, env: Pick<ProbeEnvironmen
     return `no API key: set ${custom.envKey} in options.env or Loom's environment (options.modelProvider.envKey)`;
   }
   if (options.agentDir !== null && (env.exists(join(options.agentDir, "auth.json")) || env.exists(join(options.agentDir, "models.json")))) return null;
-  if (CREDENTIAL_VARIABLES.some((name) => lookup(name) !== "")) return null;
-  return `no model credentials: set options.modelProvider, one of ${CREDENTIAL_VARIABLES.join(", ")}, or options.agentDir with a Pi auth.json or models.json`;
+  if (PI_CREDENTIAL_VARIABLES.some((name) => lookup(name) !== "")) return null;
+  return `no model credentials: set options.modelProvider, one of ${PI_CREDENTIAL_VARIABLES.join(", ")}, or options.agentDir with a Pi auth.json or models.json`;
 }
 
 function messageOf(error: unknown): string {
