@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { z } from "zod";
 import type { AppContext } from "../app/context.js";
-import { AppError, fail } from "../app/errors.js";
+import { fail } from "../app/errors.js";
 import { AcpPrepareInput, AcpSearchInput, type ProviderCatalogSettings, listProviderSetup, prepareAcpAgent, searchAcpAgents } from "../app/providers/acpCatalog.js";
-import { formatZodIssues } from "../contracts/zodIssues.js";
+import { parsedInput } from "./parsedInput.js";
 import { HttpError, readJsonBody, sendJson } from "../http/http.js";
 
 /**
@@ -28,12 +27,12 @@ export async function providerRoute(app: AppContext, req: IncomingMessage, res: 
   if (path === "/api/providers/registry") {
     if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
     const query = url.searchParams.get("query");
-    sendJson(res, 200, await searchAcpAgents(catalog(app), parsed(AcpSearchInput, query === null ? {} : { query })));
+    sendJson(res, 200, await searchAcpAgents(catalog(app), parsedInput(AcpSearchInput, query === null ? {} : { query })));
     return true;
   }
   if (path === "/api/providers/prepare") {
     if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
-    const input = parsed(AcpPrepareInput, await readJsonBody(req), '; expected { "agentId": "<registry agent id>", "instanceId"?: "<instance id>" }');
+    const input = parsedInput(AcpPrepareInput, await readJsonBody(req), '; expected { "agentId": "<registry agent id>", "instanceId"?: "<instance id>" }');
     sendJson(res, 200, await prepareAcpAgent(catalog(app), input));
     return true;
   }
@@ -44,8 +43,3 @@ function catalog(app: AppContext): ProviderCatalogSettings {
   return app.providerCatalog ?? fail("unsupported", "this server has no ACP registry catalog");
 }
 
-function parsed<S extends z.ZodType>(schema: S, raw: unknown, hint = ""): z.output<S> {
-  const result = schema.safeParse(raw);
-  if (!result.success) throw new AppError("invalid_request", `invalid request: ${formatZodIssues(result.error)}${hint}`);
-  return result.data;
-}

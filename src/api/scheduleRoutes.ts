@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { z } from "zod";
 import { ownerCaller } from "../app/caller.js";
 import type { AppContext } from "../app/context.js";
 import { AppError, toFailure } from "../app/errors.js";
 import { deleteScheduledTask, listScheduledTasks, runScheduledTaskNow, scheduleTask, updateScheduledTask } from "../app/schedules/scheduledTasks.js";
 import { receiveWebhook } from "../app/schedules/webhooks.js";
 import { ListScheduledTasksInput, ScheduleTaskInput, ScheduledTaskIdOnlyInput, UpdateScheduledTaskInput } from "../contracts/tools/scheduleTools.js";
-import { formatZodIssues } from "../contracts/zodIssues.js";
+import { parsedInput } from "./parsedInput.js";
 import { CLOSE_CONNECTION, readBody } from "../http/body.js";
 import { HttpError, type RouteHandler, decodePathSegment, readJsonBody, sendError, sendJson } from "../http/http.js";
 import { isOwnerRequest } from "./ownerAuth.js";
@@ -25,12 +24,6 @@ export interface ScheduleRouteOptions {
   readonly ownerTokenHash: Buffer;
   /** Also the owner: a request this accepts (the web UI's session cookie, src/api/uiSessions.ts). */
   readonly alsoOwner?: (req: IncomingMessage) => boolean;
-}
-
-function parsed<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
-  const result = schema.safeParse(raw);
-  if (!result.success) throw new AppError("invalid_request", `invalid request: ${formatZodIssues(result.error)}`);
-  return result.data;
 }
 
 /**
@@ -75,17 +68,17 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
       const run = RUN_NOW.exec(path);
       if (path === TASKS && req.method === "GET") {
         const projectId = url.searchParams.get("projectId");
-        sendJson(res, 200, listScheduledTasks(app, owner, parsed(ListScheduledTasksInput, projectId === null ? {} : { projectId })));
+        sendJson(res, 200, listScheduledTasks(app, owner, parsedInput(ListScheduledTasksInput, projectId === null ? {} : { projectId })));
       } else if (path === TASKS && req.method === "POST") {
-        sendJson(res, 201, await scheduleTask(app, owner, parsed(ScheduleTaskInput, await readJsonBody(req))));
+        sendJson(res, 201, await scheduleTask(app, owner, parsedInput(ScheduleTaskInput, await readJsonBody(req))));
       } else if (one !== null && req.method === "PATCH") {
         const body = await readJsonBody(req);
         const fields = typeof body === "object" && body !== null ? body : {};
-        sendJson(res, 200, await updateScheduledTask(app, owner, parsed(UpdateScheduledTaskInput, { ...fields, scheduledTaskId: decodePathSegment(one[1]!) })));
+        sendJson(res, 200, await updateScheduledTask(app, owner, parsedInput(UpdateScheduledTaskInput, { ...fields, scheduledTaskId: decodePathSegment(one[1]!) })));
       } else if (one !== null && req.method === "DELETE") {
-        sendJson(res, 200, await deleteScheduledTask(app, owner, parsed(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(one[1]!) })));
+        sendJson(res, 200, await deleteScheduledTask(app, owner, parsedInput(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(one[1]!) })));
       } else if (run !== null && req.method === "POST") {
-        sendJson(res, 200, await runScheduledTaskNow(app, owner, parsed(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(run[1]!) })));
+        sendJson(res, 200, await runScheduledTaskNow(app, owner, parsedInput(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(run[1]!) })));
       } else {
         throw new HttpError(405, "method_not_allowed", `${req.method ?? "?"} is not allowed on ${path}`);
       }
