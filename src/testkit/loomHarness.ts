@@ -16,6 +16,9 @@ import type { ProviderDriver } from "../providers/adapter.js";
  * read Loom's own state. Tests drive agents with the `scripted` driver.
  */
 
+/** How much of the server log a timed-out wait reports. */
+const LOG_TAIL_LINES = 60;
+
 /** Two scripted instances: `scripted` steers and restarts, `plain` does neither. */
 export const TEST_PROVIDERS: NonNullable<LoomConfigFile["providers"]> = [
   { id: "scripted", driver: "scripted" },
@@ -180,14 +183,31 @@ export class LoomHarness {
     return this.items(threadId).flatMap((item) => (item.type === "assistant_message" && (runId === undefined || item.runId === runId) ? [item.text] : []));
   }
 
-  /** Poll Loom's state until `probe` returns a value that is not undefined, null or false. */
-  async until<T>(probe: () => T | undefined | null | false, what: string, timeoutMs = 10_000): Promise<T> {
+  /**
+   * Poll Loom's state until `probe` returns a value that is not undefined,
+   * null or false. `what` names the wait; a function is read when the wait
+   * times out, so it can report the state then. A timeout's error ends with
+   * the tail of the server's log.
+   */
+  async until<T>(probe: () => T | undefined | null | false, what: string | (() => string), timeoutMs = 10_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = probe();
       if (value !== undefined && value !== null && value !== false) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      if (Date.now() > deadline) {
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "string" ? what : what()}\n${this.logTail()}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** The server log's last lines (every server of this harness folder writes the same file). */
+  logTail(lines = LOG_TAIL_LINES): string {
+    try {
+      const tail = readFileSync(this.server.logPath, "utf8").trimEnd().split("\n").slice(-lines);
+      return `last ${tail.length} lines of ${this.server.logPath}:\n${tail.join("\n")}`;
+    } catch (error) {
+      return `no server log: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
 
@@ -199,7 +219,7 @@ export class LoomHarness {
         const run = this.state.runs.get(runId);
         return run !== undefined && wanted.includes(run.status) ? run : null;
       },
-      `run ${runId} to be ${wanted.join(" or ")} (now ${this.state.runs.get(runId)?.status ?? "missing"})`,
+      () => `run ${runId} to be ${wanted.join(" or ")} (now ${this.state.runs.get(runId)?.status ?? "missing"})`,
       timeoutMs,
     );
   }
