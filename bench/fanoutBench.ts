@@ -101,11 +101,12 @@ export function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-export async function runFanoutBench(options: { sizes: readonly number[]; rounds: number }): Promise<void> {
+export async function runFanoutBench(options: { sizes: readonly number[]; rounds: number; checkpoints: boolean }): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "loom-bench-fanout-"));
   writeFileSync(
     join(stateDir, "config.json"),
     JSON.stringify({
+      workspaces: { checkpoints: options.checkpoints },
       providers: [
         { id: "fast", driver: "scripted" },
         { id: "slow", driver: "scripted", options: { startupDelayMs: STARTUP_MS } },
@@ -139,7 +140,7 @@ export async function runFanoutBench(options: { sizes: readonly number[]; rounds
     });
     const base = summary[0]!;
     const ms = (seconds: number) => (seconds * 1000).toFixed(0);
-    printTable(`delegation fan-out to a scripted instance with startupDelayMs ${STARTUP_MS} (median of ${options.rounds}; ms from the parent's launch call)`, [
+    printTable(`delegation fan-out to a scripted instance with startupDelayMs ${STARTUP_MS}, checkpoints ${options.checkpoints ? "on" : "off"} (median of ${options.rounds}; ms from the parent's launch call)`, [
       ["children", "parent running", "last delegated", "slowest child start", "all children running", "ratio", "all results", "ratio"],
       ...summary.map((row) => [
         String(row.n),

@@ -28,7 +28,10 @@ const quick = process.env.LOOM_BENCH_QUICK === "1";
 const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   core: () => runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 }),
   mcp: () => runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 }),
-  fanout: () => runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3 }),
+  fanout: async () => {
+    await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3, checkpoints: true });
+    await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3, checkpoints: false });
+  },
   pool: () => runPoolBench({ sizes: [1, 4], rounds: quick ? 1 : 3 }),
   postgres: () => runPostgresBench({ threads: quick ? 2_000 : 10_000, rawInserts: quick ? 2_000 : 10_000 }),
   postgresNodes: () => runPostgresNodesBench({ threads: quick ? 2_000 : 10_000, rounds: quick ? 1 : 3 }),
