@@ -168,7 +168,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   const ownerToken = ensureOwnerToken(dir);
   serverLog.addSecret(ownerToken);
   const registry = new ProviderRegistry(config.providers, drivers);
-  const backend = await openNodeBackend(dir, options.database === undefined ? config.database : { ...config.database, url: options.database });
+  const backend = await openNodeBackend(dir, options.database === undefined ? config.database : { ...config.database, url: options.database }, log);
   const { store, nodes } = backend;
   const bootId = crypto.randomUUID();
   const nodeId = `loom:${process.pid}:${bootId}`;

@@ -35,10 +35,10 @@ export interface NodeBackend {
  * SQLite in the state directory by default; PostgreSQL when a database URL
  * is given (`loom serve --database`, or `database.url` in the config).
  */
-export async function openNodeBackend(dir: StateDir, database: DatabaseConfig): Promise<NodeBackend> {
+export async function openNodeBackend(dir: StateDir, database: DatabaseConfig, log?: (line: string) => void): Promise<NodeBackend> {
   if (database.url === null) {
     return {
-      store: SqliteEventStore.open(dir.databasePath),
+      store: SqliteEventStore.open(dir.databasePath, log === undefined ? {} : { log }),
       credentials: SqliteCredentialStore.open(join(dir.root, "credentials.db")),
       nodes: new LocalNodeRegistry(),
       shared: false,

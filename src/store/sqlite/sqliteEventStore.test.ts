@@ -40,7 +40,7 @@ describe("SqliteEventStore", () => {
     const file = join(dir, "a", "b", "loom.db");
     const store = SqliteEventStore.open(file, { busyTimeoutMs: 1234 });
     expect(existsSync(file)).toBe(true);
-    expect(store.connectionSettings()).toEqual({ journalMode: "wal", synchronous: 1, foreignKeys: true, busyTimeoutMs: 1234 });
+    expect(store.connectionSettings()).toEqual({ journalMode: "wal", synchronous: 1, foreignKeys: true, busyTimeoutMs: 1234, walAutocheckpointPages: 10_000 });
     await store.commit([accepted(newCommandId(), [event("thread:1")])]);
     expect(existsSync(`${file}-wal`)).toBe(true);
     await store.close();

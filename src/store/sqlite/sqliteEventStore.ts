@@ -25,6 +25,7 @@ import { DEFAULT_SQLITE_POLL_INTERVAL_MS, SqliteLogFeed } from "./sqliteLogFeed.
 import { SqliteOutbox } from "./sqliteOutbox.js";
 import { SqliteSnapshots } from "./sqliteSnapshots.js";
 import { SqliteTurnItems } from "./sqliteTurnItems.js";
+import { AUTOCHECKPOINT_PAGES, DEFAULT_CHECKPOINT_EVERY_COMMITS, WalCheckpointer } from "./walCheckpointer.js";
 import { TURN_ITEM_EVENT } from "../turnItemRows.js";
 
 export interface SqliteEventStoreOptions extends SubscriptionOptions {
@@ -43,6 +44,15 @@ export interface SqliteEventStoreOptions extends SubscriptionOptions {
    * Default 50 ms. This store's own commits are delivered as they return.
    */
   readonly pollIntervalMs?: number;
+  /**
+   * WAL checkpoints on a worker thread every `everyCommits` commits
+   * (walCheckpointer.ts), so no commit stalls on one. Default on for a file,
+   * every DEFAULT_CHECKPOINT_EVERY_COMMITS; `false` leaves them to SQLite,
+   * inside the commit that crosses AUTOCHECKPOINT_PAGES of WAL.
+   */
+  readonly backgroundCheckpoints?: false | { readonly everyCommits: number };
+  /** Where the store reports what it changed on its own (the background checkpoints stopping). */
+  readonly log?: (line: string) => void;
 }
 
 /** The per-connection settings `open` applied, read back from SQLite. */
@@ -52,6 +62,8 @@ export interface SqliteConnectionSettings {
   readonly synchronous: number;
   readonly foreignKeys: boolean;
   readonly busyTimeoutMs: number;
+  /** SQLite's own checkpoint threshold on this connection: 0 while a background checkpointer runs. */
+  readonly walAutocheckpointPages: number;
 }
 
 /** An events row in raw (array) mode, the cheapest shape better-sqlite3 returns. */
@@ -111,11 +123,15 @@ export class SqliteEventStore implements EventStore {
       // Checkpoints are where WAL + NORMAL pays for fsync; checkpointing every
       // ~40 MB of WAL instead of every 4 MB cuts their number tenfold and lets
       // one checkpoint write a hot index page once instead of many times.
-      db.pragma("wal_autocheckpoint = 10000");
+      // Only until the background checkpointer runs (walCheckpointer.ts).
+      db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
       // 64 MB of page cache keeps the randomly-keyed receipt index resident.
       db.pragma("cache_size = -65536");
       runMigrations(db);
-      return new SqliteEventStore(db, options);
+      const background = options.backgroundCheckpoints ?? { everyCommits: DEFAULT_CHECKPOINT_EVERY_COMMITS };
+      const inMemory = filePath === ":memory:" || filePath === "" || db.memory;
+      const checkpointer = background === false || inMemory ? null : new WalCheckpointer(db, db.name, Math.max(1, Math.floor(background.everyCommits)), options.log);
+      return new SqliteEventStore(db, options, checkpointer);
     } catch (error) {
       db.close();
       throw error;
@@ -125,6 +141,8 @@ export class SqliteEventStore implements EventStore {
   private constructor(
     private readonly db: Database,
     options: SqliteEventStoreOptions,
+    /** Null for a database in memory or with background checkpoints off. */
+    readonly checkpointer: WalCheckpointer | null = null,
   ) {
     this.clock = options.clock ?? Date.now;
     this.newId = options.newId ?? (() => timeOrderedUuid(Date.now()));
@@ -200,6 +218,7 @@ export class SqliteEventStore implements EventStore {
       if (entries.length === 0) return [];
       const { results, written } = this.commitBatch(entries);
       this.feed.afterCommit(written);
+      this.checkpointer?.noteCommit();
       return results;
     });
   }
@@ -209,7 +228,10 @@ export class SqliteEventStore implements EventStore {
     return settle(() => {
       this.assertOpen();
       const { results, written } = this.commitDecidedBatch(commit);
-      if (written.length > 0) this.feed.afterCommit(written);
+      if (written.length > 0) {
+        this.feed.afterCommit(written);
+        this.checkpointer?.noteCommit();
+      }
       return results;
     });
   }
@@ -333,18 +355,20 @@ export class SqliteEventStore implements EventStore {
       synchronous: Number(this.db.pragma("synchronous", { simple: true })),
       foreignKeys: Number(this.db.pragma("foreign_keys", { simple: true })) === 1,
       busyTimeoutMs: Number(this.db.pragma("busy_timeout", { simple: true })),
+      walAutocheckpointPages: Number(this.db.pragma("wal_autocheckpoint", { simple: true })),
     };
   }
 
-  /** Ends every subscription and closes the database (checkpointing the WAL). Idempotent. */
-  close(): Promise<void> {
-    return settle(() => {
+  /** Ends every subscription, closes the database and stops the checkpoint worker (the last connection checkpoints the WAL). Idempotent. */
+  async close(): Promise<void> {
+    await settle(() => {
       if (this.closed) return;
       this.closed = true;
       this.feed.stop();
       this.hub.closeAll();
       this.db.close();
     });
+    await this.checkpointer?.close();
   }
 
   /**
