@@ -9,8 +9,8 @@ import { LoomHarness } from "./loomHarness.js";
 
 /**
  * The real ACP agents Loom's e2e tests drive (pinned devDependencies), each
- * pointed at the scripted model server with the settings
- * shared/docs/REAL-AGENTS.md records: Gemini CLI in --experimental-acp mode,
+ * pointed at the scripted model server with the settings each needs to run
+ * offline (below): Gemini CLI in --experimental-acp mode,
  * Claude Code ACP and Codex ACP. Each runs as a provider instance of the
  * generic `acp` driver, beside a `scripted` instance.
  */

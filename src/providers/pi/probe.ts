@@ -13,7 +13,7 @@ import type { PiOptions } from "./options.js";
 
 export const PI_PACKAGE = "@mariozechner/pi-coding-agent";
 
-/** Variables Pi's built-in providers read a key from (docs/providers.md). */
+/** Variables Pi's built-in providers read a key from (docs/providers.md of @mariozechner/pi-coding-agent). */
 export const PI_CREDENTIAL_VARIABLES = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "XAI_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY"] as const;
 
 /** How to start pi: `command ...prefixArgs <pi arguments>`. */

@@ -3,7 +3,7 @@ import type { SearchTerm } from "./searchQuery.js";
 /**
  * The full-text index behind t3_thread_search: one interface, a SQLite FTS5
  * backend (sqliteSearchIndex.ts) and a PostgreSQL tsvector backend
- * (postgresSearchIndex.ts), one contract suite (searchIndexSuite.ts).
+ * (postgresSearchIndex.ts), one contract suite (testSuiteSearchIndex.ts).
  *
  * It is a projection of the event log (docs/search.md): the engine's
  * SearchProjection follows the log and applies turn items and thread records
