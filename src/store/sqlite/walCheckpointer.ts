@@ -14,8 +14,9 @@ import type { Database } from "better-sqlite3";
  * commits; the main connection's autocheckpoint is off while the worker runs.
  *
  * The worker starts with the first checkpoint it is asked for, so a store
- * that never writes much never starts one. Should it fail to start or die,
- * the connection's autocheckpoint comes back and nothing else changes.
+ * that never writes much never starts one; the connection's autocheckpoint
+ * is off from then on. Should the worker fail to start or die, it comes
+ * back and nothing else changes.
  */
 
 /** The main connection's automatic checkpoint, in WAL pages, whenever no worker checkpoints. */
@@ -133,10 +134,11 @@ export class WalCheckpointer {
     }
     worker.unref();
     this.worker = worker;
+    // Off from now: a checkpoint SQLite ran in a commit while the worker starts would be the stall this avoids.
+    this.db.pragma("wal_autocheckpoint = 0");
     worker.on("message", (message: "ready" | CheckpointResult) => {
       if (message === "ready") {
         if (this.closed) return;
-        this.db.pragma("wal_autocheckpoint = 0");
         this.ready = true;
       } else {
         this.running = false;
