@@ -125,6 +125,17 @@ describe("codex session (fake app-server)", () => {
     expect(await rejection(runtime.steerTurn({ runId: "run-1", input: "late" }))).toBe("turn_not_active");
   });
 
+  it("an earlier turn's notification that arrives as a turn begins is dropped, and the turn's own events still come", async () => {
+    const runtime = await open();
+    await runtime.startTurn({ runId: "run-1", input: "earlier usage first" });
+    await until(ended("run-1"), "the turn to end");
+    expect(events).toEqual([
+      { type: "turn.started", runId: "run-1", nativeThreadId: "thr-1", nativeTurnId: "turn-1" },
+      { type: "item.completed", runId: "run-1", itemId: "msg-turn-1", item: { kind: "assistant_message", text: "echo: earlier usage first" } },
+      { type: "turn.completed", runId: "run-1", status: "completed", error: null },
+    ]);
+  });
+
   it("a turn with a strict output schema carries it on turn/start; a loose one is left to Loom's check", async () => {
     const strict = { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"], additionalProperties: false };
     const runtime = await open();

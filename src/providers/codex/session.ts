@@ -242,8 +242,13 @@ export class CodexSession implements ProviderSessionRuntime {
     if (turn === null || turn.ended) return;
     const turnId = typeof params?.turnId === "string" ? params.turnId : typeof params?.turn?.id === "string" ? params.turn.id : null;
     if (turnId !== null) {
-      if (turn.turnId === null) turn.turnId = turnId;
-      else if (turnId !== turn.turnId) return; // a late notification of an earlier turn
+      if (turn.turnId === null) {
+        // Until turn/started (or turn/start's answer) names this turn, a turn id is an earlier
+        // turn's: a resumed thread reports its last turn's token usage. Adopting it would drop
+        // every notification of this turn as late.
+        if (notification.method !== "turn/started") return;
+        turn.turnId = turnId;
+      } else if (turnId !== turn.turnId) return; // a late notification of an earlier turn
     }
     for (const event of this.mapper.map(notification, turn.runId)) {
       if (event.type === "turn.completed") this.endTurn(turn, event);

@@ -46,6 +46,8 @@ createInterface({ input: process.stdin }).on("line", (line) => {
     const turnId = "turn-" + ++turns;
     current = turnId;
     const text = params.input[0].text;
+    // A resumed thread reports its last turn's token usage, which may arrive as a turn begins.
+    if (text === "earlier usage first") send({ method: "thread/tokenUsage/updated", params: { threadId: "thr-1", turnId: "turn-earlier", tokenUsage: { total: { inputTokens: 7, cachedInputTokens: 0, outputTokens: 3 } } } });
     send({ method: "turn/started", params: { threadId: "thr-1", turn: turn(turnId, "inProgress") } });
     send({ id, result: { turn: turn(turnId, "inProgress") } });
     if (text === "crash") {
