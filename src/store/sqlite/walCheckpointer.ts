@@ -63,7 +63,6 @@ export class WalCheckpointer {
   private failed = false;
   private closed = false;
   private readonly listeners: ((result: CheckpointResult) => void)[] = [];
-  private lastResult: CheckpointResult | null = null;
 
   constructor(
     private readonly db: Database,
@@ -71,11 +70,6 @@ export class WalCheckpointer {
     private readonly everyCommits: number,
     private readonly log: (line: string) => void = () => undefined,
   ) {}
-
-  /** The latest background checkpoint, or null before the first. */
-  get last(): CheckpointResult | null {
-    return this.lastResult;
-  }
 
   /** Whether a worker checkpoints the file now (the main connection's autocheckpoint is off). */
   get active(): boolean {
@@ -142,7 +136,6 @@ export class WalCheckpointer {
         this.ready = true;
       } else {
         this.running = false;
-        this.lastResult = message;
         for (const listener of this.listeners.splice(0)) listener(message);
       }
       if (this.wanted && !this.closed) {
