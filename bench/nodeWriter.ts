@@ -3,7 +3,8 @@
  * its own PostgresEventStore. The job comes as JSON in LOOM_NODE_WRITER
  * (a connection string holds a password): { url, schema, label, threads }.
  * It prints `ready` once open, dispatches its commands (two per thread, 1,000
- * in flight) when a line arrives on stdin, then prints `done` and exits.
+ * in flight) when a line arrives on stdin, then prints `done <µs>` (the CPU
+ * time it used since the go line, user + system) and exits.
  */
 import { createInterface } from "node:readline";
 import type { Command } from "../src/contracts/commands.js";
@@ -36,11 +37,13 @@ async function main(): Promise<void> {
   process.stdout.write("ready\n");
   await new Promise<void>((resolve) => lines.once("line", () => resolve()));
   lines.close();
+  const cpuAtGo = process.cpuUsage();
   for (let i = 0; i < commands.length; i += IN_FLIGHT) {
     const receipts = await Promise.all(commands.slice(i, i + IN_FLIGHT).map((command) => orchestrator.dispatch(command)));
     if (receipts.some((receipt) => receipt.status !== "accepted")) throw new Error("benchmark command rejected");
   }
-  process.stdout.write("done\n");
+  const cpu = process.cpuUsage(cpuAtGo);
+  process.stdout.write(`done ${cpu.user + cpu.system}\n`);
   await orchestrator.close();
 }
 

@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PostgresEventStore } from "../src/store/postgres/postgresEventStore.js";
@@ -27,15 +27,16 @@ const LEASE_MS = 3_000;
 
 const WRITER = fileURLToPath(new URL("./nodeWriter.js", import.meta.url));
 
-/** Waits for `text` on a child's stdout. */
-function printed(child: ChildProcess, text: string): Promise<void> {
+/** Waits for a line of a child's stdout that is `text` or starts with `text `; resolves with the rest of that line. */
+function printed(child: ChildProcess, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let out = "";
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
-      if (out.split("\n").includes(text)) {
+      const line = out.split("\n").find((candidate) => candidate === text || candidate.startsWith(`${text} `));
+      if (line !== undefined) {
         child.stdout!.off("data", onData);
-        resolve();
+        resolve(line.slice(text.length).trim());
       }
     };
     child.stdout!.on("data", onData);
@@ -43,12 +44,67 @@ function printed(child: ChildProcess, text: string): Promise<void> {
   });
 }
 
+/** Clock ticks per second of /proc/<pid>/stat's times. */
+const CLOCK_TICKS = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+
+/** utime, stime, cutime, cstime of /proc/<pid>/stat in seconds, or null when the process is gone. */
+function processTimes(pid: number): { own: number; reaped: number; ppid: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = (index: number) => Number(fields[index]);
+    return { ppid: ticks(1), own: (ticks(11) + ticks(12)) / CLOCK_TICKS, reaped: (ticks(13) + ticks(14)) / CLOCK_TICKS };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU seconds the PostgreSQL server listening on `port` has used so far: the
+ * postmaster's own and its reaped children's time, plus its live children's
+ * (backends, WAL writer, checkpointer). Null where /proc cannot tell.
+ */
+function postgresCpuSeconds(port: number): number | null {
+  let pids: number[];
+  try {
+    pids = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number);
+  } catch {
+    return null;
+  }
+  const postmaster = pids.find((pid) => {
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      return /postgres$/.test(args[0] ?? "") && args.join(" ").includes(`-p ${port}`);
+    } catch {
+      return false;
+    }
+  });
+  if (postmaster === undefined) return null;
+  const main = processTimes(postmaster);
+  if (main === null) return null;
+  let total = main.own + main.reaped;
+  for (const pid of pids) {
+    const times = processTimes(pid);
+    if (times !== null && times.ppid === postmaster) total += times.own;
+  }
+  return total;
+}
+
+/** One throughput phase: commands per second, and the CPU seconds its node processes and the database used. */
+interface Throughput {
+  readonly perSecond: number;
+  readonly wallSeconds: number;
+  readonly nodeCpuSeconds: number;
+  readonly databaseCpuSeconds: number | null;
+}
+
 /**
  * `nodes` node processes on one fresh schema, each dispatching its share of
  * `threads` threads' commands; timed from the moment all are open and told to
  * start until the last one is done.
  */
-async function nodesPerSecond(url: string, schema: string, nodes: number, threads: number): Promise<number> {
+async function nodesPerSecond(url: string, schema: string, nodes: number, threads: number): Promise<Throughput> {
   const share = Math.ceil(threads / nodes);
   const writers = Array.from({ length: nodes }, (_, n) =>
     spawn(process.execPath, [WRITER], { env: { ...process.env, LOOM_NODE_WRITER: JSON.stringify({ url, schema, label: `n${n}`, threads: share }) }, stdio: ["pipe", "pipe", "inherit"] }),
@@ -56,17 +112,26 @@ async function nodesPerSecond(url: string, schema: string, nodes: number, thread
   await Promise.all(writers.map((writer) => printed(writer, "ready")));
   const done = writers.map((writer) => printed(writer, "done"));
   const exited = writers.map((writer) => new Promise((resolve) => writer.once("exit", resolve)));
+  const port = Number(new URL(url).port);
+  const databaseBefore = postgresCpuSeconds(port);
   const start = now();
   for (const writer of writers) writer.stdin.write("go\n");
-  await Promise.all(done);
+  const nodeCpuMicros = (await Promise.all(done)).map(Number);
+  const wallSeconds = seconds(start);
+  const databaseAfter = postgresCpuSeconds(port);
   const total = share * nodes * 2;
-  const perSecond = rate(total, seconds(start));
+  const perSecond = rate(total, wallSeconds);
   await Promise.all(exited);
   const check = await PostgresEventStore.open(url, { schema });
   const events = await check.readAll(0, total + 1);
   await check.close();
   if (events.length !== total || events.some((event, i) => event.sequence !== i + 1)) throw new Error(`expected ${total} gap-free events, read ${events.length}`);
-  return perSecond;
+  return {
+    perSecond,
+    wallSeconds,
+    nodeCpuSeconds: nodeCpuMicros.reduce((sum, micros) => sum + micros, 0) / 1e6,
+    databaseCpuSeconds: databaseBefore === null || databaseAfter === null ? null : databaseAfter - databaseBefore,
+  };
 }
 
 interface Serve {
@@ -142,10 +207,19 @@ export async function runPostgresNodesBench(options: { threads: number; rounds: 
     const one = await nodesPerSecond(url, "one_node", 1, options.threads);
     const three = await nodesPerSecond(url, "three_nodes", 3, options.threads);
     const commands = fmt(options.threads * 2);
-    printTable("PostgreSQL, several nodes: commands committed per second (thread.create + thread.metadata.update, fsync on)", [
-      ["measure", "per second", "ratio"],
-      [`one node alone (${commands} commands, baseline)`, fmt(one), "1.00"],
-      [`three nodes writing at once, total (${commands} commands)`, fmt(three), (three / one).toFixed(2)],
+    const cpu = (phase: Throughput) => {
+      const total = phase.databaseCpuSeconds === null ? null : phase.nodeCpuSeconds + phase.databaseCpuSeconds;
+      return [
+        phase.nodeCpuSeconds.toFixed(2),
+        phase.databaseCpuSeconds === null ? "?" : phase.databaseCpuSeconds.toFixed(2),
+        total === null ? "?" : (total / phase.wallSeconds).toFixed(2),
+        total === null ? "?" : (total / availableParallelism()).toFixed(2),
+      ];
+    };
+    printTable(`PostgreSQL, several nodes: commands committed per second (thread.create + thread.metadata.update, fsync on; ${availableParallelism()} CPUs)`, [
+      ["measure", "per second", "ratio", "wall s", "nodes' CPU s", "database CPU s", "CPUs busy", "least wall s on this machine"],
+      [`one node alone (${commands} commands, baseline)`, fmt(one.perSecond), "1.00", one.wallSeconds.toFixed(2), ...cpu(one)],
+      [`three nodes writing at once, total (${commands} commands)`, fmt(three.perSecond), (three.perSecond / one.perSecond).toFixed(2), three.wallSeconds.toFixed(2), ...cpu(three)],
     ]);
     const takeovers: number[] = [];
     for (let round = 1; round <= options.rounds; round += 1) takeovers.push(await takeoverMs(url, `takeover_${round}`, dir));
