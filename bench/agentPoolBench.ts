@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SessionListResult } from "../src/app/sessions.js";
@@ -9,6 +9,7 @@ import { type ModelServer, startModelServer } from "../src/modelServer/server.js
 import { startLoomServer } from "../src/server/loomServer.js";
 import { claudeEnv } from "../src/testkit/agentConfig.js";
 import { type Round, Recorder, fanOut, median } from "./fanoutBench.js";
+import { readTreeCpu, treeCpuBetween } from "./processCpu.js";
 import { printTable } from "./stats.js";
 
 /**
@@ -48,8 +49,15 @@ async function pollWarm(url: string, token: string, wanted: number): Promise<voi
   }
 }
 
+/** One round of N children, and the CPU seconds it used: Loom's process (with the model server) and the agent processes. */
+interface MeasuredRound extends Round {
+  readonly loomCpu: number;
+  /** The agent processes running when the round began (the warm ones it takes), and those started during it (refills, cold sessions). */
+  readonly agentsCpu: { readonly existing: number; readonly started: number } | null;
+}
+
 /** N children of `agent` per round, on a server of their own; a full pool before every round when pooled. */
-async function loomChildren(agent: Agent, pool: number, sizes: readonly number[], rounds: number): Promise<Map<number, Round[]>> {
+async function loomChildren(agent: Agent, pool: number, sizes: readonly number[], rounds: number): Promise<Map<number, MeasuredRound[]>> {
   const model = await startModelServer({ rules: [{ reply: { text: "done" } }] });
   const stateDir = mkdtempSync(join(tmpdir(), `loom-bench-${agent}-children-`));
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ providers: [{ id: "fast", driver: "scripted" }, childInstance(agent, model, pool)] }));
@@ -62,12 +70,17 @@ async function loomChildren(agent: Agent, pool: number, sizes: readonly number[]
     const ready = () => (pool > 0 ? pollWarm(server.url, token, pool) : Promise.resolve());
     // The first child primes the instance: a Claude pool warms like its most recent session.
     await fanOut(client, recorder, 1, `warmup-${agent}-${pool}`);
-    const measured = new Map<number, Round[]>();
+    const measured = new Map<number, MeasuredRound[]>();
     for (let round = 0; round < rounds; round++) {
       for (const n of sizes) {
         await ready();
         const list = measured.get(n) ?? [];
-        list.push(await fanOut(client, recorder, n, `${agent}-${pool}-n${n}-r${round}`));
+        const loomBefore = process.cpuUsage();
+        const agentsBefore = readTreeCpu();
+        const timed = await fanOut(client, recorder, n, `${agent}-${pool}-n${n}-r${round}`);
+        const agentsAfter = readTreeCpu();
+        const loom = process.cpuUsage(loomBefore);
+        list.push({ ...timed, loomCpu: (loom.user + loom.system) / 1e6, agentsCpu: agentsBefore === null || agentsAfter === null ? null : treeCpuBetween(agentsBefore, agentsAfter) });
         measured.set(n, list);
       }
     }
@@ -124,7 +137,7 @@ export async function runAgentPoolBench(options: { sizes: readonly number[]; rou
   for (let round = 0; round < options.rounds; round++) {
     for (const n of options.sizes) agentTool.set(n, [...(agentTool.get(n) ?? []), await claudeAgentTool(n)]);
   }
-  const results = (m: Map<number, Round[]>, n: number) => median(m.get(n)!.map((r) => r.results));
+  const results = (m: Map<number, MeasuredRound[]>, n: number) => median(m.get(n)!.map((r) => r.results));
   const first = options.sizes[0]!;
   const s = (x: number) => x.toFixed(2);
   printTable(`real agents as ${options.sizes.join(" and ")} delegated children, seconds until every result (median of ${options.rounds}); ratios against 1 child of the same kind and against Claude Code's Agent tool with as many subagents`, [
@@ -142,5 +155,28 @@ export async function runAgentPoolBench(options: { sizes: readonly number[]; rou
       s(results(claudeCold, n) / median(agentTool.get(n)!)),
       s(results(claudeWarm, n) / median(agentTool.get(n)!)),
     ]),
+  ]);
+  // What the machine's CPUs allow: a round cannot end sooner than its CPU time spread over every CPU.
+  const cpus = availableParallelism();
+  const cpuRow = (label: string, m: Map<number, MeasuredRound[]>, n: number) => {
+    const rows = m.get(n)!;
+    const loom = median(rows.map((r) => r.loomCpu));
+    const known = rows.every((r) => r.agentsCpu !== null);
+    const existing = known ? median(rows.map((r) => r.agentsCpu!.existing)) : null;
+    const started = known ? median(rows.map((r) => r.agentsCpu!.started)) : null;
+    const unknown = "?";
+    return [
+      label,
+      String(n),
+      s(results(m, n)),
+      s(loom),
+      existing === null ? unknown : s(existing),
+      started === null ? unknown : s(started),
+      existing === null ? unknown : s((loom + existing) / cpus),
+    ];
+  };
+  printTable(`CPU seconds of those rounds (median), and the least wall time the children's own work allows on ${cpus} CPUs`, [
+    ["children of", "n", "all results s", "Loom's process CPU s", "warm agents taken, CPU s", "agents started in the round (refills), CPU s", `least wall s on ${cpus} CPUs (Loom + warm agents taken)`],
+    ...options.sizes.flatMap((n) => [cpuRow("codex, pool 4", codexWarm, n), cpuRow("claude, pool 4", claudeWarm, n)]),
   ]);
 }

@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,6 +7,7 @@ import { PostgresEventStore } from "../src/store/postgres/postgresEventStore.js"
 import { LoomMcpClient } from "../src/testkit/mcpClient.js";
 import { pollUntil } from "../src/testkit/poll.js";
 import { startPostgresCluster } from "../src/testkit/postgresCluster.js";
+import { postgresCpuSeconds } from "./processCpu.js";
 import { fmt, now, printTable, rate, seconds } from "./stats.js";
 
 /**
@@ -42,53 +43,6 @@ function printed(child: ChildProcess, text: string): Promise<string> {
     child.stdout!.on("data", onData);
     child.once("exit", (code) => reject(new Error(`node writer exited (${code}) before printing ${text}`)));
   });
-}
-
-/** Clock ticks per second of /proc/<pid>/stat's times. */
-const CLOCK_TICKS = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
-
-/** utime, stime, cutime, cstime of /proc/<pid>/stat in seconds, or null when the process is gone. */
-function processTimes(pid: number): { own: number; reaped: number; ppid: number } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = (index: number) => Number(fields[index]);
-    return { ppid: ticks(1), own: (ticks(11) + ticks(12)) / CLOCK_TICKS, reaped: (ticks(13) + ticks(14)) / CLOCK_TICKS };
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU seconds the PostgreSQL server listening on `port` has used so far: the
- * postmaster's own and its reaped children's time, plus its live children's
- * (backends, WAL writer, checkpointer). Null where /proc cannot tell.
- */
-function postgresCpuSeconds(port: number): number | null {
-  let pids: number[];
-  try {
-    pids = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).map(Number);
-  } catch {
-    return null;
-  }
-  const postmaster = pids.find((pid) => {
-    try {
-      const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-      return /postgres$/.test(args[0] ?? "") && args.join(" ").includes(`-p ${port}`);
-    } catch {
-      return false;
-    }
-  });
-  if (postmaster === undefined) return null;
-  const main = processTimes(postmaster);
-  if (main === null) return null;
-  let total = main.own + main.reaped;
-  for (const pid of pids) {
-    const times = processTimes(pid);
-    if (times !== null && times.ppid === postmaster) total += times.own;
-  }
-  return total;
 }
 
 /** One throughput phase: commands per second, and the CPU seconds its node processes and the database used. */
