@@ -144,6 +144,32 @@ describe("the web UI in chromium", () => {
     expect(await item("assistant_message", "never said").count()).toBe(0);
   }, 60_000);
 
+  it("restarts a running turn with a new message, and Stop holds the queue until it is resumed", async () => {
+    await launch(script({ sleep: 60_000 }, { say: "never said" }), { title: "Restarted sleeper" });
+    await page.locator(".thread-meta .badge-running").waitFor({ timeout: WAIT });
+    await page.getByLabel("Send mode").selectOption("restart");
+    await page.getByLabel("Message").fill("Start over.");
+    await page.getByRole("button", { name: "Send" }).click();
+    await item("assistant_message", "Echo: Start over.").waitFor({ timeout: WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
+    expect(await item("assistant_message", "never said").count()).toBe(0);
+
+    // Stop interrupts the turn and holds what was queued behind it; Resume queue runs it.
+    await launch(script({ sleep: 60_000 }, { say: "never said either" }), { title: "Stopped sleeper" });
+    await page.locator(".thread-meta .badge-running").waitFor({ timeout: WAIT });
+    await page.getByLabel("Send mode").selectOption("queue");
+    await page.getByLabel("Message").fill("After the stop.");
+    await page.getByRole("button", { name: "Send" }).click();
+    const queue = page.getByRole("region", { name: "Queue" });
+    await queue.locator(".queue-text", { hasText: "After the stop." }).waitFor({ timeout: WAIT });
+    await page.getByRole("button", { name: "Stop", exact: true }).click();
+    await queue.getByText("held by Stop").waitFor({ timeout: WAIT });
+    expect(await item("assistant_message", "Echo: After the stop.").count()).toBe(0);
+    await queue.getByRole("button", { name: "Resume queue" }).click();
+    await item("assistant_message", "Echo: After the stop.").waitFor({ timeout: WAIT });
+    expect(await item("assistant_message", "never said either").count()).toBe(0);
+  }, 90_000);
+
   it("says why steering is not offered for a provider that cannot steer", async () => {
     await launch(script({ sleep: 60_000 }), { title: "Rigid sleeper", provider: "rigid" });
     await page.locator(".thread-meta .badge-running").waitFor({ timeout: WAIT });

@@ -144,6 +144,45 @@ describe("diffs and rollback in chromium", () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it("searches inside the open thread only and jumps to the matched item", async () => {
+    await launchFromUi(page, "The quokka lives in another thread.", { title: "Elsewhere" });
+    await item("assistant_message", "Echo: The quokka lives").waitFor({ timeout: UI_WAIT });
+    const filler = Array.from({ length: 40 }, (_, i) => ({ say: `filler ${i}` }));
+    const threadId = await launchFromUi(page, script({ say: "An early quokka sighting." }, ...filler, { say: "A late quokka sighting." }), { title: "Sightings" });
+    await item("assistant_message", "A late quokka sighting.").waitFor({ timeout: UI_WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
+    // At the bottom, the early sighting is out of view.
+    const early = page.locator(".timeline-row").filter({ hasText: "An early quokka sighting." });
+    expect(await early.isVisible().catch(() => false)).toBe(false);
+
+    await page.getByLabel("Search this thread").fill("quokka");
+    const results = page.getByRole("region", { name: "Search results in this thread" });
+    // (The user message holding the script matches too; the hits wanted are what the agent said.)
+    const said = results.locator(".search-hit").filter({ hasNotText: "say" });
+    await said.filter({ hasText: "late" }).waitFor({ timeout: UI_WAIT });
+    expect((await said.allInnerTexts()).map((t) => t.replace(/\s+/g, " "))).toEqual([expect.stringContaining("quokka sighting"), expect.stringContaining("quokka sighting")]);
+    // Only this thread: the other thread's quokka is not among the hits.
+    expect(await results.locator(".search-hit", { hasText: "another thread" }).count()).toBe(0);
+    expect(await page.getByRole("region", { name: "Search results", exact: true }).count()).toBe(0);
+    await page.screenshot({ path: join(shots, "thread-search.png") });
+
+    await said.filter({ hasText: "early" }).click();
+    const target = page.locator(".timeline-row.jump-target").filter({ hasText: "An early quokka sighting." });
+    await target.waitFor({ timeout: UI_WAIT });
+    const [box, view] = [await target.boundingBox(), await page.locator(".timeline").boundingBox()];
+    expect(box!.y).toBeGreaterThanOrEqual(view!.y);
+    expect(box!.y + box!.height).toBeLessThanOrEqual(view!.y + view!.height);
+    expect(new URL(page.url()).pathname).toBe(`/t/${encodeURIComponent(threadId)}`);
+    // Enter jumps to the best hit; Escape clears the field and the hits.
+    await page.getByLabel("Search this thread").press("Escape");
+    await results.waitFor({ state: "detached" });
+    await page.getByLabel("Search this thread").fill("late quokka");
+    await results.locator(".search-hit", { hasText: "late" }).first().waitFor({ timeout: UI_WAIT });
+    await page.getByLabel("Search this thread").press("Enter");
+    await page.locator(".timeline-row.jump-target").filter({ hasText: "A late quokka sighting." }).waitFor({ timeout: UI_WAIT });
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it("lists, runs, pauses and deletes a scheduled task, and shows the providers", async () => {
     const ownerToken = readFileSync(join(loom.stateDir, "owner-token"), "utf8").trim();
     const owner = (method: string, path: string, body?: unknown) =>

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import { isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
+import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import { dispatch } from "./api.js";
 import { Composer, modeBlocked } from "./composer.js";
@@ -12,6 +13,7 @@ import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
 import { BudgetView } from "./budgetView.js";
 import { ThreadActions } from "./threadActions.js";
+import { ThreadSearch } from "./threadSearch.js";
 import { badgeOfRunStatus } from "./status.js";
 import { useStore } from "./store.js";
 import type { ItemContext } from "./timelineItems.js";
@@ -37,6 +39,8 @@ export function ThreadView(props: {
   readonly open: (threadId: string) => void;
   /** A search hit to scroll to. */
   readonly jumpTo: JumpTarget | null;
+  /** Open a search hit's thread at its item. */
+  readonly jump: (hit: SearchHitView) => void;
 }) {
   const { client, threadId } = props;
   const store = useMemo(() => new ThreadStore(client, threadId), [client, threadId]);
@@ -46,6 +50,11 @@ export function ThreadView(props: {
     dispatch(client, "thread.visit", { threadId }).catch(() => undefined);
     return () => store.stop();
   }, [store, client, threadId]);
+  // The reader is looking: what arrives while the thread is open is read (a run ending here leaves no unread mark).
+  const unreadWhileOpen = props.threads.get(threadId)?.unread === true;
+  useEffect(() => {
+    if (unreadWhileOpen) dispatch(client, "thread.visit", { threadId }).catch(() => undefined);
+  }, [unreadWhileOpen, client, threadId]);
   const state = useStore(store);
   const scroller = useRef<HTMLDivElement>(null);
   const [diffTarget, setDiffTarget] = useState<DiffTarget | null>(null);
@@ -122,6 +131,7 @@ export function ThreadView(props: {
             Stop
           </button>
         </div>
+        <ThreadSearch client={client} threadId={threadId} jump={props.jump} />
         <BudgetView threadId={threadId} version={[...state.runs.values()].map((run) => `${run.id}:${run.status}`).join(",")} />
       </header>
       {diffTarget !== null ? <DiffPanel client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} /> : null}
