@@ -25,6 +25,9 @@ beforeAll(async () => {
     providers: [
       { id: "scripted", driver: "scripted" },
       { id: "rigid", driver: "scripted", options: { capabilities: { steering: false } } },
+      { id: "careful", driver: "scripted", models: ["careful-small", "careful-large"], options: { capabilities: { runtimeModes: ["approval-required"] } } },
+      // An agent CLI that is not installed: an unavailable provider, with the reason.
+      { id: "broken", driver: "codex", options: { binaryPath: "/nonexistent/codex" } },
     ],
   });
   browser = await launchChromium();
@@ -153,6 +156,13 @@ describe("the web UI in chromium", () => {
     await item("assistant_message", "Echo: Start over.").waitFor({ timeout: WAIT });
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
     expect(await item("assistant_message", "never said").count()).toBe(0);
+    // The runs: the restarted one interrupted, the new one completed.
+    await page.locator(".runs > summary", { hasText: "2 runs" }).click();
+    const runs = page.getByRole("list", { name: "Runs" });
+    await runs.locator('[data-run-ordinal="1"] .badge-interrupted').waitFor({ timeout: WAIT });
+    await runs.locator('[data-run-ordinal="2"] .badge-done').waitFor({ timeout: WAIT });
+    await shot("runs");
+    await page.locator(".runs > summary").click();
 
     // Stop interrupts the turn and holds what was queued behind it; Resume queue runs it.
     await launch(script({ sleep: 60_000 }, { say: "never said either" }), { title: "Stopped sleeper" });
@@ -217,16 +227,36 @@ describe("the web UI in chromium", () => {
     await item("subagent", "Painting it now.").waitFor({ timeout: WAIT });
   }, 90_000);
 
-  it("shows every provider with its availability in the new-thread dialog", async () => {
+  it("shows every provider with its availability and the reason when unavailable, and pickers that follow the capability records", async () => {
     await page.getByRole("button", { name: "New thread" }).click();
     const dialog = page.getByRole("dialog", { name: "New thread" });
     const options = await dialog.getByLabel("Provider").locator("option").allTextContents();
     expect(options.some((o) => o.includes("(scripted)"))).toBe(true);
     expect(options.some((o) => o.includes("(rigid)"))).toBe(true);
+    // An unavailable provider cannot be picked, and says why.
+    const broken = dialog.getByLabel("Provider").locator('option[value="broken"]');
+    expect(await broken.isDisabled()).toBe(true);
+    expect(await broken.textContent()).toMatch(/unavailable: .*\/nonexistent\/codex/);
+    // The model and runtime mode pickers follow the provider's capability record.
+    await dialog.getByLabel("Provider").selectOption("careful");
+    expect(await dialog.getByLabel("Model").locator("option").allTextContents()).toEqual(["provider default", "careful-small", "careful-large"]);
+    const runtime = dialog.getByLabel("Runtime mode");
+    expect(await runtime.locator('option[value="approval-required"]').isDisabled()).toBe(false);
+    expect(await runtime.locator('option[value="full-access"]').isDisabled()).toBe(true);
+    expect(await runtime.locator('option[value="full-access"]').textContent()).toContain("not offered by this provider");
+    expect((await dialog.getByLabel("Interaction mode").locator("option").allTextContents()).length).toBeGreaterThan(1);
+    await dialog.getByLabel("Provider").selectOption("scripted");
+    expect(await runtime.locator('option[value="full-access"]').isDisabled()).toBe(false);
     await dialog.getByLabel("First message").fill("Summarize the open pull requests.");
     await shot("new-thread");
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "detached" });
+    // The providers page says the same.
+    await page.getByRole("link", { name: "Providers" }).click();
+    const row = page.locator('tr[data-provider-id="broken"]');
+    await row.waitFor({ timeout: WAIT });
+    expect(await row.innerText()).toMatch(/unavailable[\s\S]*\/nonexistent\/codex/);
+    expect(await page.locator('tr[data-provider-id="careful"]').innerText()).toContain("available");
   }, 30_000);
 
   it("logs no console errors on any view", async () => {

@@ -8,6 +8,7 @@ import { dispatch } from "./api.js";
 import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
 import { QueuePanel, queuedEntries } from "./queuePanel.js";
+import { RunsList } from "./runsList.js";
 import { RollbackDialog, type RollbackTarget } from "./rollbackDialog.js";
 import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
@@ -118,7 +119,6 @@ export function ThreadView(props: {
           {thread.modelSelection?.model ? <span className="pill">{thread.modelSelection.model}</span> : null}
           <span className="pill">{thread.runtimeMode}</span>
           <span className="pill">{thread.interactionMode}</span>
-          <span className="muted">{state.runs.size} run{state.runs.size === 1 ? "" : "s"}</span>
           <span className="spacer" />
           <button onClick={() => setDiffTarget({ runId: null, label: "Changes of the whole thread" })} title="Everything this thread changed in its workspace">
             Thread diff
@@ -131,7 +131,10 @@ export function ThreadView(props: {
             Stop
           </button>
         </div>
-        <ThreadSearch client={client} threadId={threadId} jump={props.jump} />
+        <div className="thread-tools">
+          <ThreadSearch client={client} threadId={threadId} jump={props.jump} />
+          <RunsList runs={state.runs} />
+        </div>
         <BudgetView threadId={threadId} version={[...state.runs.values()].map((run) => `${run.id}:${run.status}`).join(",")} />
       </header>
       {diffTarget !== null ? <DiffPanel client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} /> : null}
