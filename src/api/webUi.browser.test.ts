@@ -154,6 +154,7 @@ describe("the web UI in chromium", () => {
     await page.getByLabel("Message").fill("Start over.");
     await page.getByRole("button", { name: "Send" }).click();
     await item("assistant_message", "Echo: Start over.").waitFor({ timeout: WAIT });
+    await item("run_interrupt_request", "restarted with a new message").waitFor({ timeout: WAIT });
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
     expect(await item("assistant_message", "never said").count()).toBe(0);
     // The runs: the restarted one interrupted, the new one completed.

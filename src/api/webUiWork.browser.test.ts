@@ -32,6 +32,10 @@ describe("diffs and rollback in chromium", () => {
     await launchFromUi(page, script({ write: { path: "notes.txt", content: "one\ntwo\n" } }, { say: "Wrote the notes." }), { title: "Notes writer" });
     await item("checkpoint", "notes.txt").waitFor({ timeout: UI_WAIT });
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
+    // The file change is in the timeline with its path and line counts.
+    const change = item("file_change", "notes.txt");
+    expect(await change.locator(".item-title").innerText()).toBe("Changed 1 file");
+    expect(await change.locator(".add").innerText()).toBe("+2");
     await page.getByLabel("Message").fill(script({ write: { path: "notes.txt", content: "one\nTWO\nthree\n" } }, { write: { path: "README.md", content: "hello\nagain\n" } }, { say: "Edited." }));
     await page.getByRole("button", { name: "Send" }).click();
     const second = item("checkpoint", "Checkpoint after run 2");
@@ -141,6 +145,20 @@ describe("diffs and rollback in chromium", () => {
     await results.getByText("No matches.").waitFor({ timeout: UI_WAIT });
     await page.getByLabel("Search threads").fill("");
     await results.waitFor({ state: "detached" });
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("shows a tool call with its arguments and result", async () => {
+    await launchFromUi(page, script({ call: "list_threads", args: {} }, { say: "Listed them." }), { title: "Tool caller" });
+    await item("assistant_message", "Listed them.").waitFor({ timeout: UI_WAIT });
+    const tool = item("dynamic_tool", "list_threads");
+    await tool.locator(".pill").waitFor({ timeout: UI_WAIT });
+    const status = await tool.locator(".pill").innerText();
+    await tool.locator("summary", { hasText: "Arguments and result" }).click();
+    const shown = JSON.parse(await tool.locator("pre").innerText()) as { arguments: unknown; result: unknown };
+    expect(shown.arguments).toEqual({});
+    expect(shown.result).not.toBeNull();
+    expect(["completed", "failed"]).toContain(status);
     expect(errors).toEqual([]);
   }, 60_000);
 
