@@ -25,6 +25,7 @@ beforeAll(async () => {
     providers: [
       { id: "scripted", driver: "scripted" },
       { id: "rigid", driver: "scripted", options: { capabilities: { steering: false } } },
+      { id: "stubborn", driver: "scripted", options: { capabilities: { interrupt: false } } },
       { id: "careful", driver: "scripted", models: ["careful-small", "careful-large"], options: { capabilities: { runtimeModes: ["approval-required"] } } },
       // An agent CLI that is not installed: an unavailable provider, with the reason.
       { id: "broken", driver: "codex", options: { binaryPath: "/nonexistent/codex" } },
@@ -189,6 +190,19 @@ describe("the web UI in chromium", () => {
     expect(await steer.textContent()).toContain("cannot be steered");
     await page.getByRole("button", { name: "Interrupt" }).click();
     await page.locator(".thread-meta .badge-interrupted").waitFor({ timeout: WAIT });
+  }, 60_000);
+
+  it("says why a provider that cannot stop a turn offers no restart and no Interrupt", async () => {
+    await launch(script({ sleep: 3_000 }, { say: "Slept it off." }), { title: "Stubborn sleeper", provider: "stubborn" });
+    await page.locator(".thread-meta .badge-running").waitFor({ timeout: WAIT });
+    const restart = page.getByLabel("Send mode").locator('option[value="restart"]');
+    expect(await restart.isDisabled()).toBe(true);
+    expect(await restart.textContent()).toContain("cannot stop a turn, so it cannot restart one");
+    const interrupt = page.getByRole("button", { name: "Interrupt" });
+    expect(await interrupt.isDisabled()).toBe(true);
+    expect(await interrupt.getAttribute("title")).toContain("cannot stop a turn");
+    await item("assistant_message", "Slept it off.").waitFor({ timeout: WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
   }, 60_000);
 
   it("renders the delegation tree, answers a child's question from the UI, and the child continues", async () => {
