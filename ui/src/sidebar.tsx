@@ -121,7 +121,11 @@ function Row({ node, depth, selected, cursor, open, pins }: { node: TreeNode; de
           } : undefined}
         >
           {row.unread ? <span className="unread-dot" aria-label="unread" /> : null}
-          {row.pinnedRank !== null ? <span aria-label="pinned">📌 </span> : null}
+          {row.pinnedRank !== null ? (
+            <svg className="pin-mark" aria-label="pinned" role="img" viewBox="0 0 16 16" width="11" height="11">
+              <path d="M10 1l5 5-2 1-3 3 1 4-1 1-3.5-3.5L2 16l-1-1 4.5-4.5L2 7l1-1 4 1 3-3z" fill="currentColor" />
+            </svg>
+          ) : null}
           <span className="tree-title">{row.title || "(untitled)"}</span>
         </a>
         <Badge kind={badge} />
