@@ -93,9 +93,11 @@ describe("web UI sign-in", () => {
   it("answers the provider capabilities to a signed-in page", async () => {
     const cookie = await signIn();
     expect((await fetch(`${url}/api/ui/capabilities`)).status).toBe(401);
-    const body = (await (await fetch(`${url}/api/ui/capabilities`, { headers: { cookie } })).json()) as { providers: { providerInstanceId: string; available: boolean }[] };
+    const body = (await (await fetch(`${url}/api/ui/capabilities`, { headers: { cookie } })).json()) as { providers: { providerInstanceId: string; available: boolean; interrupt: boolean }[] };
     expect(body.providers.map((p) => p.providerInstanceId)).toEqual(["scripted", "plain"]);
     expect(body.providers.every((p) => p.available)).toBe(true);
+    // Whether each provider can stop a running turn (the page's Interrupt and restart).
+    expect(body.providers.map((p) => p.interrupt)).toEqual([true, true]);
   });
 
   it("answers a thread's budget to a signed-in page: null for a thread that is no delegated task with a budget", async () => {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ownerCaller } from "../app/caller.js";
 import type { AppContext } from "../app/context.js";
 import { budgetOfChildThread } from "../app/delegation/taskView.js";
-import { capabilities } from "../app/threads/capabilities.js";
+import { uiCapabilities } from "../app/threads/capabilities.js";
 import { HttpError, type RouteHandler, decodePathSegment, sendError, sendJson } from "../http/http.js";
 import { isOwnerRequest } from "./ownerAuth.js";
 import { UI_SESSION_COOKIE, type UiSessionBook, isUiSessionRequest, sessionCookie } from "./uiSessions.js";
@@ -70,7 +70,7 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
     if (path === "/api/ui/capabilities") {
       if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
       if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
-      sendJson(res, 200, await capabilities(options.app, owner, {}), { "cache-control": "no-store" });
+      sendJson(res, 200, await uiCapabilities(options.app, owner), { "cache-control": "no-store" });
       return true;
     }
     const budget = BUDGET_PATH.exec(path);

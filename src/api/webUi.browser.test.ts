@@ -25,6 +25,10 @@ beforeAll(async () => {
     providers: [
       { id: "scripted", driver: "scripted" },
       { id: "rigid", driver: "scripted", options: { capabilities: { steering: false } } },
+      { id: "stubborn", driver: "scripted", options: { capabilities: { interrupt: false } } },
+      { id: "careful", driver: "scripted", models: ["careful-small", "careful-large"], options: { capabilities: { runtimeModes: ["approval-required"] } } },
+      // An agent CLI that is not installed: an unavailable provider, with the reason.
+      { id: "broken", driver: "codex", options: { binaryPath: "/nonexistent/codex" } },
     ],
   });
   browser = await launchChromium();
@@ -144,6 +148,40 @@ describe("the web UI in chromium", () => {
     expect(await item("assistant_message", "never said").count()).toBe(0);
   }, 60_000);
 
+  it("restarts a running turn with a new message, and Stop holds the queue until it is resumed", async () => {
+    await launch(script({ sleep: 60_000 }, { say: "never said" }), { title: "Restarted sleeper" });
+    await page.locator(".thread-meta .badge-running").waitFor({ timeout: WAIT });
+    await page.getByLabel("Send mode").selectOption("restart");
+    await page.getByLabel("Message").fill("Start over.");
+    await page.getByRole("button", { name: "Send" }).click();
+    await item("assistant_message", "Echo: Start over.").waitFor({ timeout: WAIT });
+    await item("run_interrupt_request", "restarted with a new message").waitFor({ timeout: WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
+    expect(await item("assistant_message", "never said").count()).toBe(0);
+    // The runs: the restarted one interrupted, the new one completed.
+    await page.locator(".runs > summary", { hasText: "2 runs" }).click();
+    const runs = page.getByRole("list", { name: "Runs" });
+    await runs.locator('[data-run-ordinal="1"] .badge-interrupted').waitFor({ timeout: WAIT });
+    await runs.locator('[data-run-ordinal="2"] .badge-done').waitFor({ timeout: WAIT });
+    await shot("runs");
+    await page.locator(".runs > summary").click();
+
+    // Stop interrupts the turn and holds what was queued behind it; Resume queue runs it.
+    await launch(script({ sleep: 60_000 }, { say: "never said either" }), { title: "Stopped sleeper" });
+    await page.locator(".thread-meta .badge-running").waitFor({ timeout: WAIT });
+    await page.getByLabel("Send mode").selectOption("queue");
+    await page.getByLabel("Message").fill("After the stop.");
+    await page.getByRole("button", { name: "Send" }).click();
+    const queue = page.getByRole("region", { name: "Queue" });
+    await queue.locator(".queue-text", { hasText: "After the stop." }).waitFor({ timeout: WAIT });
+    await page.getByRole("button", { name: "Stop", exact: true }).click();
+    await queue.getByText("held by Stop").waitFor({ timeout: WAIT });
+    expect(await item("assistant_message", "Echo: After the stop.").count()).toBe(0);
+    await queue.getByRole("button", { name: "Resume queue" }).click();
+    await item("assistant_message", "Echo: After the stop.").waitFor({ timeout: WAIT });
+    expect(await item("assistant_message", "never said either").count()).toBe(0);
+  }, 90_000);
+
   it("says why steering is not offered for a provider that cannot steer", async () => {
     await launch(script({ sleep: 60_000 }), { title: "Rigid sleeper", provider: "rigid" });
     await page.locator(".thread-meta .badge-running").waitFor({ timeout: WAIT });
@@ -152,6 +190,19 @@ describe("the web UI in chromium", () => {
     expect(await steer.textContent()).toContain("cannot be steered");
     await page.getByRole("button", { name: "Interrupt" }).click();
     await page.locator(".thread-meta .badge-interrupted").waitFor({ timeout: WAIT });
+  }, 60_000);
+
+  it("says why a provider that cannot stop a turn offers no restart and no Interrupt", async () => {
+    await launch(script({ sleep: 3_000 }, { say: "Slept it off." }), { title: "Stubborn sleeper", provider: "stubborn" });
+    await page.locator(".thread-meta .badge-running").waitFor({ timeout: WAIT });
+    const restart = page.getByLabel("Send mode").locator('option[value="restart"]');
+    expect(await restart.isDisabled()).toBe(true);
+    expect(await restart.textContent()).toContain("cannot stop a turn, so it cannot restart one");
+    const interrupt = page.getByRole("button", { name: "Interrupt" });
+    expect(await interrupt.isDisabled()).toBe(true);
+    expect(await interrupt.getAttribute("title")).toContain("cannot stop a turn");
+    await item("assistant_message", "Slept it off.").waitFor({ timeout: WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
   }, 60_000);
 
   it("renders the delegation tree, answers a child's question from the UI, and the child continues", async () => {
@@ -191,16 +242,36 @@ describe("the web UI in chromium", () => {
     await item("subagent", "Painting it now.").waitFor({ timeout: WAIT });
   }, 90_000);
 
-  it("shows every provider with its availability in the new-thread dialog", async () => {
+  it("shows every provider with its availability and the reason when unavailable, and pickers that follow the capability records", async () => {
     await page.getByRole("button", { name: "New thread" }).click();
     const dialog = page.getByRole("dialog", { name: "New thread" });
     const options = await dialog.getByLabel("Provider").locator("option").allTextContents();
     expect(options.some((o) => o.includes("(scripted)"))).toBe(true);
     expect(options.some((o) => o.includes("(rigid)"))).toBe(true);
+    // An unavailable provider cannot be picked, and says why.
+    const broken = dialog.getByLabel("Provider").locator('option[value="broken"]');
+    expect(await broken.isDisabled()).toBe(true);
+    expect(await broken.textContent()).toMatch(/unavailable: .*\/nonexistent\/codex/);
+    // The model and runtime mode pickers follow the provider's capability record.
+    await dialog.getByLabel("Provider").selectOption("careful");
+    expect(await dialog.getByLabel("Model").locator("option").allTextContents()).toEqual(["provider default", "careful-small", "careful-large"]);
+    const runtime = dialog.getByLabel("Runtime mode");
+    expect(await runtime.locator('option[value="approval-required"]').isDisabled()).toBe(false);
+    expect(await runtime.locator('option[value="full-access"]').isDisabled()).toBe(true);
+    expect(await runtime.locator('option[value="full-access"]').textContent()).toContain("not offered by this provider");
+    expect((await dialog.getByLabel("Interaction mode").locator("option").allTextContents()).length).toBeGreaterThan(1);
+    await dialog.getByLabel("Provider").selectOption("scripted");
+    expect(await runtime.locator('option[value="full-access"]').isDisabled()).toBe(false);
     await dialog.getByLabel("First message").fill("Summarize the open pull requests.");
     await shot("new-thread");
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "detached" });
+    // The providers page says the same.
+    await page.getByRole("link", { name: "Providers" }).click();
+    const row = page.locator('tr[data-provider-id="broken"]');
+    await row.waitFor({ timeout: WAIT });
+    expect(await row.innerText()).toMatch(/unavailable[\s\S]*\/nonexistent\/codex/);
+    expect(await page.locator('tr[data-provider-id="careful"]').innerText()).toContain("available");
   }, 30_000);
 
   it("logs no console errors on any view", async () => {

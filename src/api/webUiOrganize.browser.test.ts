@@ -52,6 +52,75 @@ describe("organizing threads in chromium", () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it("marks a thread that failed while you were elsewhere unread with its failed badge, and archives and unarchives it", async () => {
+    // It fails a few seconds after launch, by when the page has opened another thread.
+    const failing = await launchFromUi(page, script({ sleep: 5_000 }, { fail: "The build broke." }), { title: "Breaks later" });
+    await sidebarRow(failing).locator(".badge-running").waitFor({ timeout: UI_WAIT });
+    const other = await launchFromUi(page, "somewhere else", { title: "Somewhere else" });
+    await timelineItems(page, "assistant_message", "Echo: somewhere else").waitFor({ timeout: UI_WAIT });
+    await sidebarRow(failing).locator(".badge-failed").waitFor({ timeout: UI_WAIT });
+    await sidebarRow(failing).getByLabel("unread").waitFor({ timeout: UI_WAIT });
+    expect(await sidebarRow(other).getByLabel("unread").count()).toBe(0);
+    await page.screenshot({ path: join(shots, "unread-failed.png") });
+    // Opening it shows the error and clears the mark.
+    await sidebarRow(failing).locator(".tree-link").click();
+    await timelineItems(page, "error", "The build broke.").first().waitFor({ timeout: UI_WAIT });
+    await page.locator(".thread-meta .badge-failed").waitFor();
+    await sidebarRow(failing).getByLabel("unread").waitFor({ state: "detached", timeout: UI_WAIT });
+
+    // Archived, it leaves the Active tab for the Archived one, and comes back when unarchived.
+    await page.getByRole("button", { name: "Archive", exact: true }).click();
+    await sidebarRow(failing).waitFor({ state: "detached", timeout: UI_WAIT });
+    await page.getByRole("button", { name: "Archived", exact: true }).click();
+    await sidebarRow(failing).waitFor({ timeout: UI_WAIT });
+    expect(await sidebarRow(other).count()).toBe(0);
+    await page.screenshot({ path: join(shots, "archived.png") });
+    await page.getByRole("button", { name: "Unarchive" }).click();
+    await sidebarRow(failing).waitFor({ state: "detached", timeout: UI_WAIT });
+    await page.getByRole("button", { name: "Active", exact: true }).click();
+    await sidebarRow(failing).locator(".badge-failed").waitFor({ timeout: UI_WAIT });
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("reorders pinned threads by dragging and with Alt+Arrow keys, and the order persists after a reload", async () => {
+    const ids: string[] = [];
+    for (const name of ["first", "second", "third"]) {
+      ids.push(await launchFromUi(page, `pinned ${name}`, { title: `Pinned ${name}` }));
+      await timelineItems(page, "assistant_message", `Echo: pinned ${name}`).waitFor({ timeout: UI_WAIT });
+      await page.getByRole("button", { name: "Pin", exact: true }).click();
+      await sidebarRow(ids.at(-1)!).getByLabel("pinned").waitFor({ timeout: UI_WAIT });
+    }
+    const [first, second, third] = ids as [string, string, string];
+    const pinnedRows = async () => Promise.all((await page.locator(".sidebar .tree-row:has([aria-label=pinned])").all()).map((row) => row.getAttribute("data-thread-id")));
+    const orderIs = (order: string[]) => expect.poll(pinnedRows, { timeout: UI_WAIT }).toEqual(order);
+    await orderIs([first, second, third]);
+
+    // Dragged onto the top half of the first row, the third goes before it.
+    await sidebarRow(third).dragTo(sidebarRow(first), { targetPosition: { x: 20, y: 2 } });
+    await orderIs([third, first, second]);
+    // Onto the bottom half of the last row, the first goes after it.
+    const box = (await sidebarRow(second).boundingBox())!;
+    await sidebarRow(first).dragTo(sidebarRow(second), { targetPosition: { x: 20, y: box.height - 2 } });
+    await orderIs([third, second, first]);
+    await page.screenshot({ path: join(shots, "pins-reordered.png") });
+
+    // The keyboard: Alt+Arrow on a focused pinned thread moves it, and it keeps the focus.
+    await sidebarRow(first).locator(".tree-link").focus();
+    await page.keyboard.press("Alt+ArrowUp");
+    await orderIs([third, first, second]);
+    await page.keyboard.press("Alt+ArrowUp");
+    await orderIs([first, third, second]);
+    await sidebarRow(first).locator(".tree-link:focus").waitFor({ timeout: UI_WAIT });
+    await page.keyboard.press("Alt+ArrowDown");
+    await orderIs([third, first, second]);
+
+    // The order is the server's: it survives a reload.
+    await page.reload();
+    await sidebarRow(second).getByLabel("pinned").waitFor({ timeout: UI_WAIT });
+    await orderIs([third, first, second]);
+    expect(errors).toEqual([]);
+  }, 90_000);
+
   it("shows a delegated task's spend against its budget on the child thread, and nothing on a thread without one", async () => {
     const child = script({ say: "Within budget." });
     await launchFromUi(page, script({ call: "delegate_task", args: { task: child, title: "Budgeted child", budget: { turns: 5, spawns: 2 } }, as: "d" }, { say: "Delegated." }), {

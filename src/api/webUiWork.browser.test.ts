@@ -32,6 +32,10 @@ describe("diffs and rollback in chromium", () => {
     await launchFromUi(page, script({ write: { path: "notes.txt", content: "one\ntwo\n" } }, { say: "Wrote the notes." }), { title: "Notes writer" });
     await item("checkpoint", "notes.txt").waitFor({ timeout: UI_WAIT });
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
+    // The file change is in the timeline with its path and line counts.
+    const change = item("file_change", "notes.txt");
+    expect(await change.locator(".item-title").innerText()).toBe("Changed 1 file");
+    expect(await change.locator(".add").innerText()).toBe("+2");
     await page.getByLabel("Message").fill(script({ write: { path: "notes.txt", content: "one\nTWO\nthree\n" } }, { write: { path: "README.md", content: "hello\nagain\n" } }, { say: "Edited." }));
     await page.getByRole("button", { name: "Send" }).click();
     const second = item("checkpoint", "Checkpoint after run 2");
@@ -141,6 +145,59 @@ describe("diffs and rollback in chromium", () => {
     await results.getByText("No matches.").waitFor({ timeout: UI_WAIT });
     await page.getByLabel("Search threads").fill("");
     await results.waitFor({ state: "detached" });
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("shows a tool call with its arguments and result", async () => {
+    await launchFromUi(page, script({ call: "list_threads", args: {} }, { say: "Listed them." }), { title: "Tool caller" });
+    await item("assistant_message", "Listed them.").waitFor({ timeout: UI_WAIT });
+    const tool = item("dynamic_tool", "list_threads");
+    await tool.locator(".pill").waitFor({ timeout: UI_WAIT });
+    const status = await tool.locator(".pill").innerText();
+    await tool.locator("summary", { hasText: "Arguments and result" }).click();
+    const shown = JSON.parse(await tool.locator("pre").innerText()) as { arguments: unknown; result: unknown };
+    expect(shown.arguments).toEqual({});
+    expect(shown.result).not.toBeNull();
+    expect(["completed", "failed"]).toContain(status);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("searches inside the open thread only and jumps to the matched item", async () => {
+    await launchFromUi(page, "The quokka lives in another thread.", { title: "Elsewhere" });
+    await item("assistant_message", "Echo: The quokka lives").waitFor({ timeout: UI_WAIT });
+    const filler = Array.from({ length: 40 }, (_, i) => ({ say: `filler ${i}` }));
+    const threadId = await launchFromUi(page, script({ say: "An early quokka sighting." }, ...filler, { say: "A late quokka sighting." }), { title: "Sightings" });
+    await item("assistant_message", "A late quokka sighting.").waitFor({ timeout: UI_WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
+    // At the bottom, the early sighting is out of view.
+    const early = page.locator(".timeline-row").filter({ hasText: "An early quokka sighting." });
+    expect(await early.isVisible().catch(() => false)).toBe(false);
+
+    await page.getByLabel("Search this thread").fill("quokka");
+    const results = page.getByRole("region", { name: "Search results in this thread" });
+    // (The user message holding the script matches too; the hits wanted are what the agent said.)
+    const said = results.locator(".search-hit").filter({ hasNotText: "say" });
+    await said.filter({ hasText: "late" }).waitFor({ timeout: UI_WAIT });
+    expect((await said.allInnerTexts()).map((t) => t.replace(/\s+/g, " "))).toEqual([expect.stringContaining("quokka sighting"), expect.stringContaining("quokka sighting")]);
+    // Only this thread: the other thread's quokka is not among the hits.
+    expect(await results.locator(".search-hit", { hasText: "another thread" }).count()).toBe(0);
+    expect(await page.getByRole("region", { name: "Search results", exact: true }).count()).toBe(0);
+    await page.screenshot({ path: join(shots, "thread-search.png") });
+
+    await said.filter({ hasText: "early" }).click();
+    const target = page.locator(".timeline-row.jump-target").filter({ hasText: "An early quokka sighting." });
+    await target.waitFor({ timeout: UI_WAIT });
+    const [box, view] = [await target.boundingBox(), await page.locator(".timeline").boundingBox()];
+    expect(box!.y).toBeGreaterThanOrEqual(view!.y);
+    expect(box!.y + box!.height).toBeLessThanOrEqual(view!.y + view!.height);
+    expect(new URL(page.url()).pathname).toBe(`/t/${encodeURIComponent(threadId)}`);
+    // Enter jumps to the best hit; Escape clears the field and the hits.
+    await page.getByLabel("Search this thread").press("Escape");
+    await results.waitFor({ state: "detached" });
+    await page.getByLabel("Search this thread").fill("late quokka");
+    await results.locator(".search-hit", { hasText: "late" }).first().waitFor({ timeout: UI_WAIT });
+    await page.getByLabel("Search this thread").press("Enter");
+    await page.locator(".timeline-row.jump-target").filter({ hasText: "A late quokka sighting." }).waitFor({ timeout: UI_WAIT });
     expect(errors).toEqual([]);
   }, 60_000);
 

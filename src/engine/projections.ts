@@ -1,4 +1,4 @@
-import { type RunStatus, isTerminalRunStatus } from "../contracts/entities/runs.js";
+import { type Run, type RunStatus, isTerminalRunStatus } from "../contracts/entities/runs.js";
 import type { AppThread } from "../contracts/thread.js";
 import type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 import type { OrchestrationState } from "../core/state.js";
@@ -110,7 +110,8 @@ export function shellSnapshotPage(state: OrchestrationState, index: ThreadIndex,
   return { snapshotSequence: state.lastSequence, threads: page, nextCursor: next === null ? null : encodeCursor(next), total: list.size };
 }
 
-export function toShell(thread: AppThread, runStatus: RunStatus | null = null): ThreadShell {
+/** A thread's shell row; `latestRun` gives its badge and, with the thread, whether it is unread. */
+export function toShell(thread: AppThread, latestRun: Pick<Run, "status" | "updatedAt"> | null = null): ThreadShell {
   return {
     id: thread.id,
     projectId: thread.projectId,
@@ -126,17 +127,26 @@ export function toShell(thread: AppThread, runStatus: RunStatus | null = null): 
     snoozedUntil: thread.snoozedUntil,
     pinnedRank: thread.pinnedRank,
     activeRank: thread.activeRank,
-    unread: isUnread(thread),
+    unread: isUnread(thread, latestRun),
     pullRequests: thread.pullRequests,
-    runStatus,
+    runStatus: latestRun?.status ?? null,
     createdAt: thread.createdAt,
     updatedAt: thread.updatedAt,
   };
 }
 
-function isUnread(thread: AppThread): boolean {
+/** Run statuses a reader has not seen if they came after the last visit: an end, or a wait on a person. */
+const NOTEWORTHY: ReadonlySet<RunStatus> = new Set<RunStatus>(["completed", "failed", "interrupted", "cancelled", "waiting_on_approval", "waiting_on_user_input"]);
+
+/**
+ * Marked unread, or its latest run ended or started waiting on a person
+ * after the last visit (a thread never visited is not unread). Organizing a
+ * thread (pinning, reordering, snoozing, renaming) leaves it read.
+ */
+function isUnread(thread: AppThread, latestRun: Pick<Run, "status" | "updatedAt"> | null): boolean {
   if (thread.markedUnreadAt !== null) return true;
-  return thread.lastVisitedAt === null ? false : thread.updatedAt > thread.lastVisitedAt;
+  if (thread.lastVisitedAt === null) return false;
+  return latestRun !== null && NOTEWORTHY.has(latestRun.status) && latestRun.updatedAt > thread.lastVisitedAt;
 }
 
 /** Pinned threads first by rank, then the rest newest first. Deleted threads never appear. */
@@ -154,9 +164,9 @@ export function shellRowOf(state: OrchestrationState, thread: AppThread, options
   if (thread.deletedAt !== null) return null;
   const archived = thread.archivedAt !== null;
   if (options.archivedOnly === true ? !archived : archived && options.includeArchived !== true) return null;
-  const runStatus = latestRunOf(state, thread.id)?.status ?? null;
-  if (options.omitIdleSubagents === true && thread.lineage.relation === "subagent" && (runStatus === null || isTerminalRunStatus(runStatus))) return null;
-  return toShell(thread, runStatus);
+  const latestRun = latestRunOf(state, thread.id);
+  if (options.omitIdleSubagents === true && thread.lineage.relation === "subagent" && (latestRun === null || isTerminalRunStatus(latestRun.status))) return null;
+  return toShell(thread, latestRun);
 }
 
 export function shellSnapshot(state: OrchestrationState, options: ShellOptions): ShellSnapshot {

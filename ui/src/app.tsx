@@ -200,7 +200,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
         ) : selected === null ? (
           <Inbox threads={shell.threads} open={open} />
         ) : (
-          <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} jumpTo={jumpTo?.threadId === selected ? jumpTo : null} />
+          <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} jumpTo={jumpTo?.threadId === selected ? jumpTo : null} jump={jump} />
         )}
       </main>
       <button className="signout" onClick={() => void signOut().then(() => location.reload(), () => undefined)} title="Sign out">

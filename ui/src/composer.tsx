@@ -3,7 +3,13 @@ import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
 import { dispatch, errorText } from "./api.js";
 
-export type Provider = CapabilitiesOutput["providers"][number];
+/** A provider's record from GET /api/ui/capabilities, which adds whether it can stop a running turn. */
+export type Provider = CapabilitiesOutput["providers"][number] & { readonly interrupt?: boolean };
+
+/** Why the running turn cannot be interrupted, or null when it can. */
+export function interruptBlocked(provider: Provider | undefined): string | null {
+  return provider?.interrupt === false ? `${provider.displayName} cannot stop a turn` : null;
+}
 const MODES = ["auto", "queue", "steer", "restart"] as const;
 export type Mode = (typeof MODES)[number];
 
@@ -11,6 +17,7 @@ export type Mode = (typeof MODES)[number];
 export function modeBlocked(mode: Mode, provider: Provider | undefined, live: boolean): string | null {
   if (mode === "steer" && provider !== undefined && !provider.steering) return `${provider.displayName} cannot be steered`;
   if (mode === "steer" && !live) return "nothing is running to steer";
+  if (mode === "restart" && provider?.interrupt === false) return `${provider.displayName} cannot stop a turn, so it cannot restart one`;
   if (mode === "restart" && !live) return "nothing is running to restart";
   return null;
 }
@@ -72,7 +79,8 @@ export function Composer(props: { readonly client: LoomWsClient; readonly thread
         </label>
         {blocked ? <span className="muted">{blocked}</span> : null}
         <span className="spacer" />
-        <button className="danger" disabled={busy || !props.live} onClick={() => run(() => dispatch(props.client, "run.interrupt", { threadId: props.threadId }))} title="Interrupt the running turn">
+        {props.live && interruptBlocked(props.provider) !== null ? <span className="muted">{interruptBlocked(props.provider)}</span> : null}
+        <button className="danger" disabled={busy || !props.live || interruptBlocked(props.provider) !== null} onClick={() => run(() => dispatch(props.client, "run.interrupt", { threadId: props.threadId }))} title={interruptBlocked(props.provider) ?? "Interrupt the running turn"}>
           Interrupt
         </button>
         <button className="primary" disabled={busy || text.trim() === "" || blocked !== null} onClick={send}>

@@ -6,6 +6,8 @@ import { errorText } from "./api.js";
 /** Shortest query sent to the search index, and how long typing must pause first. */
 const MIN_QUERY = 2;
 const DEBOUNCE_MS = 250;
+/** Hits shown at most. */
+const LIMIT = 20;
 /** The search index marks matched words with `**` on both sides. */
 const MARK = "**";
 
@@ -18,12 +20,21 @@ function Snippet({ text }: { readonly text: string }) {
 }
 
 /**
- * Full-text search across every thread's timeline (orchestration.searchThreads):
+ * Full-text search of the timelines: every thread's (orchestration.searchThreads)
+ * or, with `threadId`, that one thread's alone (orchestration.searchThread):
  * messages, tool calls, commands and file changes, best matches first, each hit
- * opening its thread. Runs once typing pauses.
+ * opening its thread at the matched item. Runs once typing pauses.
  */
-export function SearchResults(props: { readonly client: LoomWsClient; readonly query: string; readonly includeArchived: boolean; readonly open: (threadId: string) => void; readonly jump: (hit: SearchHitView) => void; readonly onHits?: (hits: readonly SearchHitView[]) => void }) {
-  const { client, query, includeArchived, onHits } = props;
+export function SearchResults(props: {
+  readonly client: LoomWsClient;
+  readonly query: string;
+  readonly includeArchived: boolean;
+  /** Search this thread only. */
+  readonly threadId?: string;
+  readonly jump: (hit: SearchHitView) => void;
+  readonly onHits?: (hits: readonly SearchHitView[]) => void;
+}) {
+  const { client, query, includeArchived, threadId, onHits } = props;
   const [found, setFound] = useState<Found>({ kind: "idle" });
   useEffect(() => {
     const q = query.trim();
@@ -35,7 +46,11 @@ export function SearchResults(props: { readonly client: LoomWsClient; readonly q
     let current = true;
     setFound({ kind: "searching" });
     const timer = setTimeout(() => {
-      client.request("orchestration.searchThreads", { query: q, includeArchived, includeSubagents: true, limit: 20 }).then(
+      const search =
+        threadId === undefined
+          ? client.request("orchestration.searchThreads", { query: q, includeArchived, includeSubagents: true, limit: LIMIT })
+          : client.request("orchestration.searchThread", { threadId, query: q, includeArchived: true, limit: LIMIT });
+      search.then(
         (out) => {
           if (!current) return;
           setFound({ kind: "ready", hits: out.hits, complete: out.complete, hasMore: out.hasMore });
@@ -48,12 +63,12 @@ export function SearchResults(props: { readonly client: LoomWsClient; readonly q
       current = false;
       clearTimeout(timer);
     };
-  }, [client, query, includeArchived, onHits]);
+  }, [client, query, includeArchived, threadId, onHits]);
 
   if (found.kind === "idle") return null;
   return (
-    <section className="search-results" aria-label="Search results">
-      <h3>In the timelines</h3>
+    <section className={`search-results${threadId === undefined ? "" : " thread-search-results"}`} aria-label={threadId === undefined ? "Search results" : "Search results in this thread"}>
+      <h3>{threadId === undefined ? "In the timelines" : "In this thread"}</h3>
       {found.kind === "searching" ? <div className="muted pad">Searching…</div> : null}
       {found.kind === "failed" ? <div className="error-text pad">{found.error}</div> : null}
       {found.kind === "ready" ? (
@@ -65,7 +80,7 @@ export function SearchResults(props: { readonly client: LoomWsClient; readonly q
               <li key={hit.itemId}>
                 <a href={`/t/${encodeURIComponent(hit.threadId)}`} className="search-hit" onClick={(e) => { e.preventDefault(); props.jump(hit); }}>
                   <span className="search-hit-head">
-                    <span className="search-hit-title">{hit.threadTitle || hit.threadId}</span> <span className="pill">{hit.kind.replaceAll("_", " ")}</span>
+                    {threadId === undefined ? <span className="search-hit-title">{hit.threadTitle || hit.threadId}</span> : null} <span className="pill">{hit.kind.replaceAll("_", " ")}</span>
                   </span>
                   <Snippet text={hit.snippet} />
                 </a>
@@ -74,7 +89,7 @@ export function SearchResults(props: { readonly client: LoomWsClient; readonly q
           </ul>
         )
       ) : null}
-      {found.kind === "ready" && found.hasMore ? <div className="muted pad">Showing the best 20; refine the query for more.</div> : null}
+      {found.kind === "ready" && found.hasMore ? <div className="muted pad">Showing the best {LIMIT}; refine the query for more.</div> : null}
       {found.kind === "ready" && !found.complete ? <div className="muted pad">The index is still catching up: recent items may be missing.</div> : null}
     </section>
   );

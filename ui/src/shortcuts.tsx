@@ -11,6 +11,7 @@ export const SHORTCUTS: readonly { readonly keys: string; readonly what: string 
   { keys: "/", what: "search" },
   { keys: "a / d", what: "approve / decline the open thread's first pending approval" },
   { keys: "Ctrl+Enter", what: "send the message (in the composer)" },
+  { keys: "Alt+↑ / Alt+↓", what: "move a focused pinned thread up / down the sidebar (or drag it)" },
   { keys: "g i / g s / g p", what: "inbox / schedules / providers" },
   { keys: "?", what: "this help" },
   { keys: "Escape", what: "close a dialog or this help" },

@@ -1,7 +1,9 @@
-import { useMemo, useState } from "react";
+import { type DragEvent, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import { dispatch, errorText } from "./api.js";
+import { movePinned, pinnedOrder, stepPinned } from "./pinOrder.js";
 import { SearchResults } from "./searchResults.js";
 import { BADGE_LABEL, type BadgeKind, badgeOf, isLive, needsYou } from "./status.js";
 
@@ -53,14 +55,50 @@ export function Badge({ kind }: { readonly kind: BadgeKind }) {
   return <span className={`badge badge-${kind}`}>{BADGE_LABEL[kind]}</span>;
 }
 
-function Row({ node, depth, selected, cursor, open }: { node: TreeNode; depth: number; selected: string | null; cursor: string | null; open: (id: string) => void }) {
+/** Moving pinned threads: by dragging a pinned row onto another, or Alt+↑ / Alt+↓ on a focused one. */
+interface PinMoves {
+  moveTo(id: string, target: string, after: boolean): void;
+  step(id: string, step: -1 | 1): void;
+}
+
+const DRAG_TYPE = "application/x-loom-thread";
+
+/** Whether a drag over `e`'s row would drop below its middle. */
+function belowMiddle(e: DragEvent<HTMLElement>): boolean {
+  const box = e.currentTarget.getBoundingClientRect();
+  return e.clientY > box.top + box.height / 2;
+}
+
+function Row({ node, depth, selected, cursor, open, pins }: { node: TreeNode; depth: number; selected: string | null; cursor: string | null; open: (id: string) => void; pins: PinMoves | null }) {
   const [expanded, setExpanded] = useState(true);
+  const [dropAt, setDropAt] = useState<"before" | "after" | null>(null);
   const { row } = node;
+  const movable = pins !== null && row.pinnedRank !== null;
   const badge = badgeOf(row);
   const summary = expanded ? "" : rollUp(node);
   return (
     <li>
-      <div className={`tree-row${row.id === selected ? " selected" : ""}${row.id === cursor ? " cursor-row" : ""}`} aria-current={row.id === cursor ? "true" : undefined} style={{ paddingLeft: `${8 + depth * 14}px` }} data-thread-id={row.id}>
+      <div
+        className={`tree-row${row.id === selected ? " selected" : ""}${row.id === cursor ? " cursor-row" : ""}${dropAt === null ? "" : ` drop-${dropAt}`}`}
+        aria-current={row.id === cursor ? "true" : undefined}
+        style={{ paddingLeft: `${8 + depth * 14}px` }}
+        data-thread-id={row.id}
+        draggable={movable}
+        onDragStart={movable ? (e) => { e.dataTransfer.setData(DRAG_TYPE, row.id); e.dataTransfer.effectAllowed = "move"; } : undefined}
+        onDragOver={movable ? (e) => {
+          if (!e.dataTransfer.types.includes(DRAG_TYPE)) return;
+          e.preventDefault();
+          e.dataTransfer.dropEffect = "move";
+          setDropAt(belowMiddle(e) ? "after" : "before");
+        } : undefined}
+        onDragLeave={movable ? () => setDropAt(null) : undefined}
+        onDrop={movable ? (e) => {
+          e.preventDefault();
+          setDropAt(null);
+          const dragged = e.dataTransfer.getData(DRAG_TYPE);
+          if (dragged !== "") pins.moveTo(dragged, row.id, belowMiddle(e));
+        } : undefined}
+      >
         {node.children.length > 0 ? (
           <button className="twisty" aria-label={expanded ? "collapse" : "expand"} aria-expanded={expanded} onClick={() => setExpanded(!expanded)}>
             {expanded ? "▾" : "▸"}
@@ -71,13 +109,23 @@ function Row({ node, depth, selected, cursor, open }: { node: TreeNode; depth: n
         <a
           href={`/t/${encodeURIComponent(row.id)}`}
           className="tree-link"
+          title={movable ? "Drag, or Alt+↑ / Alt+↓, to reorder the pinned threads" : undefined}
           onClick={(e) => {
             e.preventDefault();
             open(row.id);
           }}
+          onKeyDown={movable ? (e) => {
+            if (!e.altKey || (e.key !== "ArrowUp" && e.key !== "ArrowDown")) return;
+            e.preventDefault();
+            pins.step(row.id, e.key === "ArrowUp" ? -1 : 1);
+          } : undefined}
         >
           {row.unread ? <span className="unread-dot" aria-label="unread" /> : null}
-          {row.pinnedRank !== null ? <span aria-label="pinned">📌 </span> : null}
+          {row.pinnedRank !== null ? (
+            <svg className="pin-mark" aria-label="pinned" role="img" viewBox="0 0 16 16" width="11" height="11">
+              <path d="M10 1l5 5-2 1-3 3 1 4-1 1-3.5-3.5L2 16l-1-1 4.5-4.5L2 7l1-1 4 1 3-3z" fill="currentColor" />
+            </svg>
+          ) : null}
           <span className="tree-title">{row.title || "(untitled)"}</span>
         </a>
         <Badge kind={badge} />
@@ -86,7 +134,7 @@ function Row({ node, depth, selected, cursor, open }: { node: TreeNode; depth: n
       {expanded && node.children.length > 0 ? (
         <ul>
           {node.children.map((child) => (
-            <Row key={child.row.id} node={child} depth={depth + 1} selected={selected} cursor={cursor} open={open} />
+            <Row key={child.row.id} node={child} depth={depth + 1} selected={selected} cursor={cursor} open={open} pins={pins} />
           ))}
         </ul>
       ) : null}
@@ -116,6 +164,32 @@ export function Sidebar(props: {
     const rows = [...props.threads.values()].filter((row) => q === "" || row.title.toLowerCase().includes(q) || row.id.toLowerCase().includes(q));
     return buildForest(rows);
   }, [props.threads, query]);
+  // Reordering pins sends the whole new order (thread.pin.reorder); the shell's upserts then move the rows.
+  const [pinError, setPinError] = useState<string | null>(null);
+  const refocus = useRef<string | null>(null);
+  const { client, showArchived, threads } = props;
+  const pins = useMemo<PinMoves | null>(() => {
+    if (showArchived) return null;
+    const send = (id: string, next: string[] | null) => {
+      if (next === null) return;
+      refocus.current = id;
+      setPinError(null);
+      dispatch(client, "thread.pin.reorder", { threadIds: next }).catch((e: unknown) => setPinError(errorText(e)));
+    };
+    return {
+      moveTo: (id, target, after) => send(id, movePinned(pinnedOrder(threads.values()), id, target, after)),
+      step: (id, step) => send(id, stepPinned(pinnedOrder(threads.values()), id, step)),
+    };
+  }, [client, showArchived, threads]);
+  // A row moved by the keyboard keeps the focus (moving its node may drop it), until focus goes elsewhere.
+  useLayoutEffect(() => {
+    const id = refocus.current;
+    if (id === null) return;
+    const link = document.querySelector<HTMLElement>(`.sidebar .tree-row[data-thread-id="${CSS.escape(id)}"] .tree-link`);
+    if (link === null || document.activeElement === link) return;
+    if (document.activeElement !== null && document.activeElement !== document.body) refocus.current = null;
+    else link.focus();
+  }, [threads]);
   return (
     <nav className="sidebar" aria-label="Threads">
       <div className="sidebar-head">
@@ -137,7 +211,7 @@ export function Sidebar(props: {
         }}
         aria-label="Search threads"
       />
-      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} open={props.open} jump={props.jump} onHits={setHits} />
+      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} jump={props.jump} onHits={setHits} />
       <div className="views">
         {[
           ["/schedules", "Schedules"],
@@ -152,13 +226,14 @@ export function Sidebar(props: {
         <button className={props.showArchived ? "" : "active"} onClick={() => props.setShowArchived(false)}>Active</button>
         <button className={props.showArchived ? "active" : ""} onClick={() => props.setShowArchived(true)}>Archived</button>
       </div>
+      {pinError !== null ? <div className="error-text pad" role="alert">{pinError}</div> : null}
       {forest.size === 0 ? <div className="muted pad">No threads{query ? " match" : " yet"}.</div> : null}
       {[...forest].sort(([a], [b]) => a.localeCompare(b)).map(([projectId, roots]) => (
         <section key={projectId} className="project">
           <h3>{projectId}</h3>
           <ul className="tree">
             {roots.map((node) => (
-              <Row key={node.row.id} node={node} depth={0} selected={props.selected} cursor={props.cursor} open={props.open} />
+              <Row key={node.row.id} node={node} depth={0} selected={props.selected} cursor={props.cursor} open={props.open} pins={pins} />
             ))}
           </ul>
         </section>

@@ -2,16 +2,19 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import { isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
+import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import { dispatch } from "./api.js";
 import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
 import { QueuePanel, queuedEntries } from "./queuePanel.js";
+import { RunsList } from "./runsList.js";
 import { RollbackDialog, type RollbackTarget } from "./rollbackDialog.js";
 import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
 import { BudgetView } from "./budgetView.js";
 import { ThreadActions } from "./threadActions.js";
+import { ThreadSearch } from "./threadSearch.js";
 import { badgeOfRunStatus } from "./status.js";
 import { useStore } from "./store.js";
 import type { ItemContext } from "./timelineItems.js";
@@ -37,6 +40,8 @@ export function ThreadView(props: {
   readonly open: (threadId: string) => void;
   /** A search hit to scroll to. */
   readonly jumpTo: JumpTarget | null;
+  /** Open a search hit's thread at its item. */
+  readonly jump: (hit: SearchHitView) => void;
 }) {
   const { client, threadId } = props;
   const store = useMemo(() => new ThreadStore(client, threadId), [client, threadId]);
@@ -46,6 +51,11 @@ export function ThreadView(props: {
     dispatch(client, "thread.visit", { threadId }).catch(() => undefined);
     return () => store.stop();
   }, [store, client, threadId]);
+  // The reader is looking: what arrives while the thread is open is read (a run ending here leaves no unread mark).
+  const unreadWhileOpen = props.threads.get(threadId)?.unread === true;
+  useEffect(() => {
+    if (unreadWhileOpen) dispatch(client, "thread.visit", { threadId }).catch(() => undefined);
+  }, [unreadWhileOpen, client, threadId]);
   const state = useStore(store);
   const scroller = useRef<HTMLDivElement>(null);
   const [diffTarget, setDiffTarget] = useState<DiffTarget | null>(null);
@@ -109,7 +119,6 @@ export function ThreadView(props: {
           {thread.modelSelection?.model ? <span className="pill">{thread.modelSelection.model}</span> : null}
           <span className="pill">{thread.runtimeMode}</span>
           <span className="pill">{thread.interactionMode}</span>
-          <span className="muted">{state.runs.size} run{state.runs.size === 1 ? "" : "s"}</span>
           <span className="spacer" />
           <button onClick={() => setDiffTarget({ runId: null, label: "Changes of the whole thread" })} title="Everything this thread changed in its workspace">
             Thread diff
@@ -121,6 +130,10 @@ export function ThreadView(props: {
           <button className="danger" disabled={!live} onClick={() => void dispatch(client, "thread.stop", { threadId }).catch(() => undefined)} title="Stop the thread: interrupt its run and drop its queue">
             Stop
           </button>
+        </div>
+        <div className="thread-tools">
+          <ThreadSearch client={client} threadId={threadId} jump={props.jump} />
+          <RunsList runs={state.runs} />
         </div>
         <BudgetView threadId={threadId} version={[...state.runs.values()].map((run) => `${run.id}:${run.status}`).join(",")} />
       </header>

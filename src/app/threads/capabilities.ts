@@ -67,3 +67,13 @@ export async function capabilities(ctx: AppContext, caller: Caller, input: Capab
     features: { polling: true, cancellation: true, batchThreadCreation: true, maxBatchThreads: 20 },
   };
 }
+
+/** The web UI's provider record: orchestrator_capabilities' plus whether the provider can stop a running turn (Interrupt, Stop, restart). */
+export type UiCapabilitiesOutput = Omit<CapabilitiesOutput, "providers"> & { readonly providers: readonly (CapabilitiesOutput["providers"][number] & { readonly interrupt: boolean })[] };
+
+/** GET /api/ui/capabilities: orchestrator_capabilities, each provider with `interrupt` added. */
+export async function uiCapabilities(ctx: AppContext, caller: Caller): Promise<UiCapabilitiesOutput> {
+  const [base, listed] = await Promise.all([capabilities(ctx, caller, {}), ctx.registry.list()]);
+  const interrupt = new Map(listed.map((p) => [p.instance.id, p.capabilities?.interrupt ?? false]));
+  return { ...base, providers: base.providers.map((p) => ({ ...p, interrupt: interrupt.get(p.providerInstanceId) ?? false })) };
+}
