@@ -47,6 +47,10 @@ function dump(threadId: string): string {
   return JSON.stringify({ runs: harness.runs(threadId), items: harness.items(threadId), requests: model.requests.map((r) => [r.api, r.ruleIndex, r.reply]) }, null, 2);
 }
 
+function extension(): string {
+  return readFileSync(join(harness.server.stateDir.root, "cache", "pi", EXTENSION_FILE), "utf8");
+}
+
 describe("pi driver end to end", () => {
   it(
     "a pi parent delegates to a scripted child with delegate_task (wait) through Loom's extension and quotes the answer",
@@ -73,11 +77,13 @@ describe("pi driver end to end", () => {
       // Pi saw Loom's tools under mcp__t3-code__ and Loom's instructions in the first turn.
       const first = model.requests.find((request) => request.ruleIndex === 0)!;
       expect(first.normalized?.tools).toContain("mcp__t3-code__delegate_task");
+      // The hidden mcp__t3_code__ aliases are registered but never offered to the model.
+      expect(model.requests.flatMap((request) => request.normalized?.tools ?? []).filter((name) => name.startsWith("mcp__t3_code__"))).toEqual([]);
+      expect(extension()).toContain("mcp__t3_code__");
       expect(JSON.stringify(first.body)).toContain("delegate_task runs a task");
       // The extension lives in the state dir's cache and holds no secret.
-      const extension = readFileSync(join(harness.server.stateDir.root, "cache", "pi", EXTENSION_FILE), "utf8");
-      expect(extension).toContain("mcp__t3-code__");
-      expect(extension).not.toMatch(/Bearer [A-Za-z0-9_-]{20,}/);
+      expect(extension()).toContain("mcp__t3-code__");
+      expect(extension()).not.toMatch(/Bearer [A-Za-z0-9_-]{20,}/);
     },
     TURN_MS + 30_000,
   );
