@@ -18,6 +18,8 @@ import { EXTENSION_FILE } from "./extensionFile.js";
 
 const TURN_MS = 90_000;
 const MODEL = "loom/scripted";
+/** Longer than the 60-second request timeout of Pi's native MCP, which Loom's bridge avoids (spec 000, "Pi V2"). */
+const LONG_WAIT_MS = 65_000;
 
 let model: ModelServer;
 let harness: LoomHarness;
@@ -30,6 +32,8 @@ beforeEach(async () => {
         { id: "pi", driver: "pi", models: [MODEL], options: { modelProvider: { id: "loom", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } } },
         { id: "scripted", driver: "scripted" },
       ],
+      // Above the default 30 s cap, so one wait can outlast the 60 s a native MCP client of Pi's would allow.
+      waits: { maxWaitMs: LONG_WAIT_MS * 2 },
     },
   });
 });
@@ -130,6 +134,29 @@ describe("pi driver end to end", () => {
       expect(() => readFileSync(join(harness.dir, "hi.txt"))).toThrow();
     },
     TURN_MS + 30_000,
+  );
+
+  it(
+    "a Loom tool call longer than 60 seconds completes inside Pi: the bridge sets no tool timeout",
+    async () => {
+      const busy = await harness.createThread({ title: "busy", prompt: script({ sleep: LONG_WAIT_MS * 3 }), target: { providerInstanceId: "scripted" } });
+      await harness.waitForRun(busy.runId!, "running");
+      model.setRules([
+        { when: { lastIsToolResult: false, lastUserIncludes: "Wait long" }, reply: { toolCall: { tool: "t3_thread_wait", arguments: { threadId: busy.threadId, timeoutMs: LONG_WAIT_MS } } }, times: 1 },
+        { when: { lastIsToolResult: true }, reply: { text: "waited: {{lastToolResult}}" } },
+      ]);
+      const started = Date.now();
+      const launched = await harness.launch({ message: "Wait long for the busy thread.", title: "pi long wait", target: { providerInstanceId: "pi" } });
+      const run = await harness.waitForEnd(launched.runId!, LONG_WAIT_MS + TURN_MS);
+      expect(run.status, dump(launched.threadId)).toBe("completed");
+      // The wait ran its full length (Loom's own timeout), not cut off by a tool timeout in Pi or the bridge.
+      expect(Date.now() - started, JSON.stringify(itemsOfRun(launched.threadId, launched.runId!))).toBeGreaterThanOrEqual(LONG_WAIT_MS);
+      const call = itemsOfRun(launched.threadId, launched.runId!).find((item) => item.type === "dynamic_tool");
+      expect(call, dump(launched.threadId)).toMatchObject({ type: "dynamic_tool", toolName: "mcp__t3-code__t3_thread_wait", status: "completed" });
+      expect(harness.assistantTexts(launched.threadId, launched.runId!).at(-1)).toMatch(/^waited: .*"waitTimedOut":\s*true/s);
+      expect(harness.run(busy.runId!).status).toBe("running");
+    },
+    LONG_WAIT_MS + TURN_MS * 2,
   );
 
   it(
