@@ -45,4 +45,21 @@ describe("cursor inside Loom", () => {
     expect(loom.items(launched.threadId).find((item) => item.type === "user_input_request" && item.runId === runId)).toMatchObject({ status: "answered" });
     expect(loom.assistantTexts(launched.threadId, runId).at(-1)).toBe("answer: Proceed? → yes");
   });
+
+  it("after a Loom restart the thread's next session resumes its Cursor agent with Loom's MCP server (no recap)", async () => {
+    const launched = await loom.launch({ message: "remember PLUM-42", title: "cursor memory", target: { providerInstanceId: "cursor" } });
+    expect((await loom.waitForEnd(launched.runId!, 20_000)).status).toBe("completed");
+    expect(fake.created).toHaveLength(1);
+
+    loom = await loom.restart();
+    const sent = await loom.owner.ok<{ runId: string }>("t3_thread_send", { threadId: launched.threadId, message: "recall it" });
+    expect((await loom.waitForEnd(sent.runId, 20_000)).status, dump(loom, launched.threadId)).toBe("completed");
+    // The same agent continued: no second Agent.create, and the message went without a recap.
+    expect(fake.created).toHaveLength(1);
+    expect(fake.resumed.map((entry) => entry.agentId)).toEqual(["agent-1"]);
+    expect(fake.resumed[0]?.options?.mcpServers?.["t3-code"]).toMatchObject({ type: "http", headers: { Authorization: expect.stringMatching(/^Bearer \S+$/) } });
+    expect(fake.sends.at(-1)?.text).toBe("recall it");
+    expect(fake.sends.at(-1)?.options?.mcpServers).toEqual(fake.resumed[0]?.options?.mcpServers);
+    expect(loom.assistantTexts(launched.threadId, sent.runId).at(-1)).toBe("recall: remember PLUM-42");
+  });
 });

@@ -13,8 +13,9 @@ import { CursorSession } from "./session.js";
 /**
  * The `cursor` driver: Cursor's agent through @cursor/sdk's local agent API
  * (docs/providers/cursor.md). Each Loom provider session is one local agent
- * in the thread's working directory; Loom's MCP endpoint is the http MCP
- * server `t3-code`, passed on create and on every send. The agent's model
+ * in the thread's working directory (a later session of the thread resumes
+ * it); Loom's MCP endpoint is the http MCP server `t3-code`, passed on
+ * create, on resume and on every send. The agent's model
  * runs on Cursor's backend, so it needs a Cursor credential and network.
  */
 
@@ -74,7 +75,7 @@ export function createCursorDriver(deps: CursorDriverDeps = {}): ProviderDriver 
         log,
         secrets: [...(input.mcp === null ? [] : [input.mcp.token]), ...(apiKey === null ? [] : [apiKey])],
       });
-      await session.open(input.signal);
+      await session.open(input.signal, input.resume?.nativeThreadId ?? null);
       return session;
     },
   };

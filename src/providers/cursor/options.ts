@@ -50,16 +50,16 @@ export const DEFAULT_CURSOR_MODELS: readonly string[] = ["composer-2"];
  * back, it is sent as a follow-up inside the same Loom turn) and stops with
  * `run.cancel`. The SDK offers no approval callback for local agents, so
  * Cursor runs one runtime mode, full-access; a narrower mode runs it
- * read-only (docs/providers/cursor.md). Agents are persisted by the SDK, but
- * the adapter contract has no way to name one to resume, so resume and fork
- * stay off.
+ * read-only (docs/providers/cursor.md). The SDK keeps its local agents, so a
+ * thread's later session resumes its agent (`Agent.resume`); there is no
+ * native fork (forks use Loom's portable context).
  */
 export const DEFAULT_CURSOR_CAPABILITIES: ProviderCapabilities = {
   steering: true,
   interrupt: true,
   restart: true,
   fork: false,
-  resume: false,
+  resume: true,
   runtimeModes: ["full-access"],
   models: DEFAULT_CURSOR_MODELS,
   mcpTransport: "http",

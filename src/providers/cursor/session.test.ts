@@ -16,7 +16,7 @@ const TOKEN = "tok_cursor_test_0123456789";
 const KEY = "key_cursor_test_0123456789";
 const instance = (options: Record<string, unknown> = {}): ProviderInstanceConfig => ({ id: "cursor", driver: "cursor", enabled: true, displayName: null, models: ["gpt-x"], options });
 
-async function open(fake: FakeCursor, runtimeMode: "full-access" | "approval-required" = "full-access", lines: string[] = []) {
+async function open(fake: FakeCursor, runtimeMode: "full-access" | "approval-required" = "full-access", lines: string[] = [], resume: string | null = null) {
   const recorder = new ProviderEventRecorder();
   const driver = createCursorDriver({ loadSdk: () => Promise.resolve(fake.sdk), processEnv: { CURSOR_API_KEY: KEY }, log: (line) => lines.push(line) });
   const session = await driver.openSession({
@@ -29,6 +29,7 @@ async function open(fake: FakeCursor, runtimeMode: "full-access" | "approval-req
     model: null,
     mcp: { url: "http://127.0.0.1:7/mcp", token: TOKEN },
     onEvent: recorder.onEvent,
+    resume: resume === null ? null : { nativeThreadId: resume },
   });
   return { session, recorder };
 }
@@ -51,6 +52,38 @@ describe("cursor session (fake SDK boundary)", () => {
     expect(recorder.ofRun("r1")[0]).toEqual({ type: "turn.started", runId: "r1", nativeThreadId: "agent-1", nativeTurnId: "run-1" });
     expect(recorder.ofRun("r1").find((e) => e.type === "usage")).toEqual({ type: "usage", runId: "r1", inputTokens: 14, outputTokens: 2, cachedInputTokens: 4 });
     await session.stop();
+  });
+
+  it("a later session resumes the thread's agent with Loom's MCP server on Agent.resume; an agent that is gone gets a new one", async () => {
+    const fake = fakeCursorSdk();
+    const first = await open(fake);
+    await first.session.startTurn({ runId: "r1", input: "remember PLUM-42" });
+    await first.recorder.turnEnd("r1");
+    const agentId = first.recorder.ofRun("r1").find((e) => e.type === "turn.started");
+    expect(agentId).toMatchObject({ nativeThreadId: "agent-1" });
+    await first.session.stop();
+
+    const lines: string[] = [];
+    const second = await open(fake, "full-access", lines, "agent-1");
+    expect(second.session.resumed).toBe(true);
+    const mcp = { "t3-code": { type: "http", url: "http://127.0.0.1:7/mcp", headers: { Authorization: `Bearer ${TOKEN}` } } };
+    expect(fake.resumed).toEqual([{ agentId: "agent-1", options: expect.objectContaining({ apiKey: KEY, mcpServers: mcp, local: expect.objectContaining({ cwd: "/work" }) }) }]);
+    expect(Object.keys(fake.resumed[0]?.options?.local?.customTools ?? {})).toEqual(["loom_ask_user"]);
+    expect(fake.created).toHaveLength(1);
+    expect(lines[0]).toMatch(/^cursor: Agent\.resume agent-1 /);
+    expect(lines.join("\n")).not.toContain(TOKEN);
+    expect(lines.join("\n")).not.toContain(KEY);
+    await second.session.startTurn({ runId: "r2", input: "recall" });
+    await second.recorder.turnEnd("r2");
+    expect(second.recorder.ofRun("r2")).toContainEqual(expect.objectContaining({ item: { kind: "assistant_message", text: "recall: remember PLUM-42" } }));
+    expect(fake.sends.at(-1)).toEqual({ text: "recall", options: { mode: "plan", mcpServers: mcp } });
+    await second.session.stop();
+
+    const gone = await open(fake, "full-access", lines, "agent-9");
+    expect(gone.session.resumed).toBe(false);
+    expect(fake.created).toHaveLength(2);
+    expect(lines.join("\n")).toContain("cursor: agent agent-9 could not be resumed (Agent agent-9 not found); a new agent starts");
+    await gone.session.stop();
   });
 
   it("a steer the SDK hands back is sent as a follow-up in the same Loom turn", async () => {

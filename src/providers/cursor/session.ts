@@ -8,16 +8,20 @@ import { CursorQuestions, QUESTION_TOOL } from "./questions.js";
 
 /**
  * One Loom provider session on the Cursor SDK (the lifecycle concern): one
- * local agent (`Agent.create`); each Loom run is one `agent.send` and the
+ * local agent (`Agent.create`, or `Agent.resume` of the agent an earlier
+ * session of the thread ran, which the SDK keeps); each Loom run is one `agent.send` and the
  * run's stream. A steer goes to `run.steer`; when the SDK hands it back
  * ("revert_to_followup", or a run without steer), it is sent as the next
  * `send` of the same Loom turn, so the input still lands in this run. An
  * interrupt is `run.cancel`. Exactly one turn.completed per turn.
  */
 
-/** The part of the SDK the session uses (its public `Agent.create`); tests pass a fake built from the published types. */
+/** The part of the SDK the session uses (its public `Agent.create` and `Agent.resume`); tests pass a fake built from the published types. */
 export interface CursorSdk {
-  readonly Agent: { create(options: AgentOptions): Promise<SDKAgent> };
+  readonly Agent: {
+    create(options: AgentOptions): Promise<SDKAgent>;
+    resume(agentId: string, options?: Partial<AgentOptions>): Promise<SDKAgent>;
+  };
 }
 
 export interface CursorSessionInput {
@@ -50,6 +54,7 @@ export class CursorSession implements ProviderSessionRuntime {
   private readonly questions: CursorQuestions;
   private active: ActiveTurn | null = null;
   private closed = false;
+  private resumedAgent = false;
 
   constructor(private readonly input: CursorSessionInput) {
     this.mapper = new CursorEventMapper(input.cwd);
@@ -63,22 +68,51 @@ export class CursorSession implements ProviderSessionRuntime {
     });
   }
 
-  async open(signal?: AbortSignal): Promise<void> {
+  /**
+   * Create the local agent, or resume `resumeAgentId` (the agent an earlier
+   * Loom session of the thread ran) with the same options, Loom's MCP server
+   * included: the SDK does not keep MCP servers or custom tools on the agent.
+   * An agent that cannot be resumed is logged and a new one is created
+   * (`resumed` stays false; Loom then gives the first turn a recap). Rejects
+   * with ProviderError.
+   */
+  async open(signal?: AbortSignal, resumeAgentId: string | null = null): Promise<void> {
     const options = this.input.createOptions({ [QUESTION_TOOL]: this.questions.tool() });
-    this.input.log(`cursor: Agent.create ${JSON.stringify(describeAgentOptions(options))}`);
-    let timer: NodeJS.Timeout | undefined;
     try {
       signal?.throwIfAborted();
-      this.agent = await Promise.race([
-        this.input.sdk.Agent.create(options),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`Agent.create did not answer within ${this.input.startupTimeoutMs} ms`)), this.input.startupTimeoutMs);
-        }),
-      ]);
+      if (resumeAgentId !== null) {
+        this.input.log(`cursor: Agent.resume ${resumeAgentId} ${JSON.stringify(describeAgentOptions(options))}`);
+        try {
+          this.agent = await this.withTimeout(this.input.sdk.Agent.resume(resumeAgentId, options), "Agent.resume");
+          this.resumedAgent = true;
+          return;
+        } catch (error) {
+          if (signal?.aborted === true || isAuthError(error)) throw error;
+          this.input.log(`cursor: agent ${resumeAgentId} could not be resumed (${this.scrub(messageOf(error))}); a new agent starts`);
+        }
+      }
+      this.input.log(`cursor: Agent.create ${JSON.stringify(describeAgentOptions(options))}`);
+      this.agent = await this.withTimeout(this.input.sdk.Agent.create(options), "Agent.create");
     } catch (error) {
       if (signal?.aborted === true) throw new ProviderError(ProviderErrorCode.aborted, "opening the cursor session was aborted", { cause: error });
-      const auth = (error as { name?: unknown }).name === "AuthenticationError";
-      throw new ProviderError(auth ? ProviderErrorCode.notAuthenticated : ProviderErrorCode.startFailed, `the Cursor agent did not start: ${this.scrub(messageOf(error))}`, { cause: error });
+      throw new ProviderError(isAuthError(error) ? ProviderErrorCode.notAuthenticated : ProviderErrorCode.startFailed, `the Cursor agent did not start: ${this.scrub(messageOf(error))}`, { cause: error });
+    }
+  }
+
+  /** Whether open() resumed the agent it was asked to. */
+  get resumed(): boolean {
+    return this.resumedAgent;
+  }
+
+  private async withTimeout<T>(pending: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        pending,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`${what} did not answer within ${this.input.startupTimeoutMs} ms`)), this.input.startupTimeoutMs);
+        }),
+      ]);
     } finally {
       clearTimeout(timer);
     }
@@ -228,6 +262,11 @@ export class CursorSession implements ProviderSessionRuntime {
     for (const secret of this.input.secrets) if (secret.length >= 6) out = out.replaceAll(secret, "[redacted]");
     return out;
   }
+}
+
+/** The SDK's AuthenticationError: a missing or rejected credential. */
+function isAuthError(error: unknown): boolean {
+  return (error as { name?: unknown } | null)?.name === "AuthenticationError";
 }
 
 function messageOf(error: unknown): string {

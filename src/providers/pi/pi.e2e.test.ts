@@ -18,6 +18,8 @@ import { EXTENSION_FILE } from "./extensionFile.js";
 
 const TURN_MS = 90_000;
 const MODEL = "loom/scripted";
+/** Longer than the 60-second request timeout of Pi's native MCP, which Loom's bridge avoids (spec 000, "Pi V2"). */
+const LONG_WAIT_MS = 65_000;
 
 let model: ModelServer;
 let harness: LoomHarness;
@@ -30,6 +32,8 @@ beforeEach(async () => {
         { id: "pi", driver: "pi", models: [MODEL], options: { modelProvider: { id: "loom", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } } },
         { id: "scripted", driver: "scripted" },
       ],
+      // Above the default 30 s cap, so one wait can outlast the 60 s a native MCP client of Pi's would allow.
+      waits: { maxWaitMs: LONG_WAIT_MS * 2 },
     },
   });
 });
@@ -45,6 +49,10 @@ function itemsOfRun(threadId: string, runId: string): TurnItem[] {
 
 function dump(threadId: string): string {
   return JSON.stringify({ runs: harness.runs(threadId), items: harness.items(threadId), requests: model.requests.map((r) => [r.api, r.ruleIndex, r.reply]) }, null, 2);
+}
+
+function extension(): string {
+  return readFileSync(join(harness.server.stateDir.root, "cache", "pi", EXTENSION_FILE), "utf8");
 }
 
 describe("pi driver end to end", () => {
@@ -73,11 +81,13 @@ describe("pi driver end to end", () => {
       // Pi saw Loom's tools under mcp__t3-code__ and Loom's instructions in the first turn.
       const first = model.requests.find((request) => request.ruleIndex === 0)!;
       expect(first.normalized?.tools).toContain("mcp__t3-code__delegate_task");
+      // The hidden mcp__t3_code__ aliases are registered but never offered to the model.
+      expect(model.requests.flatMap((request) => request.normalized?.tools ?? []).filter((name) => name.startsWith("mcp__t3_code__"))).toEqual([]);
+      expect(extension()).toContain("mcp__t3_code__");
       expect(JSON.stringify(first.body)).toContain("delegate_task runs a task");
       // The extension lives in the state dir's cache and holds no secret.
-      const extension = readFileSync(join(harness.server.stateDir.root, "cache", "pi", EXTENSION_FILE), "utf8");
-      expect(extension).toContain("mcp__t3-code__");
-      expect(extension).not.toMatch(/Bearer [A-Za-z0-9_-]{20,}/);
+      expect(extension()).toContain("mcp__t3-code__");
+      expect(extension()).not.toMatch(/Bearer [A-Za-z0-9_-]{20,}/);
     },
     TURN_MS + 30_000,
   );
@@ -124,6 +134,29 @@ describe("pi driver end to end", () => {
       expect(() => readFileSync(join(harness.dir, "hi.txt"))).toThrow();
     },
     TURN_MS + 30_000,
+  );
+
+  it(
+    "a Loom tool call longer than 60 seconds completes inside Pi: the bridge sets no tool timeout",
+    async () => {
+      const busy = await harness.createThread({ title: "busy", prompt: script({ sleep: LONG_WAIT_MS * 3 }), target: { providerInstanceId: "scripted" } });
+      await harness.waitForRun(busy.runId!, "running");
+      model.setRules([
+        { when: { lastIsToolResult: false, lastUserIncludes: "Wait long" }, reply: { toolCall: { tool: "t3_thread_wait", arguments: { threadId: busy.threadId, timeoutMs: LONG_WAIT_MS } } }, times: 1 },
+        { when: { lastIsToolResult: true }, reply: { text: "waited: {{lastToolResult}}" } },
+      ]);
+      const started = Date.now();
+      const launched = await harness.launch({ message: "Wait long for the busy thread.", title: "pi long wait", target: { providerInstanceId: "pi" } });
+      const run = await harness.waitForEnd(launched.runId!, LONG_WAIT_MS + TURN_MS);
+      expect(run.status, dump(launched.threadId)).toBe("completed");
+      // The wait ran its full length (Loom's own timeout), not cut off by a tool timeout in Pi or the bridge.
+      expect(Date.now() - started, JSON.stringify(itemsOfRun(launched.threadId, launched.runId!))).toBeGreaterThanOrEqual(LONG_WAIT_MS);
+      const call = itemsOfRun(launched.threadId, launched.runId!).find((item) => item.type === "dynamic_tool");
+      expect(call, dump(launched.threadId)).toMatchObject({ type: "dynamic_tool", toolName: "mcp__t3-code__t3_thread_wait", status: "completed" });
+      expect(harness.assistantTexts(launched.threadId, launched.runId!).at(-1)).toMatch(/^waited: .*"waitTimedOut":\s*true/s);
+      expect(harness.run(busy.runId!).status).toBe("running");
+    },
+    LONG_WAIT_MS + TURN_MS * 2,
   );
 
   it(

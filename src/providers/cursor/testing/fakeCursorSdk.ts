@@ -2,15 +2,19 @@ import type { AgentOptions, Run, RunResult, RunStatus, SDKAgent, SDKMessage, Sen
 import type { CursorSdk } from "../session.js";
 
 /**
- * A fake of @cursor/sdk's public interface (`Agent.create`, `SDKAgent`,
- * `Run`), built from the SDK's published types. Cursor's agent calls
- * Cursor's backend, so it cannot run offline: this SDK boundary is the fake
- * DESIGN §6 allows for it. The message text decides what a run does:
+ * A fake of @cursor/sdk's public interface (`Agent.create`, `Agent.resume`,
+ * `SDKAgent`, `Run`), built from the SDK's published types. Cursor's agent
+ * calls Cursor's backend, so it cannot run offline: this SDK boundary is the
+ * fake DESIGN §6 allows for it. Like the SDK's local store, it keeps every
+ * agent it created (and what was sent to it), so `Agent.resume` of a known
+ * id continues that agent; an unknown id is rejected. The message text
+ * decides what a run does:
  *
- *   "hang"  runs until steered or cancelled; a steer is delivered and answered "steered: <text>"
- *   "ask"   calls the custom tool loom_ask_user, then answers "answer: <tool result>"
- *   "fail"  ends with status "error"
- *   else    answers "echo: <text>", reports usage, finishes
+ *   "hang"    runs until steered or cancelled; a steer is delivered and answered "steered: <text>"
+ *   "ask"     calls the custom tool loom_ask_user, then answers "answer: <tool result>"
+ *   "fail"    ends with status "error"
+ *   "recall"  answers "recall: " and the agent's earlier messages, joined by " | "
+ *   else      answers "echo: <text>", reports usage, finishes
  *
  * `steerOutcome` makes steer hand the text back ("revert_to_followup").
  */
@@ -19,6 +23,8 @@ export interface FakeCursor {
   readonly sdk: CursorSdk;
   /** What Agent.create and every send received (tokens included: tests check them). */
   readonly created: AgentOptions[];
+  /** What Agent.resume received. */
+  readonly resumed: { agentId: string; options: Partial<AgentOptions> | undefined }[];
   readonly sends: { text: string; options: SendOptions | undefined }[];
   readonly steers: string[];
   readonly cancels: number[];
@@ -118,8 +124,37 @@ function assistant(agentId: string, runId: string, text: string): SDKMessage {
 
 export function fakeCursorSdk(): FakeCursor {
   let agents = 0;
+  /** The messages each agent was sent, by agent id: the fake's store. */
+  const history = new Map<string, string[]>();
+  const runsOf = new Map<string, number>();
+
+  function handle(agentId: string, options: Partial<AgentOptions>): SDKAgent {
+    return {
+      agentId,
+      model: options.model,
+      send: (message, sendOptions) => {
+        const text = typeof message === "string" ? message : message.text;
+        fake.sends.push({ text, options: sendOptions });
+        const earlier = [...(history.get(agentId) ?? [])];
+        history.get(agentId)?.push(text);
+        const count = (runsOf.get(agentId) ?? 0) + 1;
+        runsOf.set(agentId, count);
+        const run = new FakeRun(`run-${count}`, agentId, fake);
+        queueMicrotask(() => void play(run, text, options, earlier));
+        return Promise.resolve(run);
+      },
+      close: () => undefined,
+      reload: () => Promise.resolve(),
+      [Symbol.asyncDispose]: () => Promise.resolve(),
+      listArtifacts: () => Promise.resolve([]),
+      downloadArtifact: () => Promise.reject(new Error("not part of the fake")),
+      getUsage: () => Promise.reject(new Error("not part of the fake")),
+    };
+  }
+
   const fake: FakeCursor = {
     created: [],
+    resumed: [],
     sends: [],
     steers: [],
     cancels: [],
@@ -131,25 +166,14 @@ export function fakeCursorSdk(): FakeCursor {
           fake.created.push(options);
           if (fake.failCreate !== null) return Promise.reject(fake.failCreate);
           const agentId = `agent-${++agents}`;
-          let runs = 0;
-          const agent: SDKAgent = {
-            agentId,
-            model: options.model,
-            send: (message, sendOptions) => {
-              const text = typeof message === "string" ? message : message.text;
-              fake.sends.push({ text, options: sendOptions });
-              const run = new FakeRun(`run-${++runs}`, agentId, fake);
-              queueMicrotask(() => void play(run, text, options));
-              return Promise.resolve(run);
-            },
-            close: () => undefined,
-            reload: () => Promise.resolve(),
-            [Symbol.asyncDispose]: () => Promise.resolve(),
-            listArtifacts: () => Promise.resolve([]),
-            downloadArtifact: () => Promise.reject(new Error("not part of the fake")),
-            getUsage: () => Promise.reject(new Error("not part of the fake")),
-          };
-          return Promise.resolve(agent);
+          history.set(agentId, []);
+          return Promise.resolve(handle(agentId, options));
+        },
+        resume: (agentId: string, options?: Partial<AgentOptions>): Promise<SDKAgent> => {
+          fake.resumed.push({ agentId, options });
+          if (fake.failCreate !== null) return Promise.reject(fake.failCreate);
+          if (!history.has(agentId)) return Promise.reject(new Error(`Agent ${agentId} not found`));
+          return Promise.resolve(handle(agentId, options ?? {}));
         },
       },
     },
@@ -157,10 +181,14 @@ export function fakeCursorSdk(): FakeCursor {
   return fake;
 }
 
-async function play(run: FakeRun, text: string, options: AgentOptions): Promise<void> {
+async function play(run: FakeRun, text: string, options: Partial<AgentOptions>, earlier: readonly string[]): Promise<void> {
   run.push({ type: "status", agent_id: run.agentId, run_id: run.id, status: "RUNNING" });
   if (text === "hang") return;
   if (text === "fail") return run.finish("error", "model unavailable");
+  if (text.includes("recall")) {
+    run.push(assistant(run.agentId, run.id, `recall: ${earlier.join(" | ")}`));
+    return run.finish("finished");
+  }
   if (text === "ask") {
     const tool = options.local?.customTools?.loom_ask_user;
     if (tool === undefined) return run.finish("error", "no loom_ask_user tool");

@@ -46,19 +46,26 @@ afterEach(async () => {
   await harness.close();
   delete process.env.T3_MCP_URL;
   delete process.env.T3_PI_APPROVAL;
+  delete process.env.T3_PI_READ_ONLY;
 });
 
-async function load(env: Record<string, string>): Promise<{ tools: Map<string, RegisteredTool>; handlers: Map<string, (event: unknown, ctx: unknown) => unknown> }> {
+const BUILT_IN = ["read", "bash", "edit", "write"];
+
+/** Loads the extension against a recorder of the ExtensionAPI; like Pi, every registered tool starts active beside the built-in ones. */
+async function load(env: Record<string, string>): Promise<{ tools: Map<string, RegisteredTool>; handlers: Map<string, (event: unknown, ctx: unknown) => unknown>; active: () => string[] }> {
   Object.assign(process.env, env);
   const tools = new Map<string, RegisteredTool>();
   const handlers = new Map<string, (event: unknown, ctx: unknown) => unknown>();
+  let active: string[] | null = null;
+  const current = (): string[] => active ?? [...BUILT_IN, ...tools.keys()];
   const api = {
     registerTool: (tool: RegisteredTool) => tools.set(tool.name, tool),
     on: (event: string, handler: (event: unknown, ctx: unknown) => unknown) => handlers.set(event, handler),
-    setActiveTools: () => undefined,
+    getActiveTools: current,
+    setActiveTools: (names: string[]) => (active = [...names]),
   };
   await loomPiBridge(api as unknown as ExtensionAPI);
-  return { tools, handlers };
+  return { tools, handlers, active: current };
 }
 
 describe("Loom's Pi extension", () => {
@@ -66,7 +73,7 @@ describe("Loom's Pi extension", () => {
     const { tools } = await load({ T3_MCP_URL: proxyUrl, T3_MCP_BEARER_TOKEN: harness.ownerToken });
     expect(process.env.T3_MCP_BEARER_TOKEN).toBeUndefined();
     expect([...tools.keys()]).toContain("mcp__t3-code__delegate_task");
-    expect([...tools.keys()].every((name) => name.startsWith("mcp__t3-code__"))).toBe(true);
+    expect([...tools.keys()].every((name) => name.startsWith("mcp__t3-code__") || name.startsWith("mcp__t3_code__"))).toBe(true);
     expect(tools.get("mcp__t3-code__t3_thread_list")?.parameters).toMatchObject({ type: "object" });
 
     const result = await tools.get("mcp__t3-code__t3_thread_list")!.execute("c1", {}, undefined, undefined);
@@ -80,6 +87,28 @@ describe("Loom's Pi extension", () => {
       expect(request.headers["mcp-session-id"]).toMatch(/\S/);
       expect(request.headers.authorization).toBe(`Bearer ${harness.ownerToken}`);
     }
+  });
+
+  it("each tool has a hidden mcp__t3_code__ alias: registered, calling the same tool, and out of the active tools from session start on", async () => {
+    const { tools, handlers, active } = await load({ T3_MCP_URL: proxyUrl, T3_MCP_BEARER_TOKEN: harness.ownerToken });
+    const publicNames = [...tools.keys()].filter((name) => name.startsWith("mcp__t3-code__"));
+    const aliasNames = [...tools.keys()].filter((name) => name.startsWith("mcp__t3_code__"));
+    expect(publicNames.length).toBeGreaterThan(3);
+    expect(aliasNames.sort()).toEqual(publicNames.map((name) => name.replace("mcp__t3-code__", "mcp__t3_code__")).sort());
+    const alias = await tools.get("mcp__t3_code__t3_thread_list")!.execute("c1", {}, undefined, undefined);
+    expect(JSON.parse(alias.content[0]!.text)).toMatchObject({ threads: [], total: 0 });
+
+    await handlers.get("session_start")!({ type: "session_start", reason: "startup" }, {});
+    expect(active().sort()).toEqual([...BUILT_IN, ...publicNames].sort());
+  });
+
+  it("plan mode (T3_PI_READ_ONLY) leaves only the read-only built-ins and the public names active", async () => {
+    process.env.T3_PI_READ_ONLY = "1";
+    const { handlers, active } = await load({ T3_MCP_URL: proxyUrl, T3_MCP_BEARER_TOKEN: harness.ownerToken });
+    await handlers.get("session_start")!({ type: "session_start", reason: "startup" }, {});
+    expect(active().filter((name) => !name.startsWith("mcp__"))).toEqual(["read", "grep", "find", "ls"]);
+    expect(active().some((name) => name.startsWith("mcp__t3_code__"))).toBe(false);
+    expect(active()).toContain("mcp__t3-code__delegate_task");
   });
 
   it("a long wait reports Loom's progress, and Pi's abort signal ends the call", async () => {

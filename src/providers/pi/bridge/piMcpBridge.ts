@@ -13,7 +13,9 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
  *   never inherit it). Follow-up requests carry `mcp-protocol-version`.
  *   Calls have no timeout of their own: Loom caps its waits and sends
  *   progress, and Pi's cancellation (the tool's AbortSignal) ends the call.
- *   Pi 0.73 cannot hide a tool, so no `mcp__t3_code__` aliases are added.
+ *   Each tool also gets a hidden alias `mcp__t3_code__<tool>`: registered
+ *   (so the normalized name is taken) but kept out of Pi's active tools at
+ *   session start, so the model is offered only the public names.
  * - Approvals: tools named in T3_PI_APPROVAL (bash, edit, write) ask first
  *   through `ctx.ui.confirm`, which Pi's RPC mode hands to Loom; the title
  *   starts with `[loom:command]` or `[loom:file-change]`.
@@ -26,6 +28,8 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 
 const PROTOCOL_VERSION = "2025-06-18";
 const TOOL_PREFIX = "mcp__t3-code__";
+/** The normalized namespace, reserved by hidden aliases. */
+const ALIAS_PREFIX = "mcp__t3_code__";
 const READ_ONLY_TOOLS = ["read", "grep", "find", "ls"];
 
 interface JsonRpcMessage {
@@ -206,6 +210,7 @@ export default async function loomPiBridge(pi: ExtensionAPI): Promise<void> {
   }
 
   const names: string[] = [];
+  const aliases = new Set<string>();
   if (url !== undefined && url !== "" && token !== undefined && token !== "") {
     const client = new LoomMcpClient(url, token);
     let tools: McpTool[] = [];
@@ -217,26 +222,30 @@ export default async function loomPiBridge(pi: ExtensionAPI): Promise<void> {
     for (const tool of tools) {
       const name = `${TOOL_PREFIX}${tool.name}`;
       names.push(name);
-      pi.registerTool({
-        name,
-        label: tool.name,
-        description: tool.description ?? tool.name,
-        parameters: (tool.inputSchema ?? { type: "object", properties: {} }),
-        async execute(_toolCallId, params, signal, onUpdate) {
-          const result = await client.callTool(tool.name, params as Record<string, unknown>, signal, (message) => onUpdate?.({ content: [{ type: "text", text: message }], details: {} }));
-          const text = resultText(result);
-          if (result.isError === true) throw new Error(text);
-          return { content: [{ type: "text", text }], details: result.structuredContent ?? {} };
-        },
-      });
+      const alias = `${ALIAS_PREFIX}${tool.name}`;
+      aliases.add(alias);
+      for (const registered of [name, alias]) {
+        pi.registerTool({
+          name: registered,
+          label: tool.name,
+          description: tool.description ?? tool.name,
+          parameters: (tool.inputSchema ?? { type: "object", properties: {} }),
+          async execute(_toolCallId, params, signal, onUpdate) {
+            const result = await client.callTool(tool.name, params as Record<string, unknown>, signal, (message) => onUpdate?.({ content: [{ type: "text", text: message }], details: {} }));
+            const text = resultText(result);
+            if (result.isError === true) throw new Error(text);
+            return { content: [{ type: "text", text }], details: result.structuredContent ?? {} };
+          },
+        });
+      }
     }
   }
 
-  if (readOnly) {
-    pi.on("session_start", () => {
-      pi.setActiveTools([...READ_ONLY_TOOLS, ...names]);
-    });
-  }
+  // Pi activates every registered tool: the aliases are taken out again before the first turn.
+  pi.on("session_start", () => {
+    if (readOnly) pi.setActiveTools([...READ_ONLY_TOOLS, ...names]);
+    else if (aliases.size > 0) pi.setActiveTools(pi.getActiveTools().filter((name) => !aliases.has(name)));
+  });
 
   if (instructions !== undefined && instructions !== "") {
     // In the system prompt of every turn (the first included): a stable prefix keeps the model's prompt cache warm.
