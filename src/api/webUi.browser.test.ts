@@ -219,6 +219,8 @@ describe("the web UI in chromium", () => {
     const childId = await childRow.getAttribute("data-thread-id");
     expect(childId).toMatch(/^thread:/);
     await childRow.locator(".badge-waiting-input").waitFor({ timeout: WAIT });
+    // The parent's own turn is over while its child still works: it waits on children.
+    await page.locator(`.tree-row[data-thread-id="${parentId}"] .badge-waiting-children`).waitFor({ timeout: WAIT });
     // Collapsing the parent keeps a roll-up of what it hides.
     await page.locator(`.tree-row[data-thread-id="${parentId}"] .twisty`).click();
     await page.locator(".rollup", { hasText: "1 needs you" }).waitFor();
@@ -241,6 +243,20 @@ describe("the web UI in chromium", () => {
     await page.waitForURL(`**/t/${encodeURIComponent(parentId)}`);
     await item("subagent", "Painting it now.").waitFor({ timeout: WAIT });
   }, 90_000);
+
+  it("shows a parent blocked in a delegate_task wait as waiting on children, and running again once the child's result is back", async () => {
+    const child = script({ sleep: 2_500 }, { say: "Measured twice." });
+    const parentId = await launch(script({ call: "delegate_task", args: { task: child, title: "Measure", mode: "wait" }, as: "d" }, { say: "Back from the child: {{d.status}}." }), {
+      title: "Parent that waits",
+    });
+    const parentRow = page.locator(`.tree-row[data-thread-id="${parentId}"]`);
+    await parentRow.locator(".badge-waiting-children").waitFor({ timeout: WAIT });
+    await page.locator(".thread-meta .badge-waiting-children").waitFor({ timeout: WAIT });
+    await shot("waiting-on-children");
+    await item("assistant_message", "Back from the child: completed.").waitFor({ timeout: WAIT });
+    await parentRow.locator(".badge-done").waitFor({ timeout: WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
+  }, 60_000);
 
   it("shows every provider with its availability and the reason when unavailable, and pickers that follow the capability records", async () => {
     await page.getByRole("button", { name: "New thread" }).click();

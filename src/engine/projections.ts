@@ -3,7 +3,7 @@ import type { AppThread } from "../contracts/thread.js";
 import type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 import type { OrchestrationState } from "../core/state.js";
 import { ALL_PROJECTS, type ThreadIndex, ThreadListKind } from "./threadIndex.js";
-import { latestRunOf } from "./queries.js";
+import { isInRecordedWait, latestRunOf } from "./queries.js";
 
 export type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 
@@ -111,7 +111,7 @@ export function shellSnapshotPage(state: OrchestrationState, index: ThreadIndex,
 }
 
 /** A thread's shell row; `latestRun` gives its badge and, with the thread, whether it is unread. */
-export function toShell(thread: AppThread, latestRun: Pick<Run, "status" | "updatedAt"> | null = null): ThreadShell {
+export function toShell(thread: AppThread, latestRun: Pick<Run, "status" | "updatedAt"> | null = null, inWait = false): ThreadShell {
   return {
     id: thread.id,
     projectId: thread.projectId,
@@ -130,6 +130,7 @@ export function toShell(thread: AppThread, latestRun: Pick<Run, "status" | "upda
     unread: isUnread(thread, latestRun),
     pullRequests: thread.pullRequests,
     runStatus: latestRun?.status ?? null,
+    inWait,
     createdAt: thread.createdAt,
     updatedAt: thread.updatedAt,
   };
@@ -166,7 +167,7 @@ export function shellRowOf(state: OrchestrationState, thread: AppThread, options
   if (options.archivedOnly === true ? !archived : archived && options.includeArchived !== true) return null;
   const latestRun = latestRunOf(state, thread.id);
   if (options.omitIdleSubagents === true && thread.lineage.relation === "subagent" && (latestRun === null || isTerminalRunStatus(latestRun.status))) return null;
-  return toShell(thread, latestRun);
+  return toShell(thread, latestRun, isInRecordedWait(state, thread.id));
 }
 
 export function shellSnapshot(state: OrchestrationState, options: ShellOptions): ShellSnapshot {

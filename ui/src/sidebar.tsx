@@ -5,7 +5,7 @@ import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import { dispatch, errorText } from "./api.js";
 import { movePinned, pinnedOrder, stepPinned } from "./pinOrder.js";
 import { SearchResults } from "./searchResults.js";
-import { BADGE_LABEL, type BadgeKind, badgeOf, isLive, needsYou } from "./status.js";
+import { BADGE_LABEL, type BadgeKind, badgeOf, isLive, needsYou, withWorkingChildren } from "./status.js";
 
 interface TreeNode {
   readonly row: ThreadShell;
@@ -74,7 +74,7 @@ function Row({ node, depth, selected, cursor, open, pins }: { node: TreeNode; de
   const [dropAt, setDropAt] = useState<"before" | "after" | null>(null);
   const { row } = node;
   const movable = pins !== null && row.pinnedRank !== null;
-  const badge = badgeOf(row);
+  const badge = withWorkingChildren(badgeOf(row), node.children.map((child) => badgeOf(child.row)));
   const summary = expanded ? "" : rollUp(node);
   return (
     <li>

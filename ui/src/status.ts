@@ -48,9 +48,16 @@ export function badgeOfRunStatus(status: RunStatus | null): BadgeKind {
   return status === null ? "idle" : BADGE_OF_RUN_STATUS[status];
 }
 
-export function badgeOf(row: Pick<ThreadShell, "runStatus" | "snoozedUntil">, now = Date.now()): BadgeKind {
+/** A thread's own badge: snoozed, else its latest run's status, where a running agent blocked in a wait for other threads waits on children. */
+export function badgeOf(row: Pick<ThreadShell, "runStatus" | "snoozedUntil" | "inWait">, now = Date.now()): BadgeKind {
   if (row.snoozedUntil !== null && Date.parse(row.snoozedUntil) > now) return "snoozed";
-  return badgeOfRunStatus(row.runStatus);
+  const badge = badgeOfRunStatus(row.runStatus);
+  return badge === "running" && row.inWait ? "waiting-children" : badge;
+}
+
+/** A thread whose own turn is over (or never began) while threads it started still work waits on them. */
+export function withWorkingChildren(badge: BadgeKind, childBadges: readonly BadgeKind[]): BadgeKind {
+  return (badge === "done" || badge === "idle") && childBadges.some(isLive) ? "waiting-children" : badge;
 }
 
 /** Badges that mean a person is needed. */

@@ -15,7 +15,7 @@ import { Badge } from "./sidebar.js";
 import { BudgetView } from "./budgetView.js";
 import { ThreadActions } from "./threadActions.js";
 import { ThreadSearch } from "./threadSearch.js";
-import { badgeOfRunStatus } from "./status.js";
+import { badgeOf, badgeOfRunStatus, withWorkingChildren } from "./status.js";
 import { useStore } from "./store.js";
 import type { ItemContext } from "./timelineItems.js";
 import { type JumpTarget, TimelineList } from "./timelineList.js";
@@ -98,6 +98,11 @@ export function ThreadView(props: {
   const itemStreams = new Set(state.items.flatMap((item) => (item.type === "command_execution" && item.outputStreamId !== null ? [item.outputStreamId] : [])));
   const pendingOutputs = [...state.outputs.values()].filter((o) => !itemStreams.has(o.outputStreamId));
   const chain = lineage(props.threads, threadId);
+  // The turn in flight's status; the shell row knows when that agent is blocked in a wait, and its children's rows whether they still work.
+  const runBadge = badgeOfRunStatus(latest?.status ?? null);
+  const ownBadge = runBadge === "running" && props.threads.get(threadId)?.inWait === true ? "waiting-children" : runBadge;
+  const childBadges = [...props.threads.values()].filter((other) => other.parentThreadId === threadId).map((other) => badgeOf(other));
+  const headBadge = withWorkingChildren(ownBadge, childBadges);
 
   return (
     <div className="thread-view">
@@ -114,7 +119,7 @@ export function ThreadView(props: {
         </nav>
         <h2>{thread.title || "(untitled)"}</h2>
         <div className="thread-meta">
-          <Badge kind={badgeOfRunStatus(latest?.status ?? null)} />
+          <Badge kind={headBadge} />
           <span className="pill">{thread.providerInstanceId ?? "no provider"}</span>
           {thread.modelSelection?.model ? <span className="pill">{thread.modelSelection.model}</span> : null}
           <span className="pill">{thread.runtimeMode}</span>

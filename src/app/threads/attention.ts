@@ -1,11 +1,13 @@
 import type { AppThread } from "../../contracts/thread.js";
 import type { OrchestrationState } from "../../core/state.js";
-import { activeRunOf, runsOf } from "../../engine/queries.js";
+import { runsOf } from "../../engine/queries.js";
 
 /**
  * What a thread's shell says about attention (spec 000, t3_thread_read): the
- * effective snooze and what the thread still waits on. All derived from
- * durable state, so every reader (and every server of a shared log) agrees.
+ * effective snooze and what the thread still waits on (whether its agent is
+ * blocked on other work is isBlockedOnThreadWait in src/engine/queries.ts,
+ * which the shell shows too). All derived from durable state, so every reader
+ * (and every server of a shared log) agrees.
  */
 
 /** The thread's runtime requests still waiting for an answer. */
@@ -37,29 +39,3 @@ export function pendingBackgroundTaskCount(state: OrchestrationState, thread: Ap
   return taskIds.size + held.length;
 }
 
-/** Background work whose end wakes the thread: unfinished tasks that will deliver to it, and awaited pending background tasks. */
-function awaitedBackgroundWork(state: OrchestrationState, thread: AppThread): boolean {
-  for (const task of state.tasks.values()) {
-    if (task.parentThreadId === thread.id && task.resultContextTransferId === null && task.wakePolicy !== "never" && task.completionDelivery !== "disposed") return true;
-  }
-  return thread.pendingBackgroundTasks.some((t) => t.awaited === true);
-}
-
-/**
- * blockedOnThreadWait: the thread's agent is blocked on other work. True
- * while its active run is inside a recorded wait (a t3_thread_wait or a
- * delegate_task wait: an open `tool_call` node on that run, see
- * src/core/run/waits.ts), or, once its turn is over and nothing is queued to
- * run, while it awaits background work that will wake it (an unfinished
- * delegated task that reports back to it, or a pending background task marked
- * awaited). A turn that is working on its own is not blocked.
- */
-export function isBlockedOnThreadWait(state: OrchestrationState, thread: AppThread): boolean {
-  const active = activeRunOf(state, thread.id);
-  if (active !== null) {
-    for (const nodeId of state.openWaits.get(thread.id) ?? []) if (state.nodes.get(nodeId)?.runId === active.id) return true;
-    return false;
-  }
-  if (thread.queuedRuns.some((queued) => !queued.held)) return false;
-  return awaitedBackgroundWork(state, thread);
-}

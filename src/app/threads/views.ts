@@ -1,11 +1,11 @@
 import type { Run } from "../../contracts/entities/runs.js";
 import type { AppThread } from "../../contracts/thread.js";
 import type { TurnItem } from "../../contracts/turnItems.js";
-import { activeRunOf, latestRunOf, runsOf } from "../../engine/queries.js";
+import { activeRunOf, isBlockedOnThreadWait, latestRunOf, runsOf } from "../../engine/queries.js";
 import type { OrchestrationState } from "../../core/state.js";
 import type { Timeline } from "../../engine/timeline.js";
 import type { ItemView, RunSummary, ThreadSummary } from "../../contracts/tools/toolOutputs.js";
-import { isBlockedOnThreadWait, isEffectivelySnoozed, pendingBackgroundTaskCount, pendingRequestCount } from "./attention.js";
+import { isEffectivelySnoozed, pendingBackgroundTaskCount, pendingRequestCount } from "./attention.js";
 
 /** The first `say` text anywhere in a parsed JSON document, depth first. */
 function firstSay(value: unknown): string | null {

@@ -37,6 +37,12 @@ export interface ThreadShell {
   readonly pullRequests: AppThread["pullRequests"];
   /** The status of the thread's latest run; null before its first run. */
   readonly runStatus: RunStatus | null;
+  /**
+   * Its active run is inside a recorded wait: its agent is blocked in a wait
+   * for another thread or a delegated task (delegate_task's wait,
+   * t3_thread_wait).
+   */
+  readonly inWait: boolean;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
