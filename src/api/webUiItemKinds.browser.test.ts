@@ -16,7 +16,9 @@ import { playRecordedThread, recordedProviderFacts, recordedTurns } from "../tes
  * request and the notification that tells the agent), launching a thread,
  * forking its own thread and switching its provider (thread created, fork,
  * handoff), an interrupt (its request and its result) and a Stop on a
- * provider that cannot interrupt (a system notice).
+ * provider that cannot interrupt (a system notice). A plan, file and web
+ * searches and a compaction, which no recorded transcript holds, are the
+ * scripted agent's `emit` step reporting those provider items.
  * Reasoning and a todo list come from the drivers' recorded real transcripts
  * (src/providers/claude/fixtures), played through Loom's engine into the
  * served state dir's event log before the server starts.
@@ -170,6 +172,41 @@ describe("turn item kinds in chromium", () => {
     expect(await result.locator(".pill").innerText()).toBe("interrupted");
     await page.locator(".thread-meta .badge-interrupted").waitFor({ timeout: UI_WAIT });
     expect(await item("assistant_message", "never said").count()).toBe(0);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("shows a plan's steps, a file search, a web search and a compaction the agent reported", async () => {
+    await launchFromUi(
+      page,
+      script(
+        { emit: { kind: "proposed_plan", title: "Release plan", markdown: "Ship **1.2**.", steps: [{ text: "Tag the release", status: "completed" }, { text: "Publish the notes", status: "pending" }] } },
+        { emit: { kind: "file_search", query: "TODO", matches: [{ path: "src/app.ts", line: 12, preview: "// TODO: retry" }], truncated: true } },
+        { emit: { kind: "web_search", query: "zod discriminated union", results: [{ title: "Zod docs", url: "https://zod.dev/api", snippet: "Unions of objects" }] } },
+        { emit: { kind: "compaction", trigger: "auto", tokensBefore: 120000, tokensAfter: 8000, summary: "Kept the release plan." } },
+        { say: "Reported." },
+      ),
+      { title: "Reporting agent" },
+    );
+    await item("assistant_message", "Reported.").waitFor({ timeout: UI_WAIT });
+    const plan = item("proposed_plan");
+    expect(await plan.locator(".item-title").innerText()).toBe("Release plan");
+    expect(await plan.locator("strong").innerText()).toBe("1.2");
+    expect(await plan.locator("ol.steps li").allInnerTexts()).toEqual(["Tag the release", "Publish the notes"]);
+    expect(await Promise.all((await plan.locator("ol.steps li").all()).map((step) => step.getAttribute("class")))).toEqual(["step-completed", "step-pending"]);
+    const files = item("file_search");
+    expect(await files.locator(".item-title").innerText()).toBe("File search: TODO");
+    expect((await files.locator("li").innerText()).trim()).toBe("src/app.ts:12 // TODO: retry");
+    expect(await files.locator(".muted").innerText()).toBe("more matches not shown");
+    const web = item("web_search");
+    expect(await web.locator(".item-title").innerText()).toBe("Web search: zod discriminated union");
+    expect(await web.getByRole("link", { name: "Zod docs" }).getAttribute("href")).toBe("https://zod.dev/api");
+    const compaction = item("compaction");
+    expect(await compaction.locator(".item-title").innerText()).toBe("Context compacted (auto, provider native)");
+    expect(await compaction.locator(".muted").first().innerText()).toBe("120000 → 8000 tokens");
+    await compaction.locator("summary", { hasText: "Summary" }).click();
+    await compaction.getByText("Kept the release plan.").waitFor({ state: "visible" });
+    await plan.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, "plan-searches.png") });
     expect(errors).toEqual([]);
   }, 60_000);
 

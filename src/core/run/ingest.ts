@@ -11,7 +11,7 @@ import type {
 import type { Run } from "../../contracts/entities/runs.js";
 import { providerSessionEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, type Rejected, accept, reject } from "../decision.js";
-import { derive } from "../ids.js";
+import { derive, joinId } from "../ids.js";
 import type { OrchestrationState } from "../state.js";
 import { attemptTurnStarted, beginAttempt, openAttempt, recordUsage } from "./attempts.js";
 import { Changes } from "./changes.js";
@@ -160,7 +160,8 @@ export function decideItemCompleted(state: OrchestrationState, command: ItemComp
   // The message id is derived too, so an item reported again keeps it (spec 004 §2.2).
   const messageId = () => derive.messageFromProviderItem({ driver, providerTurnId: run.id, nativeItemId });
   const outputStreamId = () => derive.outputStreamOfItem({ turnItemId: itemId });
-  changes.addItem(run.threadId, run.id, turnItemBody(item, messageId, requestId, outputStreamId), itemId);
+  const planId = () => joinId("plan", "turn-item", itemId);
+  changes.addItem(run.threadId, run.id, turnItemBody(item, messageId, requestId, outputStreamId, planId), itemId);
   return changes.done();
 }
 
