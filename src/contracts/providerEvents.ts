@@ -30,6 +30,10 @@ export const ProviderItemKind = {
   error: "error",
   dynamicTool: "dynamic_tool",
   systemNotice: "system_notice",
+  proposedPlan: "proposed_plan",
+  fileSearch: "file_search",
+  webSearch: "web_search",
+  compaction: "compaction",
 } as const;
 export type ProviderItemKind = (typeof ProviderItemKind)[keyof typeof ProviderItemKind];
 
@@ -159,7 +163,44 @@ export interface SystemNoticeItem {
   readonly text: string;
 }
 
+/** A plan the agent proposes (plan interaction mode): its text and steps. */
+export interface ProposedPlanItem {
+  readonly kind: "proposed_plan";
+  readonly title: string | null;
+  readonly markdown: string;
+  readonly steps: readonly { readonly text: string; readonly status: TodoStatus }[];
+}
+
+/** A search of the workspace's files and what it found. */
+export interface FileSearchItem {
+  readonly kind: "file_search";
+  readonly query: string;
+  readonly matches: readonly { readonly path: string; readonly line: number | null; readonly preview: string | null }[];
+  readonly truncated: boolean;
+}
+
+/** A web search (or a page opened or searched) and its results. */
+export interface WebSearchItem {
+  readonly kind: "web_search";
+  readonly query: string;
+  readonly action: "search" | "open_page" | "find_in_page";
+  readonly results: readonly { readonly title: string; readonly url: string; readonly snippet: string | null }[];
+}
+
+/** The provider compacted its own context. */
+export interface CompactionItem {
+  readonly kind: "compaction";
+  readonly trigger: "auto" | "manual";
+  readonly tokensBefore: number | null;
+  readonly tokensAfter: number | null;
+  readonly summary: string | null;
+}
+
 export type ProviderItem =
+  | ProposedPlanItem
+  | FileSearchItem
+  | WebSearchItem
+  | CompactionItem
   | SystemNoticeItem
   | AssistantMessageItem
   | ReasoningItem

@@ -39,6 +39,12 @@ export function collectPageErrors(page: Page): string[] {
   return errors;
 }
 
+/** How ServedLoom.start sets up the state dir. */
+export interface ServedLoomOptions {
+  readonly repoFiles?: FileContents;
+  readonly prepare?: (stateDir: string) => Promise<void>;
+}
+
 /** A `loom serve` process on a state dir of its own, restartable on the same port. */
 export class ServedLoom {
   private constructor(
@@ -47,8 +53,12 @@ export class ServedLoom {
     private serve: ServeProcess,
   ) {}
 
-  /** With `repoFiles`, the project is a git repository whose first commit holds them. */
-  static async start(config: Record<string, unknown>, options: { readonly repoFiles?: FileContents } = {}): Promise<ServedLoom> {
+  /**
+   * With `repoFiles`, the project is a git repository whose first commit
+   * holds them; `prepare` runs on the state dir (its config written) before
+   * the server starts, e.g. to write threads into its event log.
+   */
+  static async start(config: Record<string, unknown>, options: ServedLoomOptions = {}): Promise<ServedLoom> {
     const root = mkdtempSync(join(tmpdir(), "loom-ui-"));
     const stateDir = join(root, "state");
     const projectDir = join(root, "project");
@@ -57,6 +67,7 @@ export class ServedLoom {
     if (options.repoFiles !== undefined) initRepo(projectDir, options.repoFiles);
     const configPath = join(stateDir, "config.json");
     writeFileSync(configPath, JSON.stringify({ projects: [{ id: "demo", root: projectDir }], ...config }));
+    await options.prepare?.(stateDir);
     const serve = await spawnServe(["--state-dir", stateDir, "--port", "0"]);
     return new ServedLoom(stateDir, projectDir, serve);
   }
@@ -153,7 +164,7 @@ export interface SignedInPage {
  * log reported; after the file, both closed. The fields are set once the
  * file's first beforeAll ran.
  */
-export function signedInPage(config: Record<string, unknown>, options: { readonly repoFiles?: FileContents } = {}): SignedInPage {
+export function signedInPage(config: Record<string, unknown>, options: ServedLoomOptions = {}): SignedInPage {
   const opened: { -readonly [K in keyof SignedInPage]?: SignedInPage[K] } = {};
   beforeAll(async () => {
     opened.loom = await ServedLoom.start(config, options);

@@ -88,13 +88,13 @@ async function must(orchestrator: Orchestrator, command: Command): Promise<void>
  * order. The orchestrator needs recordedProviderFacts. Each turn runs on the
  * provider instance named by its driver; a thread switching drivers is fine.
  */
-export async function playRecordedThread(orchestrator: Orchestrator, threadId: string, turns: readonly RecordedTurn[], title = "recorded transcripts"): Promise<void> {
+export async function playRecordedThread(orchestrator: Orchestrator, threadId: string, turns: readonly RecordedTurn[], title = "recorded transcripts", projectId = "recorded"): Promise<void> {
   const first = turns[0];
   if (first === undefined) throw new Error("no turns to play");
   await must(orchestrator, {
     type: "thread.create",
     commandId: `cmd:${threadId}:create`,
-    data: { threadId, projectId: "recorded", title, modelSelection: { providerInstanceId: first.driver, model: null }, runtimeMode: "full-access" },
+    data: { threadId, projectId, title, modelSelection: { providerInstanceId: first.driver, model: null }, runtimeMode: "full-access" },
   });
   for (const [index, turn] of turns.entries()) {
     // Ids shaped like the ones Loom mints (prefix:uuid), so sizes on the wire are realistic.

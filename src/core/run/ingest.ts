@@ -11,7 +11,7 @@ import type {
 import type { Run } from "../../contracts/entities/runs.js";
 import { providerSessionEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, type Rejected, accept, reject } from "../decision.js";
-import { derive } from "../ids.js";
+import { derive, joinId } from "../ids.js";
 import type { OrchestrationState } from "../state.js";
 import { attemptTurnStarted, beginAttempt, openAttempt, recordUsage } from "./attempts.js";
 import { Changes } from "./changes.js";
@@ -160,7 +160,8 @@ export function decideItemCompleted(state: OrchestrationState, command: ItemComp
   // The message id is derived too, so an item reported again keeps it (spec 004 §2.2).
   const messageId = () => derive.messageFromProviderItem({ driver, providerTurnId: run.id, nativeItemId });
   const outputStreamId = () => derive.outputStreamOfItem({ turnItemId: itemId });
-  changes.addItem(run.threadId, run.id, turnItemBody(item, messageId, requestId, outputStreamId), itemId);
+  const planId = () => joinId("plan", "turn-item", itemId);
+  changes.addItem(run.threadId, run.id, turnItemBody(item, messageId, requestId, outputStreamId, planId), itemId);
   return changes.done();
 }
 
@@ -174,6 +175,10 @@ export function decideTurnCompleted(state: OrchestrationState, command: TurnComp
   if (attempt !== undefined && command.data.usage !== undefined) recordUsage(changes, attempt, command.data.usage);
   if (status === "failed") {
     changes.addItem(run.threadId, run.id, { type: "error", code: "provider_error", message: error ?? "the provider reported a failure", detail: null });
+  }
+  // An interrupt request gets its answer: the turn stopped, or it had ended on its own first.
+  if (run.interruptRequestedAt !== null) {
+    changes.addItem(run.threadId, run.id, status === "interrupted" ? { type: "run_interrupt_result", outcome: "interrupted", message: null } : { type: "run_interrupt_result", outcome: "already_terminal", message: `the turn ended ${status} before the interrupt took effect` });
   }
   const endReason =
     command.data.endReason ?? (status === "completed" ? "completed" : status === "failed" ? "provider_error" : run.interruptRequestedAt !== null ? "interrupted_by_user" : "interrupted");

@@ -9,7 +9,7 @@ const FILE_CHANGE_KIND = { add: "added", update: "modified", delete: "deleted" }
  * questions) get Loom's runtime request id, not the provider's; `messageId`
  * names an assistant message (derived from the provider item, so stable).
  */
-export function turnItemBody(item: ProviderItem, messageId: () => string, requestId: string | null, outputStreamId: () => string = () => ""): TurnItemBody {
+export function turnItemBody(item: ProviderItem, messageId: () => string, requestId: string | null, outputStreamId: () => string = () => "", planId: () => string = () => ""): TurnItemBody {
   switch (item.kind) {
     case "assistant_message":
       return { type: "assistant_message", messageId: messageId(), text: item.text, streaming: false, createdBy: "agent", creationSource: "provider" };
@@ -51,6 +51,14 @@ export function turnItemBody(item: ProviderItem, messageId: () => string, reques
       return { type: "dynamic_tool", toolName: item.toolName, arguments: item.arguments, result: item.result, status: item.status };
     case "system_notice":
       return { type: "system_notice", level: item.level, text: item.text };
+    case "proposed_plan":
+      return { type: "proposed_plan", planId: planId(), title: item.title, markdown: item.markdown, steps: item.steps.map((step) => ({ text: step.text, status: step.status })) };
+    case "file_search":
+      return { type: "file_search", query: item.query, matches: item.matches.map((m) => ({ path: m.path, line: m.line, preview: m.preview })), truncated: item.truncated };
+    case "web_search":
+      return { type: "web_search", query: item.query, action: item.action, results: item.results.map((r) => ({ title: r.title, url: r.url, snippet: r.snippet })) };
+    case "compaction":
+      return { type: "compaction", trigger: item.trigger, direction: "provider_native", tokensBefore: item.tokensBefore, tokensAfter: item.tokensAfter, summary: item.summary };
     default: {
       const exhaustive: never = item;
       return exhaustive;

@@ -5,6 +5,31 @@ import type { ScriptStep } from "./script.js";
 const script = (steps: unknown[]): string => JSON.stringify({ script: steps });
 
 describe("parseTurnInput", () => {
+  it("parses emit steps with their defaults, and names what is wrong with a bad one", () => {
+    const plan = parseTurnInput(
+      script([
+        { emit: { kind: "proposed_plan", steps: [{ text: "Read", status: "completed" }] } },
+        { emit: { kind: "file_search", query: "TODO", matches: [{ path: "a.ts", line: 3 }] } },
+        { emit: { kind: "web_search", query: "zod", results: [{ title: "Zod", url: "https://zod.dev" }] } },
+        { emit: { kind: "compaction", tokensBefore: 100 } },
+      ]),
+    );
+    expect(plan).toEqual({
+      kind: "script",
+      steps: [
+        { kind: "emit", item: { kind: "proposed_plan", title: null, markdown: "", steps: [{ text: "Read", status: "completed" }] } },
+        { kind: "emit", item: { kind: "file_search", query: "TODO", matches: [{ path: "a.ts", line: 3, preview: null }], truncated: false } },
+        { kind: "emit", item: { kind: "web_search", query: "zod", action: "search", results: [{ title: "Zod", url: "https://zod.dev", snippet: null }] } },
+        { kind: "emit", item: { kind: "compaction", trigger: "auto", tokensBefore: 100, tokensAfter: null, summary: null } },
+      ],
+    });
+    expect(parseTurnInput(script([{ emit: { kind: "reasoning", text: "x" } }]))).toEqual({
+      kind: "invalid",
+      message: "invalid script: script[0]: emit.kind: must be an object whose kind is proposed_plan, file_search, web_search or compaction",
+    });
+    expect(parseTurnInput(script([{ emit: { kind: "web_search", query: "", results: [] } }]))).toEqual({ kind: "invalid", message: "invalid script: script[0]: emit.query: must not be empty" });
+  });
+
   it("anything that is not a {script} object is an echo", () => {
     expect(parseTurnInput("hello")).toEqual({ kind: "echo", text: "hello" });
     expect(parseTurnInput('{"other": 1}')).toEqual({ kind: "echo", text: '{"other": 1}' });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ApprovalRequestKind } from "../events.js";
+import type { ApprovalRequestKind, CompactionItem, FileSearchItem, ProposedPlanItem, WebSearchItem } from "../events.js";
 import { isVariableName, renderTemplate, resolveTemplates } from "./template.js";
 import type { ScriptVariables } from "./template.js";
 
@@ -20,6 +20,7 @@ export const ScriptStepKind = {
   run: "run",
   fail: "fail",
   next: "next",
+  emit: "emit",
 } as const;
 export type ScriptStepKind = (typeof ScriptStepKind)[keyof typeof ScriptStepKind];
 const STEP_KINDS = Object.values(ScriptStepKind);
@@ -47,7 +48,12 @@ export type ScriptStep =
   | { readonly kind: "run"; readonly command: string }
   | { readonly kind: "fail"; readonly message: string }
   /** The steps this session runs on its next turn whose input is not a script (a notice, a repair request). */
-  | { readonly kind: "next"; readonly steps: readonly ScriptStep[] };
+  | { readonly kind: "next"; readonly steps: readonly ScriptStep[] }
+  /** A provider item of a kind no other step makes, reported as the turn's next item. */
+  | { readonly kind: "emit"; readonly item: EmittedItem };
+
+/** What an `emit` step reports: the provider items a real agent makes that the other steps do not. */
+export type EmittedItem = ProposedPlanItem | FileSearchItem | WebSearchItem | CompactionItem;
 
 export type TurnPlan =
   | { readonly kind: "echo"; readonly text: string }
@@ -97,7 +103,54 @@ const StepSchemas = {
   run: z.strictObject({ run: NonEmpty }),
   fail: z.strictObject({ fail: Text }),
   next: z.strictObject({ next: z.array(z.unknown(), { error: "must be a list of steps" }) }),
+  emit: z.strictObject({
+    emit: z.discriminatedUnion(
+      "kind",
+      [
+        z.strictObject({
+          kind: z.literal("proposed_plan"),
+          title: Text.optional(),
+          markdown: Text.optional(),
+          steps: z.array(z.strictObject({ text: NonEmpty, status: z.enum(["pending", "in_progress", "completed"]) })),
+        }),
+        z.strictObject({
+          kind: z.literal("file_search"),
+          query: NonEmpty,
+          matches: z.array(z.strictObject({ path: NonEmpty, line: z.number().int().positive().optional(), preview: Text.optional() })),
+          truncated: z.boolean().optional(),
+        }),
+        z.strictObject({
+          kind: z.literal("web_search"),
+          query: NonEmpty,
+          action: z.enum(["search", "open_page", "find_in_page"]).optional(),
+          results: z.array(z.strictObject({ title: Text, url: NonEmpty, snippet: Text.optional() })),
+        }),
+        z.strictObject({
+          kind: z.literal("compaction"),
+          trigger: z.enum(["auto", "manual"]).optional(),
+          tokensBefore: z.number().int().nonnegative().optional(),
+          tokensAfter: z.number().int().nonnegative().optional(),
+          summary: Text.optional(),
+        }),
+      ],
+      { error: "must be an object whose kind is proposed_plan, file_search, web_search or compaction" },
+    ),
+  }),
 } as const;
+
+/** An `emit` step's item with its omitted fields filled in. */
+function emittedItem(raw: z.output<typeof StepSchemas.emit>["emit"]): EmittedItem {
+  switch (raw.kind) {
+    case "proposed_plan":
+      return { kind: raw.kind, title: raw.title ?? null, markdown: raw.markdown ?? "", steps: raw.steps };
+    case "file_search":
+      return { kind: raw.kind, query: raw.query, matches: raw.matches.map((m) => ({ path: m.path, line: m.line ?? null, preview: m.preview ?? null })), truncated: raw.truncated ?? false };
+    case "web_search":
+      return { kind: raw.kind, query: raw.query, action: raw.action ?? "search", results: raw.results.map((r) => ({ title: r.title, url: r.url, snippet: r.snippet ?? null })) };
+    case "compaction":
+      return { kind: raw.kind, trigger: raw.trigger ?? "auto", tokensBefore: raw.tokensBefore ?? null, tokensAfter: raw.tokensAfter ?? null, summary: raw.summary ?? null };
+  }
+}
 
 const CONTEXT_OPEN = "<loom_context>";
 const CONTEXT_CLOSE = "</loom_context>";
@@ -216,6 +269,8 @@ function toStep(kind: ScriptStepKind, raw: object): ScriptStep | string {
       }
       return { kind, steps };
     }
+    case "emit":
+      return check(StepSchemas.emit, raw, kind, (s) => ({ kind, item: emittedItem(s.emit) }));
     default: {
       const unexpected: never = kind;
       return `unknown step ${String(unexpected)}`;
@@ -265,6 +320,9 @@ export function resolveStep(step: ScriptStep, variables: ScriptVariables): Scrip
       return { ...step, message: render(step.message) };
     case "next":
       // Resolved when they run, against that turn's variables.
+      return step;
+    case "emit":
+      // Reported as written: its strings are not templates.
       return step;
     default: {
       const unexpected: never = step;

@@ -107,6 +107,9 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
     }
     case "fail":
       return { kind: "fail", message: step.message };
+    case "emit":
+      ctx.emitItem(step.item);
+      return CONTINUE;
     case "next":
       ctx.setNextSteps(step.steps);
       return CONTINUE;
