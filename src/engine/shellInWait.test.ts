@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { nodeEvent } from "../contracts/events.js";
-import type { ExecutionNode } from "../contracts/entities/runs.js";
 import type { OrchestrationState } from "../core/state.js";
 import { cmd, existing } from "../core/testing/fixtures.js";
-import { aProviderThread, aRun, after, runCreated } from "../core/testing/runFixtures.js";
+import { aProviderThread, aRun, aWaitNode, after, runCreated } from "../core/testing/runFixtures.js";
 import { TEST_NOW as NOW, fold, given } from "../core/testing/scenario.js";
 import { shellRowOf } from "./projections.js";
 
@@ -12,19 +11,7 @@ import { shellRowOf } from "./projections.js";
 const A = "thread:a";
 const thread = aProviderThread(A, "steerable");
 const running = aRun(thread, { id: "run:1" });
-const waiting: ExecutionNode = {
-  id: "node:wait-1",
-  threadId: A,
-  runId: "run:1",
-  runAttemptId: null,
-  parentNodeId: null,
-  kind: "tool_call",
-  status: "waiting",
-  label: "delegate_task subagent:b",
-  createdAt: NOW,
-  updatedAt: NOW,
-  endedAt: null,
-};
+const waiting = aWaitNode(running, "node:wait-1", "delegate_task subagent:b");
 
 function inWait(state: OrchestrationState): boolean | undefined {
   return shellRowOf(state, state.threads.get(A)!, {})?.inWait;

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { nodeEvent } from "../../contracts/events.js";
-import type { ExecutionNode } from "../../contracts/entities/runs.js";
 import { RejectionCode } from "../rejections.js";
 import { cmd, existing } from "../testing/fixtures.js";
-import { aProviderThread, aRun, after, runCreated } from "../testing/runFixtures.js";
+import { aProviderThread, aRun, aWaitNode, after, runCreated } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, fold, given, testContext } from "../testing/scenario.js";
 
 const A = "thread:a";
@@ -11,19 +10,7 @@ const thread = aProviderThread(A, "steerable");
 const running = aRun(thread, { id: "run:1" });
 const started = { threadId: A, runId: "run:1", nodeId: "node:wait-1", label: "t3_thread_wait", waitingOn: "thread:b" };
 
-const waiting: ExecutionNode = {
-  id: "node:wait-1",
-  threadId: A,
-  runId: "run:1",
-  runAttemptId: null,
-  parentNodeId: null,
-  kind: "tool_call",
-  status: "waiting",
-  label: "t3_thread_wait thread:b",
-  createdAt: NOW,
-  updatedAt: NOW,
-  endedAt: null,
-};
+const waiting = aWaitNode(running, "node:wait-1", "t3_thread_wait thread:b");
 
 describe("recorded waits", () => {
   it("opens a waiting tool_call node on the active run, indexed as the thread's open wait", () => {

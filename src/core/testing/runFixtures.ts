@@ -1,6 +1,6 @@
 import type { NewOutboxEffect } from "../../contracts/envelopes.js";
 import type { ProviderSession } from "../../contracts/entities/projects.js";
-import type { Run, RunAttempt } from "../../contracts/entities/runs.js";
+import type { ExecutionNode, Run, RunAttempt } from "../../contracts/entities/runs.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import {
   type ProviderSessionEvent,
@@ -198,3 +198,20 @@ export const effects = {
     replaySafe: true,
   }),
 };
+
+/** A recorded wait (src/core/run/waits.ts): a `tool_call` node of `run`, waiting since TEST_NOW. */
+export function aWaitNode(run: Run, id: string, label: string): ExecutionNode {
+  return {
+    id,
+    threadId: run.threadId,
+    runId: run.id,
+    runAttemptId: null,
+    parentNodeId: null,
+    kind: "tool_call",
+    status: "waiting",
+    label,
+    createdAt: TEST_NOW,
+    updatedAt: TEST_NOW,
+    endedAt: null,
+  };
+}
