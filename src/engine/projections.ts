@@ -144,7 +144,7 @@ const NOTEWORTHY: ReadonlySet<RunStatus> = new Set<RunStatus>(["completed", "fai
  * after the last visit (a thread never visited is not unread). Organizing a
  * thread (pinning, reordering, snoozing, renaming) leaves it read.
  */
-function isUnread(thread: AppThread, latestRun: Pick<Run, "status" | "updatedAt"> | null): boolean {
+export function isUnread(thread: AppThread, latestRun: Pick<Run, "status" | "updatedAt"> | null): boolean {
   if (thread.markedUnreadAt !== null) return true;
   if (thread.lastVisitedAt === null) return false;
   return latestRun !== null && NOTEWORTHY.has(latestRun.status) && latestRun.updatedAt > thread.lastVisitedAt;

@@ -1,7 +1,7 @@
 import type { ClientCommand } from "../../contracts/commands.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type OrganizeAction, type OrganizationView, type ThreadOrganizeInput, type ThreadOrganizeOutput } from "../../contracts/tools/organizeTools.js";
-import { toShell } from "../../engine/projections.js";
+import { isUnread } from "../../engine/projections.js";
 import { latestRunOf } from "../../engine/queries.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, type Executed, execute, requestIds } from "../context.js";
@@ -57,7 +57,7 @@ export function organizationView(ctx: AppContext, thread: AppThread): Organizati
     settled: thread.settledAt !== null,
     snoozed: isEffectivelySnoozed(ctx.orchestrator.state, thread, now),
     snoozedUntil: thread.snoozedUntil,
-    unread: toShell(thread, latestRunOf(ctx.orchestrator.state, thread.id)).unread,
+    unread: isUnread(thread, latestRunOf(ctx.orchestrator.state, thread.id)),
     autoSettle: thread.autoSettle,
   };
 }
