@@ -25,7 +25,7 @@ export interface ItemContext {
 /** Why a checkpoint that is not ready offers no rollback: a table the compiler checks is total. */
 const NOT_RESTORABLE: { readonly [S in Exclude<CheckpointStatus, "ready">]: string } = {
   stale: "a rollback to an earlier checkpoint superseded it",
-  missing: "its saved state is gone",
+  missing: "nothing was saved to restore (a folder outside git, a worktree not made yet, or its saved state removed)",
   error: "capturing it failed",
 };
 
