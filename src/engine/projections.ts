@@ -3,7 +3,7 @@ import type { AppThread } from "../contracts/thread.js";
 import type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 import type { OrchestrationState } from "../core/state.js";
 import { ALL_PROJECTS, type ThreadIndex, ThreadListKind } from "./threadIndex.js";
-import { isInRecordedWait, latestRunOf } from "./queries.js";
+import { currentRunOf, isInRecordedWait } from "./queries.js";
 
 export type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 
@@ -165,7 +165,7 @@ export function shellRowOf(state: OrchestrationState, thread: AppThread, options
   if (thread.deletedAt !== null) return null;
   const archived = thread.archivedAt !== null;
   if (options.archivedOnly === true ? !archived : archived && options.includeArchived !== true) return null;
-  const latestRun = latestRunOf(state, thread.id);
+  const latestRun = currentRunOf(state, thread.id);
   if (options.omitIdleSubagents === true && thread.lineage.relation === "subagent" && (latestRun === null || isTerminalRunStatus(latestRun.status))) return null;
   return toShell(thread, latestRun, isInRecordedWait(state, thread.id));
 }

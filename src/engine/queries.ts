@@ -14,6 +14,18 @@ export function latestRunOf(state: OrchestrationState, threadId: string): Run | 
   return last === undefined ? null : (state.runs.get(last) ?? null);
 }
 
+/**
+ * The run a thread's status shows: its latest run, unless that one has not
+ * started (queued behind a turn, or cancelled before it began) while an
+ * earlier turn is in flight; then that turn. So a thread working through its
+ * queue reads as running, not queued.
+ */
+export function currentRunOf(state: OrchestrationState, threadId: string): Run | null {
+  const latest = latestRunOf(state, threadId);
+  if (latest === null || latest.startedAt !== null) return latest;
+  return activeRunOf(state, threadId) ?? latest;
+}
+
 export function activeRunOf(state: OrchestrationState, threadId: string): Run | null {
   const runs = runsOf(state, threadId);
   for (let i = runs.length - 1; i >= 0; i--) {

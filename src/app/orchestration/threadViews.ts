@@ -14,7 +14,7 @@ import {
 } from "../../contracts/wire/projections.js";
 import type { OrchestrationState } from "../../core/state.js";
 import type { Timeline } from "../../engine/timeline.js";
-import { latestRunOf, runsOf } from "../../engine/queries.js";
+import { currentRunOf, runsOf } from "../../engine/queries.js";
 import type { Caller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
@@ -131,7 +131,7 @@ export function getThreadFamily(ctx: AppContext, _caller: Caller, threadId: stri
           relation: member.lineage.relation,
           title: member.title,
           providerInstanceId: member.providerInstanceId,
-          runStatus: latestRunOf(state, member.id)?.status ?? null,
+          runStatus: currentRunOf(state, member.id)?.status ?? null,
           archived: member.archivedAt !== null,
           createdAt: member.createdAt,
         });

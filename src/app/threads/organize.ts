@@ -2,7 +2,7 @@ import type { ClientCommand } from "../../contracts/commands.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type OrganizeAction, type OrganizationView, type ThreadOrganizeInput, type ThreadOrganizeOutput } from "../../contracts/tools/organizeTools.js";
 import { isUnread } from "../../engine/projections.js";
-import { latestRunOf } from "../../engine/queries.js";
+import { currentRunOf } from "../../engine/queries.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, type Executed, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
@@ -57,7 +57,7 @@ export function organizationView(ctx: AppContext, thread: AppThread): Organizati
     settled: thread.settledAt !== null,
     snoozed: isEffectivelySnoozed(ctx.orchestrator.state, thread, now),
     snoozedUntil: thread.snoozedUntil,
-    unread: isUnread(thread, latestRunOf(ctx.orchestrator.state, thread.id)),
+    unread: isUnread(thread, currentRunOf(ctx.orchestrator.state, thread.id)),
     autoSettle: thread.autoSettle,
   };
 }

@@ -1,6 +1,6 @@
 import type { AppThread } from "../../contracts/thread.js";
 import type { OrchestrationState } from "../../core/state.js";
-import { latestRunOf } from "../../engine/queries.js";
+import { currentRunOf } from "../../engine/queries.js";
 import type { Caller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
@@ -73,7 +73,7 @@ function node(state: OrchestrationState, index: Map<string, AppThread[]>, thread
   // Lineage is acyclic by construction; the depth bound only guards a corrupted log.
   const kids = depth > 64 ? [] : (index.get(thread.id) ?? []).filter((c) => includeArchived || c.archivedAt === null);
   const children = kids.map((child) => node(state, index, child, includeArchived, depth + 1));
-  const latest = latestRunOf(state, thread.id);
+  const latest = currentRunOf(state, thread.id);
   const status = latest?.status ?? "idle";
   const pending = pendingRequestsOf(state, thread.id);
   return {

@@ -35,7 +35,7 @@ export interface ThreadShell {
   readonly activeRank: number | null;
   readonly unread: boolean;
   readonly pullRequests: AppThread["pullRequests"];
-  /** The status of the thread's latest run; null before its first run. */
+  /** The status of the thread's latest run, or of its turn in flight while later runs wait (currentRunOf); null before its first run. */
   readonly runStatus: RunStatus | null;
   /**
    * Its active run is inside a recorded wait: its agent is blocked in a wait
