@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { FAILURES, FailureCode } from "../contracts/failures.js";
 import { REJECTION_CODES } from "../core/rejections.js";
-import { AppError, FAILURE_OF_REJECTION, GENERIC_FAILURE_MESSAGE, errorOfRejection, toFailure } from "./errors.js";
+import { MemoryEventStore } from "../store/memory/memoryEventStore.js";
+import { StoreError, StoreErrorCode } from "../store/storeErrors.js";
+import { AppError, FAILURE_OF_REJECTION, GENERIC_FAILURE_MESSAGE, SHUTTING_DOWN_MESSAGE, errorOfRejection, isUnexpectedFailure, toFailure } from "./errors.js";
 
 describe("the failure table", () => {
   it("has the 14 codes of spec 000, Loom's 3 delegation guards, budget_exceeded, unsupported (the wire's), 3 workspace failures, workflow_not_found and workflow_running, each with a retryable flag", () => {
@@ -59,7 +61,21 @@ describe("toFailure", () => {
     for (const thrown of [new TypeError("cannot read x of undefined at /home/me/secret.ts:1"), "a string", { weird: true }, null, undefined]) {
       const failure = toFailure(thrown);
       expect(failure).toEqual({ code: "orchestration_error", message: GENERIC_FAILURE_MESSAGE, retryable: true });
+      expect(isUnexpectedFailure(thrown)).toBe(true);
     }
+  });
+
+  it("says a call cut off by the store closing is the server shutting down, retryable, and not a fault to log", async () => {
+    const store = new MemoryEventStore();
+    await store.close();
+    const thrown: unknown = await store.readAll(0).then(() => null, (error: unknown) => error);
+    expect(thrown).toBeInstanceOf(StoreError);
+    expect(toFailure(thrown)).toEqual({ code: "orchestration_error", message: SHUTTING_DOWN_MESSAGE, retryable: true });
+    expect(isUnexpectedFailure(thrown)).toBe(false);
+    // Any other store failure stays unexpected: hidden behind the generic message and logged.
+    const other = new StoreError(StoreErrorCode.notSerializable, "event data has no JSON form");
+    expect(toFailure(other).message).toBe(GENERIC_FAILURE_MESSAGE);
+    expect(isUnexpectedFailure(other)).toBe(true);
   });
 });
 

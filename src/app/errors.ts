@@ -3,6 +3,7 @@ import type { Rejection } from "../contracts/envelopes.js";
 import { FAILURES, type Failure, FailureCode } from "../contracts/failures.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import { type RejectionCode, isRejectionCode } from "../core/rejections.js";
+import { StoreError, StoreErrorCode } from "../store/storeErrors.js";
 
 /**
  * Expected failures of the application layer. Every app function throws
@@ -145,24 +146,36 @@ export function errorOfRejection(rejection: Rejection): AppError {
 }
 
 export const GENERIC_FAILURE_MESSAGE = "internal orchestration error; the server log has the details";
+export const SHUTTING_DOWN_MESSAGE = "Loom is shutting down: its event store closed before this call finished; retry once the server is back";
+
+/**
+ * The store closed under a call in flight: the node is stopping (or its
+ * database went away). An expected end of that call, not a fault to log.
+ */
+export function isShutdownError(error: unknown): boolean {
+  return error instanceof StoreError && error.code === StoreErrorCode.closed;
+}
 
 /**
  * Normalize anything thrown into a wire failure. An AppError keeps its code
- * and message, a zod error becomes invalid_request listing its issues, and
- * anything else becomes orchestration_error with a generic message: the
- * transport logs the original, it never crosses the wire.
+ * and message, a zod error becomes invalid_request listing its issues, a
+ * call cut off by the server shutting down becomes a retryable
+ * orchestration_error that says so, and anything else becomes
+ * orchestration_error with a generic message: the transport logs the
+ * original, it never crosses the wire.
  */
 export function toFailure(error: unknown): Failure {
   if (error instanceof AppError) {
     return { code: error.code, message: error.message, retryable: error.retryable, ...(error.details === undefined ? {} : { details: { ...error.details } }) };
   }
   if (error instanceof z.core.$ZodError) return failure(FailureCode.invalid_request, `invalid request: ${formatZodIssues(error)}`);
+  if (isShutdownError(error)) return failure(FailureCode.orchestration_error, SHUTTING_DOWN_MESSAGE);
   return failure(FailureCode.orchestration_error, GENERIC_FAILURE_MESSAGE);
 }
 
 /** True when toFailure would hide this error behind the generic message: the transport logs it. */
 export function isUnexpectedFailure(error: unknown): boolean {
-  return !(error instanceof AppError) && !(error instanceof z.core.$ZodError);
+  return !(error instanceof AppError) && !(error instanceof z.core.$ZodError) && !isShutdownError(error);
 }
 
 function failure(code: FailureCode, message: string): Failure {

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AppError } from "../../app/errors.js";
+import { AppError, isShutdownError } from "../../app/errors.js";
 import type { AppContext } from "../../app/context.js";
 import { CommandInputError } from "../../app/commands.js";
 import type { StoredEvent } from "../../contracts/envelopes.js";
@@ -243,6 +243,12 @@ export class SimWorld implements OperationWorld {
         return { ok: false, code: error.code };
       }
       if (error instanceof CommandInputError) return { ok: false, code: "invalid_command" };
+      // The node crashed or stopped under the call: the transports answer it as shutting down (toFailure).
+      if (isShutdownError(error)) {
+        this.stats.typedFailures += 1;
+        this.note(`${operation} cut off: the store closed under it`);
+        return { ok: false, code: "node_down" };
+      }
       this.violation("typed-failures", `${operation} threw an untyped error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       return { ok: false, code: "untyped" };
     }
