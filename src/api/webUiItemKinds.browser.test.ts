@@ -15,6 +15,10 @@ import { playRecordedThread, recordedProviderFacts, recordedTurns } from "../tes
  * a scripted agent asking for a secret the owner then provides (the secret
  * request and the notification that tells the agent), launching a thread,
  * forking its own thread and switching its provider (thread created, fork,
+ * handoff), an interrupt (its request and its result) and a Stop on a
+ * provider that cannot interrupt (a system notice). A plan, file and web
+ * searches and a compaction, which no recorded transcript holds, are the
+ * scripted agent's `emit` step reporting those provider items.
  * Reasoning and a todo list come from the drivers' recorded real transcripts
  * (src/providers/claude/fixtures), played through Loom's engine into the
  * served state dir's event log before the server starts.
@@ -152,6 +156,21 @@ describe("turn item kinds in chromium", () => {
     expect(await notice.getAttribute("class")).toContain("notice-warning");
     expect(await notice.innerText()).toBe("Stopped. The provider cannot interrupt a turn, so its session was released.");
     await page.screenshot({ path: join(shots, "system-notice.png") });
+    expect(await item("assistant_message", "never said").count()).toBe(0);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
+  it("shows an interrupt request's result once the turn stopped", async () => {
+    await launchFromUi(page, script({ say: "Working a while." }, { sleep: 60_000 }, { say: "never said" }), { title: "Interrupted work" });
+    await item("assistant_message", "Working a while.").waitFor({ timeout: UI_WAIT });
+    await page.locator(".thread-meta .badge-running").waitFor({ timeout: UI_WAIT });
+    await page.getByRole("button", { name: "Interrupt" }).click();
+    await item("run_interrupt_request", "Interrupt requested by user").waitFor({ timeout: UI_WAIT });
+    const result = item("run_interrupt_result");
+    await result.waitFor({ timeout: UI_WAIT });
+    expect(await result.locator(".item-title").innerText()).toBe("Interrupted");
+    expect(await result.locator(".pill").innerText()).toBe("interrupted");
+    await page.locator(".thread-meta .badge-interrupted").waitFor({ timeout: UI_WAIT });
     expect(await item("assistant_message", "never said").count()).toBe(0);
     expect(errors).toEqual([]);
   }, 60_000);

@@ -1,7 +1,7 @@
 import { useState, type ReactNode } from "react";
 import type { CheckpointStatus } from "../../src/contracts/entities/checkpoints.js";
 import type { TurnItem, TurnItemOf, TurnItemType } from "../../src/contracts/turnItems.js";
-import type { UserInputAnswers } from "../../src/contracts/turnItemParts.js";
+import type { RunInterruptOutcome, UserInputAnswers } from "../../src/contracts/turnItemParts.js";
 import { DiffView } from "./diffView.js";
 import { Markdown } from "./markdown.js";
 import type { RollbackTarget } from "./rollbackDialog.js";
@@ -27,6 +27,13 @@ const NOT_RESTORABLE: { readonly [S in Exclude<CheckpointStatus, "ready">]: stri
   stale: "a rollback to an earlier checkpoint superseded it",
   missing: "nothing was saved to restore (a folder outside git, a worktree not made yet, or its saved state removed)",
   error: "capturing it failed",
+};
+
+/** How an interrupt request ended, as a run_interrupt_result card says it. */
+const INTERRUPT_OUTCOME: { readonly [O in RunInterruptOutcome]: string } = {
+  interrupted: "Interrupted",
+  already_terminal: "Interrupt too late",
+  failed: "Interrupt failed",
 };
 
 type ItemView<T extends TurnItemType> = (props: { readonly item: TurnItemOf<T>; readonly ctx: ItemContext }) => ReactNode;
@@ -294,7 +301,7 @@ const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
     );
   },
   run_interrupt_request: ({ item }) => <Card kind="run_interrupt_request" title={`Interrupt requested by ${item.requestedBy}${item.reason ? `: ${item.reason}` : ""}`} />,
-  run_interrupt_result: ({ item }) => <Card kind="run_interrupt_result" title={`Interrupt ${item.outcome.replaceAll("_", " ")}${item.message ? `: ${item.message}` : ""}`} />,
+  run_interrupt_result: ({ item }) => <Card kind="run_interrupt_result" title={`${INTERRUPT_OUTCOME[item.outcome]}${item.message ? `: ${item.message}` : ""}`} status={item.outcome} />,
   system_notice: ({ item }) => <div className={`item item-system_notice notice-${item.level}`} data-kind="system_notice">{item.text}</div>,
   error: ({ item }) => (
     <Card kind="error" title={<>Error{item.code ? ` (${item.code})` : ""}</>} className="error-card">

@@ -237,14 +237,29 @@ describe("provider-runtime.turn-completed", () => {
       ]);
   });
 
-  it("ends interrupted_by_user when an interrupt was requested, plain interrupted otherwise", () => {
+  it("ends interrupted_by_user when an interrupt was requested, with the request's result, plain interrupted otherwise", () => {
     const stopping = { ...running, interruptRequestedAt: EARLIER };
     given(...withRuns(thread, stopping))
       .when(turnCompleted("interrupted"))
-      .then([runUpdated(after(stopping, { status: "interrupted", endReason: "interrupted_by_user", endedAt: NOW }))]);
+      .then([
+        itemEvent(anItem(A, R0, 1, testId("turn-item", 1), { type: "run_interrupt_result", outcome: "interrupted", message: null }, { createdAt: NOW })),
+        runUpdated(after(stopping, { status: "interrupted", endReason: "interrupted_by_user", endedAt: NOW })),
+      ]);
     given(...withRuns(thread, running))
       .when(turnCompleted("interrupted"))
       .then([runUpdated(after(running, { status: "interrupted", endReason: "interrupted", endedAt: NOW }))]);
+  });
+
+  it("answers an interrupt request the turn finished before: already_terminal", () => {
+    const stopping = { ...running, interruptRequestedAt: EARLIER };
+    given(...withRuns(thread, stopping))
+      .when(turnCompleted("completed"))
+      .then([
+        itemEvent(
+          anItem(A, R0, 1, testId("turn-item", 1), { type: "run_interrupt_result", outcome: "already_terminal", message: "the turn ended completed before the interrupt took effect" }, { createdAt: NOW }),
+        ),
+        runUpdated(after(stopping, { status: "completed", endReason: "completed", endedAt: NOW })),
+      ]);
   });
 
   it("takes an explicit endReason", () => {

@@ -176,6 +176,10 @@ export function decideTurnCompleted(state: OrchestrationState, command: TurnComp
   if (status === "failed") {
     changes.addItem(run.threadId, run.id, { type: "error", code: "provider_error", message: error ?? "the provider reported a failure", detail: null });
   }
+  // An interrupt request gets its answer: the turn stopped, or it had ended on its own first.
+  if (run.interruptRequestedAt !== null) {
+    changes.addItem(run.threadId, run.id, status === "interrupted" ? { type: "run_interrupt_result", outcome: "interrupted", message: null } : { type: "run_interrupt_result", outcome: "already_terminal", message: `the turn ended ${status} before the interrupt took effect` });
+  }
   const endReason =
     command.data.endReason ?? (status === "completed" ? "completed" : status === "failed" ? "provider_error" : run.interruptRequestedAt !== null ? "interrupted_by_user" : "interrupted");
   endRun(changes, run, {

@@ -39,7 +39,8 @@ describe("checkpoint.rollback", () => {
     expect(fold(...queued).runs.get("run:4")).toMatchObject({ status: "queued", queueRank: 0 });
     const ended = given(...queued).when(cmd("provider-runtime.turn-completed", { threadId: A, runId: "run:3", status: "interrupted", error: null }), ctx);
     expect(ended.decision.kind === "accepted" && ended.decision.effects).toEqual([
-      workspaceEffects.capture(A, "run:3", "turn_end", testId("checkpoint", 3)),
+      // (id 3 went to the interrupt request's result item)
+      workspaceEffects.capture(A, "run:3", "turn_end", testId("checkpoint", 4)),
       workspaceEffects.restore(A, "run:4", "checkpoint:0"),
     ]);
   });
