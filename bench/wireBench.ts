@@ -86,58 +86,70 @@ interface FanoutResult {
   readonly frameBytes: number;
 }
 
+const BENCH_THREAD = "thread:bench-wire";
+
+/** A real Loom server in a fresh state dir with the one thread the latency runs update; `use` gets it and the owner token. */
+async function withBenchServer<T>(use: (server: Awaited<ReturnType<typeof startLoomServer>>, token: string) => Promise<T>): Promise<T> {
+  const stateDir = mkdtempSync(join(tmpdir(), "loom-bench-wire-"));
+  const server = await startLoomServer({ stateDir, cwd: stateDir });
+  try {
+    const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
+    await server.orchestrator.dispatch({ type: "thread.create", commandId: "cmd:bench-wire", data: { threadId: BENCH_THREAD, projectId: "default", title: "bench" } });
+    return await use(server, token);
+  } finally {
+    await server.close();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
 /**
  * `clients` WebSocket clients subscribed to one thread; each commit is a
  * thread.metadata.update dispatched in the server's process, timed until every
  * client has its event. Commits go one at a time.
  */
-async function commitToSubscribers(clients: number, count: number, warmup: number): Promise<FanoutResult> {
-  const stateDir = mkdtempSync(join(tmpdir(), "loom-bench-wire-"));
-  const server = await startLoomServer({ stateDir, cwd: stateDir });
-  const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
-  const connected: LoomWsClient[] = [];
-  try {
-    const threadId = "thread:bench-wire";
-    await server.orchestrator.dispatch({ type: "thread.create", commandId: "cmd:bench-wire", data: { threadId, projectId: "default", title: "bench" } });
-    let expected = "";
-    let start = now();
-    let heard = 0;
-    let wake: () => void = () => undefined;
-    const samples: number[] = [];
-    const commits: number[] = [];
-    let frameBytes = 0;
-    let recording = false;
-    for (let c = 0; c < clients; c++) {
-      const client = await LoomWsClient.connect({ url: server.url, connect: bearerWebSocket(token) });
-      connected.push(client);
-      await new Promise<void>((ready) => {
-        client.subscribe("orchestration.subscribeThread", { threadId }, {
-          next: (update: ThreadStreamUpdate) => {
-            if (update.kind === "snapshot") ready();
-            if (update.kind !== "event" || (update.event.data as { thread?: { title?: string } }).thread?.title !== expected) return;
-            if (recording) samples.push(Number(now() - start) / 1e6);
-            frameBytes = JSON.stringify({ type: "stream", id: "1", update }).length;
-            if (++heard === clients) wake();
-          },
+function commitToSubscribers(clients: number, count: number, warmup: number): Promise<FanoutResult> {
+  return withBenchServer(async (server, token) => {
+    const connected: LoomWsClient[] = [];
+    try {
+      const threadId = BENCH_THREAD;
+      let expected = "";
+      let start = now();
+      let heard = 0;
+      let wake: () => void = () => undefined;
+      const samples: number[] = [];
+      const commits: number[] = [];
+      let frameBytes = 0;
+      let recording = false;
+      for (let c = 0; c < clients; c++) {
+        const client = await LoomWsClient.connect({ url: server.url, connect: bearerWebSocket(token) });
+        connected.push(client);
+        await new Promise<void>((ready) => {
+          client.subscribe("orchestration.subscribeThread", { threadId }, {
+            next: (update: ThreadStreamUpdate) => {
+              if (update.kind === "snapshot") ready();
+              if (update.kind !== "event" || (update.event.data as { thread?: { title?: string } }).thread?.title !== expected) return;
+              if (recording) samples.push(Number(now() - start) / 1e6);
+              frameBytes = JSON.stringify({ type: "stream", id: "1", update }).length;
+              if (++heard === clients) wake();
+            },
+          });
         });
-      });
+      }
+      for (let i = 0; i < warmup + count; i++) {
+        recording = i >= warmup;
+        expected = `bench ${i}`;
+        heard = 0;
+        const all = new Promise<void>((resolve) => (wake = resolve));
+        start = now();
+        await server.orchestrator.dispatch({ type: "thread.metadata.update", commandId: `cmd:bench-wire:${i}`, data: { threadId, title: expected } });
+        if (recording) commits.push(Number(now() - start) / 1e6);
+        await all;
+      }
+      return { samples, commits, frameBytes };
+    } finally {
+      for (const client of connected) await client.close();
     }
-    for (let i = 0; i < warmup + count; i++) {
-      recording = i >= warmup;
-      expected = `bench ${i}`;
-      heard = 0;
-      const all = new Promise<void>((resolve) => (wake = resolve));
-      start = now();
-      await server.orchestrator.dispatch({ type: "thread.metadata.update", commandId: `cmd:bench-wire:${i}`, data: { threadId, title: expected } });
-      if (recording) commits.push(Number(now() - start) / 1e6);
-      await all;
-    }
-    return { samples, commits, frameBytes };
-  } finally {
-    for (const client of connected) await client.close();
-    await server.close();
-    rmSync(stateDir, { recursive: true, force: true });
-  }
+  });
 }
 
 function sorted(samples: readonly number[]): number[] {
@@ -230,35 +242,30 @@ interface Heard {
 }
 
 /** As commitToSubscribers, with the clients in a process of their own (bench/wireClients.ts). */
-async function commitToClientProcess(clients: number, count: number, warmup: number): Promise<FanoutResult> {
-  const stateDir = mkdtempSync(join(tmpdir(), "loom-bench-wire-"));
-  const server = await startLoomServer({ stateDir, cwd: stateDir });
-  const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
-  let child: ChildProcess | null = null;
-  try {
-    const threadId = "thread:bench-wire";
-    await server.orchestrator.dispatch({ type: "thread.create", commandId: "cmd:bench-wire", data: { threadId, projectId: "default", title: "bench" } });
-    child = forkClients({ mode: "subscribe", url: server.url, token, threadId, clients });
-    await messageFrom<{ type: string }>(child, (message) => message.type === "ready");
-    const samples: number[] = [];
-    const commits: number[] = [];
-    let frameBytes = 0;
-    for (let i = 0; i < warmup + count; i++) {
-      const title = `bench ${i}`;
-      const heard = messageFrom<Heard>(child, (message) => message.type === "heard" && message.title === title);
-      const start = now();
-      await server.orchestrator.dispatch({ type: "thread.metadata.update", commandId: `cmd:bench-wire:${i}`, data: { threadId, title } });
-      const committed = now();
-      const { times, frameBytes: bytes } = await heard;
-      if (i < warmup) continue;
-      commits.push(Number(committed - start) / 1e6);
-      for (const at of times) samples.push(Number(BigInt(at) - start) / 1e6);
-      frameBytes = bytes;
+function commitToClientProcess(clients: number, count: number, warmup: number): Promise<FanoutResult> {
+  return withBenchServer(async (server, token) => {
+    let child: ChildProcess | null = null;
+    try {
+      child = forkClients({ mode: "subscribe", url: server.url, token, threadId: BENCH_THREAD, clients });
+      await messageFrom<{ type: string }>(child, (message) => message.type === "ready");
+      const samples: number[] = [];
+      const commits: number[] = [];
+      let frameBytes = 0;
+      for (let i = 0; i < warmup + count; i++) {
+        const title = `bench ${i}`;
+        const heard = messageFrom<Heard>(child, (message) => message.type === "heard" && message.title === title);
+        const start = now();
+        await server.orchestrator.dispatch({ type: "thread.metadata.update", commandId: `cmd:bench-wire:${i}`, data: { threadId: BENCH_THREAD, title } });
+        const committed = now();
+        const { times, frameBytes: bytes } = await heard;
+        if (i < warmup) continue;
+        commits.push(Number(committed - start) / 1e6);
+        for (const at of times) samples.push(Number(BigInt(at) - start) / 1e6);
+        frameBytes = bytes;
+      }
+      return { samples, commits, frameBytes };
+    } finally {
+      if (child !== null) await stopClients(child);
     }
-    return { samples, commits, frameBytes };
-  } finally {
-    if (child !== null) await stopClients(child);
-    await server.close();
-    rmSync(stateDir, { recursive: true, force: true });
-  }
+  });
 }
