@@ -106,9 +106,18 @@ export class Orchestrator {
           });
   }
 
-  /** Load the latest snapshot and fold the log's tail (or the whole log without one), then take commands. */
+  /**
+   * Load the latest snapshot and fold the log's tail (or the whole log
+   * without one), then take commands. Resolves once the orchestrator follows
+   * the log live: until its subscription has replayed, commits would only
+   * queue in its buffer, and a burst that never lets the event loop turn
+   * would keep all of its events in memory. Rejects when the log cannot be
+   * followed.
+   */
   static async open(options: OrchestratorOptions): Promise<Orchestrator> {
-    return new Orchestrator(options.store, await restore(options.store, { hotThreads: options.hotThreads }), options);
+    const orchestrator = new Orchestrator(options.store, await restore(options.store, { hotThreads: options.hotThreads }), options);
+    await orchestrator.tail.caughtUp;
+    return orchestrator;
   }
 
   /** How start-up got its state: from which snapshot, how many events it replayed. */
