@@ -10,7 +10,7 @@ import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { exhaustedBudget, narrowedBudget } from "../budgets/budgets.js";
 import { forkTransfer } from "../lineage/fork.js";
-import { freshThreadFields } from "../thread/fresh.js";
+import { newThreadRecord } from "../thread/fresh.js";
 
 /** How deep a thread sits below its root: 0 for a root, its task's depth for a child. */
 export function threadDepth(changes: Changes, threadId: string): number {
@@ -86,38 +86,39 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
     updatedAt: now,
     endedAt: null,
   };
-  const child: AppThread = {
-    ...parent,
-    ...freshThreadFields(now),
+  // A shared child works in the parent's checkout but does not own it. A
+  // worktree child gets its own, branched from the parent's checkpoint
+  // (uncommitted work included), which its first run's preparation asks for.
+  const child: AppThread = newThreadRecord(now, {
     id: data.childThreadId,
+    projectId: parent.projectId,
     title: data.title,
     providerInstanceId: data.providerInstanceId,
     modelSelection: { providerInstanceId: data.providerInstanceId, model: data.model },
     runtimeMode: data.runtimeMode,
     interactionMode: data.interactionMode,
+    worktreePath: isolated ? null : parent.worktreePath,
+    branch: isolated ? null : parent.branch,
     lineage: { rootThreadId: rootId, parentThreadId: parent.id, parentNodeId: parentNode.id, relation },
     createdBy: "agent",
     creationSource: "mcp",
-    // A shared child works in the parent's checkout but does not own it. A
-    // worktree child gets its own, branched from the parent's checkpoint
-    // (uncommitted work included), which its first run's preparation asks for.
-    ...(isolated
+    autoSettle: parent.autoSettle,
+    workspace: isolated
       ? {
-          worktreePath: null,
-          branch: null,
-          workspace: {
-            strategy: "worktree" as const,
-            status: "pending" as const,
-            repoPath: data.workspaceRepoPath!,
-            baseRef: null,
-            startFromOrigin: false,
-            baseCheckpointId: ctx.allocate.checkpoint(),
-          },
+          strategy: "worktree" as const,
+          status: "pending" as const,
+          repoPath: data.workspaceRepoPath!,
+          baseRef: null,
+          startFromOrigin: false,
+          baseCheckpointId: ctx.allocate.checkpoint(),
         }
       : parent.workspace === undefined
-        ? {}
-        : { workspace: null }),
-  };
+        ? undefined
+        : null,
+    pullRequestWatch: parent.pullRequestWatch,
+    structuredOutput: parent.structuredOutput,
+    budget: parent.budget,
+  });
   changes.putThread("thread.created", child);
   const childNode: ExecutionNode = { ...parentNode, id: ctx.allocate.node(), threadId: child.id, runId: data.childRunId, parentNodeId: parentNode.id, kind: "turn" };
   changes.events.push(nodeEvent(parentNode), nodeEvent(childNode));

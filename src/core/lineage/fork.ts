@@ -9,7 +9,7 @@ import type { OrchestrationState } from "../state.js";
 import { MAX_TITLE_LENGTH, invalidModeRejection, liveThread, validTitle } from "../thread/guards.js";
 import { readMoreOf } from "./context.js";
 import { buildTranscript, transcriptRuns } from "./transcript.js";
-import { freshThreadFields } from "../thread/fresh.js";
+import { newThreadRecord } from "../thread/fresh.js";
 
 /**
  * Portable fork context: the source thread's transcript through run
@@ -90,19 +90,25 @@ export function decideThreadFork(state: OrchestrationState, command: ThreadForkC
   }
   const through = data.sourceRunOrdinal ?? newest;
   const now = ctx.now;
-  const fork: AppThread = {
-    ...source,
-    ...freshThreadFields(now),
+  const fork: AppThread = newThreadRecord(now, {
     id: data.threadId,
+    projectId: source.projectId,
     title,
     providerInstanceId: data.providerInstanceId,
     modelSelection: { providerInstanceId: data.providerInstanceId, model: data.model },
     runtimeMode: data.runtimeMode,
     interactionMode: data.interactionMode,
+    worktreePath: source.worktreePath,
+    branch: source.branch,
     lineage: { rootThreadId: source.lineage.rootThreadId, parentThreadId: source.id, parentNodeId: null, relation: "fork" },
     createdBy: data.createdBy ?? "user",
     creationSource: data.creationSource ?? "api",
-  };
+    autoSettle: source.autoSettle,
+    workspace: source.workspace,
+    pullRequestWatch: source.pullRequestWatch,
+    structuredOutput: source.structuredOutput,
+    budget: source.budget,
+  });
   changes.events.push(threadEvent("thread.created", fork));
   forkTransfer(changes, source, through, fork.id);
   const marker = { type: "fork" as const, sourceThreadId: source.id, targetThreadId: fork.id, sourceRunOrdinal: through };

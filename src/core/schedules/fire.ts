@@ -9,7 +9,7 @@ import { Changes } from "../run/changes.js";
 import { activeRun, enqueue, newRun, queuedRuns, startRun, threadProvider } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { fireText } from "./fireText.js";
-import { freshThreadFields } from "../thread/fresh.js";
+import { newThreadRecord } from "../thread/fresh.js";
 
 /**
  * scheduled-task.fire: one fire of a task, through the same path whatever
@@ -85,9 +85,8 @@ function addRun(changes: Changes, thread: AppThread, facts: ProviderFacts, data:
 
 /** A fresh top-level thread for one fire of an unbound task. */
 function scheduledThread(task: ScheduledTask, threadId: string, ctx: DecideContext): AppThread {
-  return {
+  return newThreadRecord(ctx.now, {
     id: threadId,
-    ...freshThreadFields(ctx.now),
     projectId: task.projectId,
     title: task.title,
     providerInstanceId: task.providerInstanceId,
@@ -100,5 +99,5 @@ function scheduledThread(task: ScheduledTask, threadId: string, ctx: DecideConte
     createdBy: "system",
     creationSource: "scheduler",
     autoSettle: true,
-  };
+  });
 }

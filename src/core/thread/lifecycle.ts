@@ -15,7 +15,7 @@ import { activeRun, endRun } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { isPreparing } from "../workspace/turns.js";
 import { changed, invalidModeRejection, liveThread, validTitle } from "./guards.js";
-import { freshThreadFields } from "./fresh.js";
+import { newThreadRecord } from "./fresh.js";
 
 /** Title of a thread created without one. */
 export const DEFAULT_THREAD_TITLE = "New thread";
@@ -45,8 +45,7 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
   if (data.workspace !== undefined && data.worktreePath !== undefined) {
     return reject(RejectionCode.invalidWorkspace, "a thread gets a worktree of its own (workspace) or an existing worktreePath, not both");
   }
-  const thread: AppThread = {
-    ...freshThreadFields(ctx.now),
+  const thread: AppThread = newThreadRecord(ctx.now, {
     id,
     projectId: data.projectId,
     title,
@@ -60,10 +59,10 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
     createdBy: data.createdBy ?? "user",
     creationSource: data.creationSource ?? "api",
     autoSettle: true,
-    ...(data.workspace === undefined
-      ? {}
-      : {
-          workspace: {
+    workspace:
+      data.workspace === undefined
+        ? undefined
+        : {
             strategy: data.workspace.strategy,
             status: "pending" as const,
             repoPath: data.workspace.repoPath,
@@ -71,9 +70,8 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
             startFromOrigin: data.workspace.startFromOrigin ?? false,
             baseCheckpointId: null,
           },
-        }),
-    ...(data.outputSchema === undefined ? {} : { structuredOutput: { schema: data.outputSchema, status: "pending" as const, repairRunId: null, error: null } }),
-  };
+    structuredOutput: data.outputSchema === undefined ? undefined : { schema: data.outputSchema, status: "pending" as const, repairRunId: null, error: null },
+  });
   return accept([threadEvent("thread.created", thread)]);
 }
 
