@@ -228,6 +228,9 @@ describe("the web UI in chromium", () => {
     await page.locator(`.tree-row[data-thread-id="${parentId}"] .twisty`).click();
     // The project folder is outside git: its checkpoint saved nothing, and says so instead of calling it lost.
     await page.locator(".item-checkpoint .not-restorable", { hasText: "nothing was saved to restore (a folder outside git" }).first().waitFor({ timeout: WAIT });
+    // Nothing saved, no diff to show either.
+    expect(await page.locator(".item-checkpoint").count()).toBeGreaterThan(0);
+    expect(await page.locator(".item-checkpoint button", { hasText: "Show diff" }).count()).toBe(0);
     await shot("delegation-tree");
     // Open the child from the card; its breadcrumb leads back to the parent.
     await card.getByRole("link", { name: "Open the child thread →" }).click();

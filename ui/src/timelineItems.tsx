@@ -29,6 +29,9 @@ const NOT_RESTORABLE: { readonly [S in Exclude<CheckpointStatus, "ready">]: stri
   error: "capturing it failed",
 };
 
+/** Whether a checkpoint holds saved state, so its turn's diff can be shown (a stale one still does). */
+const HAS_SAVED_STATE: { readonly [S in CheckpointStatus]: boolean } = { ready: true, stale: true, missing: false, error: false };
+
 /** How an interrupt request ended, as a run_interrupt_result card says it. */
 const INTERRUPT_OUTCOME: { readonly [O in RunInterruptOutcome]: string } = {
   interrupted: "Interrupted",
@@ -284,7 +287,7 @@ const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
           </ul>
         )}
         <div className="actions">
-          {runId !== null ? (
+          {runId !== null && HAS_SAVED_STATE[item.status] ? (
             <button type="button" onClick={() => ctx.showTurnDiff(runId, `Changes of run ${item.appRunOrdinal}`)}>
               Show diff
             </button>
