@@ -40,7 +40,7 @@ const layerZones = Object.entries(LAYERS)
 
 export default tseslint.config(
   // The lint fixtures break rules on purpose; lintGuard.test.ts lints them with this config.
-  { ignores: ["dist/**", "dist-bench/**", "node_modules/**", "**/generated/**", "eslint.config.js", "src/testkit/lintFixtures/**"] },
+  { ignores: ["dist/**", "dist-bench/**", "dist-test/**", "node_modules/**", "**/generated/**", "eslint.config.js", "src/testkit/lintFixtures/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
