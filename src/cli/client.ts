@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
 import { LoomMcpClient, type ToolCallOptions } from "../client/loomMcpClient.js";
-import { type ServerInfo, readServerInfo, resolveStateDir, stateDirPaths } from "../server/stateDir.js";
+import type { ServerInfo } from "../server/stateDir.js";
 import { ServerNotRunningError, ToolFailedError } from "./errors.js";
 import { OwnerApi } from "./ownerApi.js";
+import { findRunningServer, isConnectionFailure } from "./runningServer.js";
 
 /**
  * The CLI as an outside client of a running server: it finds the server
@@ -39,28 +39,6 @@ export class LoomToolCaller {
   }
 }
 
-/** The running server of a state dir and the owner token: what every outside client needs. */
-export interface RunningServer {
-  readonly info: ServerInfo;
-  readonly token: string;
-  readonly ownerTokenPath: string;
-  readonly stateDir: string;
-}
-
-export function findRunningServer(stateDirFlag: string | undefined): RunningServer {
-  const dir = stateDirPaths(resolveStateDir(stateDirFlag));
-  let info: ServerInfo | null;
-  try {
-    info = readServerInfo(dir);
-  } catch (error) {
-    throw new ServerNotRunningError(dir.root, `${dir.serverInfoPath} is unreadable: ${(error as Error).message}`);
-  }
-  if (info === null) throw new ServerNotRunningError(dir.root);
-  if (!processExists(info.pid)) throw new ServerNotRunningError(dir.root, `server.json names process ${info.pid}, which has exited`);
-  if (!existsSync(dir.ownerTokenPath)) throw new Error(`the server is running but ${dir.ownerTokenPath} is missing`);
-  return { info, token: readFileSync(dir.ownerTokenPath, "utf8").trim(), ownerTokenPath: dir.ownerTokenPath, stateDir: dir.root };
-}
-
 export async function connectToLoom(stateDirFlag: string | undefined): Promise<LoomToolCaller> {
   const { info, token, ownerTokenPath, stateDir } = findRunningServer(stateDirFlag);
   const dir = { root: stateDir, ownerTokenPath };
@@ -73,21 +51,4 @@ export async function connectToLoom(stateDirFlag: string | undefined): Promise<L
     if (isConnectionFailure(error)) throw new ServerNotRunningError(dir.root, `${info.url} did not answer`);
     throw error;
   }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** fetch rejects with a TypeError whose cause is the socket error. */
-export function isConnectionFailure(error: unknown): boolean {
-  if (!(error instanceof TypeError)) return false;
-  const code = (error.cause as { code?: unknown } | undefined)?.code;
-  return error.message === "fetch failed" || code === "ECONNREFUSED" || code === "ECONNRESET" || code === "UND_ERR_SOCKET";
 }

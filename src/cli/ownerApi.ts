@@ -1,5 +1,5 @@
 import { ServerNotRunningError, ToolFailedError } from "./errors.js";
-import { findRunningServer, isConnectionFailure } from "./client.js";
+import { findRunningServer, isConnectionFailure } from "./runningServer.js";
 
 /**
  * The CLI's client of the running server's HTTP API, as its owner (the

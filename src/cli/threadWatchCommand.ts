@@ -4,7 +4,7 @@ import { bearerWebSocket } from "../client/nodeWebSocket.js";
 import type { WireError } from "../client/wireErrors.js";
 import { BOUNDED_SNAPSHOT_LIMITS } from "../contracts/wire/projections.js";
 import { COMMON, type Output, positionals, positiveInt } from "./args.js";
-import { findRunningServer } from "./client.js";
+import { findRunningServer } from "./runningServer.js";
 import { ExitCode, ToolFailedError } from "./errors.js";
 import { OwnerApi } from "./ownerApi.js";
 import { WatchPrinter } from "./watchOutput.js";

@@ -1,7 +1,7 @@
 /**
  * A process that dispatches commands in a loop until it is killed. The crash
  * test SIGKILLs it mid-stream and checks the log it leaves behind.
- * Usage: node dist/testkit/crashWriter.js <database-path>
+ * Usage: node dist-test/testkit/crashWriter.js <database-path>
  */
 import { Orchestrator } from "../engine/orchestrator.js";
 import { SqliteEventStore } from "../store/sqlite/sqliteEventStore.js";

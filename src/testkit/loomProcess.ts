@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url";
 
 /** The built CLI entry; tests that spawn processes run after `npm run build`. */
 export const CLI_PATH = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
-export const DIST_TESTKIT = fileURLToPath(new URL("../../dist/testkit/", import.meta.url));
+/** The test processes `npm run build` compiles beside the package, not into it (tsconfig.testkit.json). */
+export const DIST_TESTKIT = fileURLToPath(new URL("../../dist-test/testkit/", import.meta.url));
 
 export interface ServeProcess {
   readonly child: ChildProcess;

@@ -3,7 +3,7 @@
  * until it is killed: most of its time goes to encoding and writing
  * snapshots, so a SIGKILL lands mid-snapshot more often than not. The restart
  * test then checks that the log still opens to the right state.
- * Usage: node dist/testkit/snapshotCrashWriter.js <database-path>
+ * Usage: node dist-test/testkit/snapshotCrashWriter.js <database-path>
  */
 import { Orchestrator } from "../engine/orchestrator.js";
 import { SqliteEventStore } from "../store/sqlite/sqliteEventStore.js";

@@ -5,7 +5,7 @@
  * LOOM_STORE_WRITER (kept out of argv: a connection string holds a password):
  *   { "backend": "sqlite", "file": "...", "commits": 100, "eventsPerCommit": 2, "label": "w1" }
  *   { "backend": "postgres", "url": "postgres://...", "schema": "s1", ... }
- * Usage: node dist/testkit/storeWriter.js
+ * Usage: node dist-test/testkit/storeWriter.js
  */
 import type { EventStore } from "../store/eventStore.js";
 import { PostgresEventStore } from "../store/postgres/postgresEventStore.js";

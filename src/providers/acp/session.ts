@@ -4,7 +4,9 @@ import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { NormalizedProviderEvent, ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import { AcpTurnMapper } from "./acpEvents.js";
-import { type AgentExit, AgentProcess, AgentProcessError, AgentProcessErrorCode } from "./agentProcess.js";
+import type { ProcessExit } from "../kit/stdioProcess.js";
+import { StdioRpcError, StdioRpcErrorCode } from "../kit/stdioRpcError.js";
+import { AgentProcess } from "./agentProcess.js";
 import { type AdvertisedFacts, factsFromInitialize, modelOption, withSessionFacts } from "./capabilities.js";
 import type { AcpExtensionRequest, AcpFlavor } from "./flavor.js";
 import { CANCELLED, allowOutcome, approvalItem, approvesByItself, permissionOutcome } from "./permissions.js";
@@ -268,7 +270,7 @@ export class AcpSession implements ProviderSessionRuntime {
       if (this.agent === agent) this.agent = null;
       if (signal?.aborted === true) throw new ProviderError(ProviderErrorCode.aborted, `opening the ${this.input.flavor.label} session was aborted`, { cause: error });
       const detail = agent.stderrTail(600);
-      const code = error instanceof AgentProcessError && error.code === AgentProcessErrorCode.spawnFailed ? ProviderErrorCode.notInstalled : authCode(error);
+      const code = error instanceof StdioRpcError && error.code === StdioRpcErrorCode.spawnFailed ? ProviderErrorCode.notInstalled : authCode(error);
       throw new ProviderError(code, `${this.input.flavor.label} did not start: ${messageOf(error)}${detail === "" ? "" : `; stderr: ${detail}`}`, { cause: error });
     } finally {
       signal?.removeEventListener("abort", abort);
@@ -401,7 +403,7 @@ export class AcpSession implements ProviderSessionRuntime {
     this.pending.clear();
   }
 
-  private onExit(agent: AgentProcess, exit: AgentExit): void {
+  private onExit(agent: AgentProcess, exit: ProcessExit): void {
     if (agent !== this.agent) return;
     this.agent = null;
     this.cancelPending();
@@ -456,7 +458,7 @@ export class AcpSession implements ProviderSessionRuntime {
 
   private providerError(error: unknown, method: string): ProviderError {
     if (error instanceof ProviderError) return error;
-    if (error instanceof AgentProcessError && error.code === AgentProcessErrorCode.closed) return new ProviderError(ProviderErrorCode.sessionClosed, error.message, { cause: error });
+    if (error instanceof StdioRpcError && error.code === StdioRpcErrorCode.closed) return new ProviderError(ProviderErrorCode.sessionClosed, error.message, { cause: error });
     return new ProviderError(ProviderErrorCode.protocol, `${method}: ${messageOf(error)}`, { cause: error });
   }
 }
@@ -468,7 +470,7 @@ function answerExtension(extension: AcpExtensionRequest, method: string, params:
 /** ACP's "authentication required" error (-32000) means the agent runs but is not logged in. */
 function authCode(error: unknown): ProviderErrorCode {
   if (error instanceof ProviderError) return error.code;
-  return error instanceof AgentProcessError && error.rpcCode === -32000 ? ProviderErrorCode.notAuthenticated : ProviderErrorCode.startFailed;
+  return error instanceof StdioRpcError && error.rpcCode === -32000 ? ProviderErrorCode.notAuthenticated : ProviderErrorCode.startFailed;
 }
 
 function closedError(): ProviderError {

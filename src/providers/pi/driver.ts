@@ -75,7 +75,6 @@ export function createPiDriver(deps: PiDriverDeps = {}): ProviderDriver {
             args: [...executable.prefixArgs, ...rpcArgs({ extensionPath, model: input.model })],
             env: piEnv({ options, baseEnv: process.env, agentDir, mcp: input.mcp, instructions: ORCHESTRATION_INSTRUCTIONS, runtimeMode: input.runtimeMode, interactionMode: input.interactionMode }),
             cwd: input.cwd,
-            requestTimeoutMs: options.startupTimeoutMs,
             secrets: [...(input.mcp === null ? [] : [input.mcp.token]), ...Object.values(options.env).filter((value) => value.length >= 8)],
           },
           startupTimeoutMs: options.startupTimeoutMs,

@@ -2,8 +2,10 @@ import type { ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { NormalizedProviderEvent } from "../events.js";
 import { PiEventMapper } from "./piEvents.js";
-import type { PiExit, PiRpcSpec } from "./rpcProcess.js";
-import { PiRpcError, PiRpcProcess } from "./rpcProcess.js";
+import { JsonRpcProcess } from "../kit/jsonRpcProcess.js";
+import type { ProcessExit, StdioProcessSpec } from "../kit/stdioProcess.js";
+import { StdioRpcError, StdioRpcErrorCode } from "../kit/stdioRpcError.js";
+import { piRpcDialect } from "./rpcDialect.js";
 import { type PendingDialog, dialogCancel, dialogItem, dialogResponse } from "./uiRequests.js";
 
 /**
@@ -15,7 +17,8 @@ import { type PendingDialog, dialogCancel, dialogItem, dialogResponse } from "./
  */
 
 export interface PiSessionInput {
-  readonly spec: PiRpcSpec;
+  readonly spec: StdioProcessSpec;
+  /** How long a command may wait for its response. */
   readonly startupTimeoutMs: number;
   readonly cwd: string;
   readonly onEvent: (event: NormalizedProviderEvent) => void;
@@ -35,7 +38,7 @@ interface ActiveTurn {
 const DEFAULT_INTERRUPT_GRACE_MS = 15_000;
 
 export class PiSession implements ProviderSessionRuntime {
-  private process: PiRpcProcess | null = null;
+  private process: JsonRpcProcess | null = null;
   private sessionId: string | null = null;
   private readonly mapper: PiEventMapper;
   private readonly pending = new Map<string, PendingDialog>();
@@ -54,15 +57,23 @@ export class PiSession implements ProviderSessionRuntime {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       signal?.throwIfAborted();
-      const process = new PiRpcProcess({ ...this.input.spec, requestTimeoutMs: this.input.startupTimeoutMs }, { onMessage: (message) => this.onMessage(message), onExit: (exit) => this.onExit(process, exit) });
+      const process: JsonRpcProcess = new JsonRpcProcess({
+        ...this.input.spec,
+        label: "pi",
+        requestTimeoutMs: this.input.startupTimeoutMs,
+        dialect: piRpcDialect,
+        onNotification: (message) => this.onMessage(message),
+        onRequest: (message) => this.onMessage(message),
+        onExit: (exit) => this.onExit(process, exit),
+      });
       this.process = process;
-      const state = (await process.request({ type: "get_state" })) as { sessionId?: unknown } | undefined;
+      const state = await process.request<{ sessionId?: unknown } | undefined>("get_state", {});
       this.sessionId = typeof state?.sessionId === "string" && state.sessionId !== "" ? state.sessionId : null;
     } catch (error) {
       const tail = this.process?.stderrTail(600) ?? "";
       await this.stop();
       if (signal?.aborted === true) throw new ProviderError(ProviderErrorCode.aborted, "opening the pi session was aborted", { cause: error });
-      const code = error instanceof PiRpcError && error.reason === "spawn" ? ProviderErrorCode.notInstalled : ProviderErrorCode.startFailed;
+      const code = error instanceof StdioRpcError && error.code === StdioRpcErrorCode.spawnFailed ? ProviderErrorCode.notInstalled : ProviderErrorCode.startFailed;
       throw new ProviderError(code, `pi did not start: ${messageOf(error)}${tail === "" ? "" : `; stderr: ${tail}`}`, { cause: error });
     } finally {
       signal?.removeEventListener("abort", onAbort);
@@ -76,7 +87,7 @@ export class PiSession implements ProviderSessionRuntime {
     this.mapper.startTurn();
     this.active = turn;
     try {
-      await this.requireProcess().request({ type: "prompt", message: input.input });
+      await this.requireProcess().request("prompt", { message: input.input });
     } catch (error) {
       if (turn.ended) return;
       if (this.active === turn) this.active = null;
@@ -89,7 +100,7 @@ export class PiSession implements ProviderSessionRuntime {
     this.assertOpen();
     this.activeTurn(input.runId);
     try {
-      await this.requireProcess().request({ type: "steer", message: input.input });
+      await this.requireProcess().request("steer", { message: input.input });
     } catch (error) {
       throw this.providerError(error, "steer");
     }
@@ -100,7 +111,7 @@ export class PiSession implements ProviderSessionRuntime {
     const turn = this.activeTurn(input.runId);
     turn.interruptRequested = true;
     try {
-      await this.requireProcess().request({ type: "abort" });
+      await this.requireProcess().request("abort", {});
     } catch (error) {
       if (turn.ended) return;
       throw this.providerError(error, "abort");
@@ -121,7 +132,7 @@ export class PiSession implements ProviderSessionRuntime {
         throw new ProviderError(ProviderErrorCode.protocol, pending.method === "confirm" ? `request ${input.requestId} is an approval: respond with { decision }` : `request ${input.requestId} is a question: respond with { answers }`);
       }
       this.pending.delete(input.requestId);
-      this.requireProcess().notify(response);
+      this.requireProcess().send(response);
       return Promise.resolve();
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -136,7 +147,8 @@ export class PiSession implements ProviderSessionRuntime {
     const process = this.process;
     this.process = null;
     try {
-      await process?.close();
+      // A stop ends pi at once: SIGTERM now, SIGKILL after 3 s.
+      await process?.close(0, 3_000);
     } finally {
       await this.input.cleanup();
     }
@@ -149,7 +161,7 @@ export class PiSession implements ProviderSessionRuntime {
       const dialog = dialogItem(message);
       if (dialog === null) return; // notify, setStatus, ...: nothing to answer
       if (turn === null || turn.ended) {
-        this.process?.notify(dialogCancel(dialog.pending));
+        this.process?.send(dialogCancel(dialog.pending));
         return;
       }
       this.pending.set(dialog.pending.id, dialog.pending);
@@ -174,7 +186,7 @@ export class PiSession implements ProviderSessionRuntime {
     }
   }
 
-  private onExit(process: PiRpcProcess, exit: PiExit): void {
+  private onExit(process: JsonRpcProcess, exit: ProcessExit): void {
     if (process !== this.process || this.closed) return;
     this.process = null;
     const turn = this.active;
@@ -202,7 +214,7 @@ export class PiSession implements ProviderSessionRuntime {
     turn.ended = true;
     if (turn.timer !== null) clearTimeout(turn.timer);
     if (this.active === turn) this.active = null;
-    for (const pending of this.pending.values()) this.process?.notify(dialogCancel(pending));
+    for (const pending of this.pending.values()) this.process?.send(dialogCancel(pending));
     this.pending.clear();
     this.input.onEvent({ type: "turn.completed", runId: turn.runId, status, error });
   }
@@ -215,7 +227,7 @@ export class PiSession implements ProviderSessionRuntime {
     return turn;
   }
 
-  private requireProcess(): PiRpcProcess {
+  private requireProcess(): JsonRpcProcess {
     if (this.process === null || !this.process.isRunning) throw new ProviderError(ProviderErrorCode.sessionClosed, "the pi process is not running");
     return this.process;
   }
@@ -226,7 +238,7 @@ export class PiSession implements ProviderSessionRuntime {
 
   private providerError(error: unknown, command: string): ProviderError {
     if (error instanceof ProviderError) return error;
-    if (error instanceof PiRpcError && error.reason === "closed") return new ProviderError(ProviderErrorCode.sessionClosed, error.message, { cause: error });
+    if (error instanceof StdioRpcError && error.code === StdioRpcErrorCode.closed) return new ProviderError(ProviderErrorCode.sessionClosed, error.message, { cause: error });
     return new ProviderError(ProviderErrorCode.protocol, `${command}: ${messageOf(error)}`, { cause: error });
   }
 }
