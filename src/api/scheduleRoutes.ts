@@ -4,6 +4,8 @@ import type { AppContext } from "../app/context.js";
 import { AppError, toFailure } from "../app/errors.js";
 import { deleteScheduledTask, listScheduledTasks, runScheduledTaskNow, scheduleTask, updateScheduledTask } from "../app/schedules/scheduledTasks.js";
 import { receiveWebhook } from "../app/schedules/webhooks.js";
+import { followScheduledTaskChanges } from "../app/schedules/changes.js";
+import type { StreamHandle } from "../app/orchestration/subscriptions.js";
 import { ListScheduledTasksInput, ScheduleTaskInput, ScheduledTaskIdOnlyInput, UpdateScheduledTaskInput } from "../contracts/tools/scheduleTools.js";
 import { parsedInput } from "./parsedInput.js";
 import { CLOSE_CONNECTION, readBody } from "../http/body.js";
@@ -60,7 +62,7 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
       return true;
     }
     if (path === CHANGES && req.method === "GET") {
-      changeStream(app, req, res);
+      await changeStream(app, req, res);
       return true;
     }
     try {
@@ -93,24 +95,24 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
   };
 }
 
-const SCHEDULE_EVENTS: ReadonlySet<string> = new Set(["scheduled-task.updated", "scheduled-task.deleted"]);
-
-/** Server-sent events: `changed` after every commit that touched a scheduled task, until the client goes away. */
-function changeStream(app: AppContext, req: IncomingMessage, res: ServerResponse): void {
+/** Server-sent events: `changed` after every committed change to a scheduled task (any node's), until the client goes away. */
+async function changeStream(app: AppContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" });
-  res.write(": scheduled task changes\n\n");
-  const stop = app.orchestrator.onCommitted((events) => {
-    const last = events.findLast((event) => SCHEDULE_EVENTS.has(event.type));
-    if (last !== undefined) res.write(`event: changed\ndata: ${JSON.stringify({ sequence: last.sequence })}\n\n`);
-  });
+  let feed: StreamHandle | null = null;
+  let gone = false;
   const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
   keepAlive.unref();
   const close = () => {
-    stop();
+    gone = true;
+    feed?.close();
     clearInterval(keepAlive);
   };
   req.on("close", close);
   res.on("close", close);
+  feed = await followScheduledTaskChanges(app, (change) => res.write(`event: changed\ndata: ${JSON.stringify(change)}\n\n`));
+  if (gone) feed.close();
+  // Written once the feed is live: a client that read it misses no later change.
+  else res.write(": scheduled task changes\n\n");
 }
 
 async function webhook(app: AppContext, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string): Promise<void> {

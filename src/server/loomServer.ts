@@ -176,7 +176,17 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   const environmentId = await nodes.sharedSetting("environment-id", ensureEnvironmentId(dir));
   const credentials = new StoredCredentialRegistry({ store: backend.credentials, environmentId, nodeId, idleTtlMs: config.credentials.idleTtlMs, maxLifetimeMs: config.credentials.maxLifetimeMs });
   await credentials.registerOwnerToken(ownerToken);
-  const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits, turnCheckpoints: config.workspaces.checkpoints });
+  // Only a commit that wrote outbox rows gives the worker work; retries and expired leases are its poll's.
+  let wakeOutbox = (): void => undefined;
+  const orchestrator = await Orchestrator.open({
+    store,
+    providers: providerFacts(registry),
+    limits: config.limits,
+    turnCheckpoints: config.workspaces.checkpoints,
+    wakeOutbox: (wroteEffects) => {
+      if (wroteEffects) wakeOutbox();
+    },
+  });
   const workspaces: WorkspaceSettings = {
     worktreesRoot: config.workspaces.worktreesDir ?? join(dir.root, "worktrees"),
     branchPrefix: config.workspaces.branchPrefix,
@@ -229,10 +239,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     onFailed: (row, error) => (Object.hasOwn(workspaceHandlers, row.kind) ? workspaceEffects.onEffectFailed(row, error) : sessions.onEffectFailed(row, error)),
     log,
   });
-  // Only a commit that wrote outbox rows gives the worker work; retries and expired leases are its poll's.
-  const stopKicking = orchestrator.onCommitted((_events, wroteEffects) => {
-    if (wroteEffects) worker.kick();
-  });
+  wakeOutbox = () => worker.kick();
   const waiters = new TaskWaiters();
   const reactor = new DelegationReactor(orchestrator, waiters, log);
   const budgets = new BudgetReactor(orchestrator, Date.now, log);
@@ -373,7 +380,6 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
       await sessions.shutdown();
       // Hand the node's leases back at once: its sessions ended above, its credentials end here.
       await heartbeats.stop();
-      stopKicking();
       await search.stop();
       await orchestrator.close();
       await backend.credentials.close();
