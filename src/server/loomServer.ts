@@ -10,6 +10,7 @@ import { UiSessionBook, isUiSessionRequest } from "../api/uiSessions.js";
 import { staticFiles } from "../http/staticFiles.js";
 import { createWsEndpoint } from "../api/wsEndpoint.js";
 import { workspaceRoutes } from "../api/workspaceRoutes.js";
+import { bindApp } from "../app/app.js";
 import type { AppContext } from "../app/context.js";
 import { followIdleSessions } from "../app/idleSessions.js";
 import { DelegationReactor } from "../engine/delegationReactor.js";
@@ -246,7 +247,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   const search = new SearchProjection(orchestrator, SqliteSearchIndex.open(join(dir.root, "search.db")), log);
   const titles = new TitleRegenerations(config.titles, log);
 
-  const app: AppContext = {
+  const ctx: AppContext = {
     orchestrator,
     registry,
     environmentId,
@@ -278,10 +279,12 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
       webhookMaxBodyBytes: config.scheduler.webhookMaxBodyBytes,
     },
   };
-  const workflows = new WorkflowRunner(app, { log, maxConcurrentAgents: config.workflows.maxConcurrentAgents });
+  const workflows = new WorkflowRunner(ctx, { log, maxConcurrentAgents: config.workflows.maxConcurrentAgents });
+  // What every transport and the scheduler hold: the app's operations, no engine object.
+  const app = bindApp(ctx, workflows);
   const scheduler = new Scheduler({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
   const pullRequests = new PullRequestWatcher({ app, log, ...(options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers }) });
-  const titlesReconciled = await reconcileTitleRegenerations(app);
+  const titlesReconciled = await reconcileTitleRegenerations(ctx);
   if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
   const toolkits = [
     threadToolkit(app),
@@ -291,7 +294,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     backgroundToolkit(app),
     secretsToolkit(app),
     schedulesToolkit(app),
-    workflowsToolkit(app, workflows),
+    workflowsToolkit(app),
     ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
   ];
   const mcp = createMcpRoute({ credentials, toolkits, version: LOOM_VERSION, log });
