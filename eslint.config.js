@@ -22,7 +22,7 @@ export const LAYERS = {
   mcp: ["contracts", "app", "http"],
   api: ["contracts", "app", "http"],
   workspaces: ["contracts"],
-  scheduler: ["contracts", "core", "config", "engine", "app", "workspaces", "http"],
+  scheduler: ["contracts", "app"],
   modelServer: ["http"],
   client: ["contracts"],
   server: ["contracts", "core", "config", "store", "http", "engine", "providers", "app", "mcp", "api", "workspaces", "scheduler", "modelServer"],
@@ -30,13 +30,25 @@ export const LAYERS = {
   testkit: null,
 };
 const FOLDERS = Object.keys(LAYERS);
-const layerZones = Object.entries(LAYERS)
-  .filter(([, allowed]) => allowed !== null)
-  .map(([folder, allowed]) => ({
+/**
+ * The transports hold the app's bound operations (src/app/app.ts) and never
+ * the app's context or its engine facade, so no engine object reaches them.
+ */
+const TRANSPORTS = ["api", "mcp", "scheduler"];
+const layerZones = [
+  ...Object.entries(LAYERS)
+    .filter(([, allowed]) => allowed !== null)
+    .map(([folder, allowed]) => ({
+      target: `./src/${folder}`,
+      from: FOLDERS.filter((other) => other !== folder && !allowed.includes(other)).map((other) => `./src/${other}`),
+      message: `src/${folder}/ may import only ${allowed.length === 0 ? "nothing in src/" : allowed.join(", ")} (docs/architecture.md).`,
+    })),
+  ...TRANSPORTS.map((folder) => ({
     target: `./src/${folder}`,
-    from: FOLDERS.filter((other) => other !== folder && !allowed.includes(other)).map((other) => `./src/${other}`),
-    message: `src/${folder}/ may import only ${allowed.length === 0 ? "nothing in src/" : allowed.join(", ")} (docs/architecture.md).`,
-  }));
+    from: ["./src/app/context.ts", "./src/app/engine.ts"],
+    message: `src/${folder}/ is a transport: it calls the app's operations (App, src/app/app.ts), never the AppContext or the engine (docs/architecture.md).`,
+  })),
+];
 
 export default tseslint.config(
   // The lint fixtures break rules on purpose; lintGuard.test.ts lints them with this config.

@@ -63,7 +63,7 @@ async function loomChildren(agent: Agent, pool: number, sizes: readonly number[]
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ providers: [{ id: "fast", driver: "scripted" }, childInstance(agent, model, pool)] }));
   const server = await startLoomServer({ stateDir, cwd: stateDir });
   const recorder = new Recorder();
-  const stopRecording = server.orchestrator.onCommitted((events) => recorder.onEvents(events));
+  const recording = server.orchestrator.follow(server.orchestrator.state.lastSequence, (event) => recorder.onEvents([event]));
   const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
   const client = await LoomMcpClient.connect(server.mcpUrl, token, "loom-bench");
   try {
@@ -86,7 +86,7 @@ async function loomChildren(agent: Agent, pool: number, sizes: readonly number[]
     }
     return measured;
   } finally {
-    stopRecording();
+    recording.close();
     await client.close();
     await server.close();
     await model.close();

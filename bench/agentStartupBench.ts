@@ -193,12 +193,10 @@ export async function runAgentStartupBench(): Promise<void> {
   writeFileSync(configPath, JSON.stringify({ providers: AGENTS.map((agent) => configEntry(agent, model, join(stateDir, `${agent}-home`))) }));
   const server = await startLoomServer({ stateDir, cwd: stateDir, configPath });
   const firstToolCall = new Map<string, bigint>();
-  const stop = server.orchestrator.onCommitted((events: readonly StoredEvent[]) => {
+  const followed = server.orchestrator.follow(server.orchestrator.state.lastSequence, (event: StoredEvent) => {
     const at = now();
-    for (const event of events) {
-      const item = (event.data as { item?: { type?: string; threadId?: string } }).item;
-      if (item?.type === "dynamic_tool" && item.threadId !== undefined && !firstToolCall.has(item.threadId)) firstToolCall.set(item.threadId, at);
-    }
+    const item = (event.data as { item?: { type?: string; threadId?: string } }).item;
+    if (item?.type === "dynamic_tool" && item.threadId !== undefined && !firstToolCall.has(item.threadId)) firstToolCall.set(item.threadId, at);
   });
   const client = await LoomMcpClient.connect(server.mcpUrl, readFileSync(join(stateDir, "owner-token"), "utf8").trim(), "loom-bench");
   const rows: string[][] = [["agent", "CLI alone: to first model request (s, median of 3)", "under Loom: launch to first MCP call (s, median of 3)", "ratio"]];
@@ -217,7 +215,7 @@ export async function runAgentStartupBench(): Promise<void> {
       console.log(`${agent}: CLI alone ${median(baseline).toFixed(2)} s, under Loom ${median(loom).toFixed(2)} s`);
     }
   } finally {
-    stop();
+    followed.close();
     await client.close();
     await server.close();
     await model.close();

@@ -115,7 +115,7 @@ export async function runFanoutBench(options: { sizes: readonly number[]; rounds
   );
   const server = await startLoomServer({ stateDir, cwd: stateDir });
   const recorder = new Recorder();
-  const stopRecording = server.orchestrator.onCommitted((events) => recorder.onEvents(events));
+  const recording = server.orchestrator.follow(server.orchestrator.state.lastSequence, (event) => recorder.onEvents([event]));
   const client = await LoomMcpClient.connect(server.mcpUrl, readFileSync(join(stateDir, "owner-token"), "utf8").trim(), "loom-bench");
   try {
     await fanOut(client, recorder, 1, "warmup");
@@ -158,7 +158,7 @@ export async function runFanoutBench(options: { sizes: readonly number[]; rounds
       console.log(`warning: ${largest.n} children took ${(largest.results / base.results).toFixed(2)}x as long as ${base.n}; session start-up may be serialized`);
     }
   } finally {
-    stopRecording();
+    recording.close();
     await client.close();
     await server.close();
     rmSync(stateDir, { recursive: true, force: true });

@@ -20,7 +20,7 @@ async function measure(pool: boolean, sizes: readonly number[], rounds: number):
   writeFileSync(join(stateDir, "config.json"), JSON.stringify({ providers: [{ id: "fast", driver: "scripted" }, slow] }));
   const server = await startLoomServer({ stateDir, cwd: stateDir });
   const recorder = new Recorder();
-  const stopRecording = server.orchestrator.onCommitted((events) => recorder.onEvents(events));
+  const recording = server.orchestrator.follow(server.orchestrator.state.lastSequence, (event) => recorder.onEvents([event]));
   const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
   const client = await LoomMcpClient.connect(server.mcpUrl, token, "loom-bench");
   const warmCount = async () => {
@@ -50,7 +50,7 @@ async function measure(pool: boolean, sizes: readonly number[], rounds: number):
     }
     return measured;
   } finally {
-    stopRecording();
+    recording.close();
     await client.close();
     await server.close();
     rmSync(stateDir, { recursive: true, force: true });

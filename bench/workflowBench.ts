@@ -48,24 +48,22 @@ async function boot(stateDir: string): Promise<Bench> {
   const tasks = new Map<string, { task: DelegatedTask; at: bigint }>();
   const journalBytes = new Map<string, number>();
   const itemOwners = new Map<string, string>();
-  const stop = server.orchestrator.onCommitted((events: readonly StoredEvent[]) => {
+  const followed = server.orchestrator.follow(server.orchestrator.state.lastSequence, (event: StoredEvent) => {
     const at = now();
-    for (const event of events) {
-      if (event.type === "workflow.updated" || event.type === "workflow.step.updated") {
-        const data = event.data as { workflow?: Workflow; workflowId?: string };
-        const id = data.workflow?.workflowId ?? data.workflowId!;
-        if (data.workflow !== undefined) {
-          workflows.set(id, { workflow: data.workflow, at });
-          itemOwners.set(data.workflow.itemId, id);
-        }
-        journalBytes.set(id, (journalBytes.get(id) ?? 0) + JSON.stringify(event.data).length);
-      } else if (event.type === "turn-item.updated") {
-        const owner = itemOwners.get((event.data as { item: { id: string } }).item.id);
-        if (owner !== undefined) journalBytes.set(owner, (journalBytes.get(owner) ?? 0) + JSON.stringify(event.data).length);
-      } else if (event.type === "subagent.updated") {
-        const task = (event.data as { task: DelegatedTask | null }).task;
-        if (task !== null) tasks.set(task.taskId, { task, at });
+    if (event.type === "workflow.updated" || event.type === "workflow.step.updated") {
+      const data = event.data as { workflow?: Workflow; workflowId?: string };
+      const id = data.workflow?.workflowId ?? data.workflowId!;
+      if (data.workflow !== undefined) {
+        workflows.set(id, { workflow: data.workflow, at });
+        itemOwners.set(data.workflow.itemId, id);
       }
+      journalBytes.set(id, (journalBytes.get(id) ?? 0) + JSON.stringify(event.data).length);
+    } else if (event.type === "turn-item.updated") {
+      const owner = itemOwners.get((event.data as { item: { id: string } }).item.id);
+      if (owner !== undefined) journalBytes.set(owner, (journalBytes.get(owner) ?? 0) + JSON.stringify(event.data).length);
+    } else if (event.type === "subagent.updated") {
+      const task = (event.data as { task: DelegatedTask | null }).task;
+      if (task !== null) tasks.set(task.taskId, { task, at });
     }
   });
   const client = await LoomMcpClient.connect(server.mcpUrl, readFileSync(join(stateDir, "owner-token"), "utf8").trim(), "loom-bench");
@@ -76,7 +74,7 @@ async function boot(stateDir: string): Promise<Bench> {
     tasks,
     journalBytes,
     close: async () => {
-      stop();
+      followed.close();
       await client.close();
       await server.close();
     },

@@ -108,7 +108,7 @@ export async function runWorkspacesBench(options: WorkspacesBenchOptions): Promi
 const BENCH_THREAD = "thread:bench";
 
 /** The engine on a SQLite file with one thread working in `repo` (its project root), as the capture effect sees it. */
-async function engineOn(repo: string, databasePath: string): Promise<CaptureContext> {
+async function engineOn(repo: string, databasePath: string): Promise<CaptureContext & { readonly orchestrator: Orchestrator }> {
   const orchestrator = await Orchestrator.open({ store: SqliteEventStore.open(databasePath), providers: (id) => TEST_PROVIDERS[id] ?? null });
   const created = await orchestrator.dispatch({ type: "thread.create", commandId: "cmd:bench-thread", data: { threadId: BENCH_THREAD, projectId: "bench" } });
   if (created.status !== "accepted") throw new Error("the bench thread was not created");

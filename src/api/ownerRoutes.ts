@@ -1,10 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { App } from "../app/app.js";
 import type { Caller } from "../app/caller.js";
-import type { AppContext } from "../app/context.js";
 import { fail } from "../app/errors.js";
-import { InboxResponseInput, listInbox, respondToInboxRequest } from "../app/requests/inbox.js";
-import { resolveTaskId } from "../app/delegation/taskRefs.js";
-import { resolveThreadId, threadTree } from "../app/threads/tree.js";
+import { InboxResponseInput } from "../app/requests/inbox.js";
 import { HttpError, decodePathSegment, readJsonBody, sendJson } from "../http/http.js";
 
 const RESPOND_ROUTE = /^\/api\/requests\/([^/]+)\/respond$/;
@@ -20,28 +18,28 @@ const RESPOND_ROUTE = /^\/api\/requests\/([^/]+)\/respond$/;
  *        { decision } | { answer } | { answers } | { dismiss: true }
  * Ids in paths and queries may be unique prefixes. Returns false for any other path.
  */
-export async function ownerRoute(app: AppContext, caller: Caller, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+export async function ownerRoute(app: App, caller: Caller, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const path = url.pathname;
   if (path === "/api/threads/resolve" && req.method === "GET") {
     const ref = url.searchParams.get("id");
     if (ref === null || ref === "") fail("invalid_request", "give the thread id or a prefix of it as ?id=");
-    sendJson(res, 200, { threadId: resolveThreadId(app, ref) });
+    sendJson(res, 200, { threadId: app.resolveThreadId(ref) });
     return true;
   }
   if (path === "/api/tasks/resolve" && req.method === "GET") {
     const ref = url.searchParams.get("id");
     if (ref === null || ref === "") fail("invalid_request", "give the task id, its child thread's id, or a prefix of either as ?id=");
-    sendJson(res, 200, { taskId: resolveTaskId(app, ref) });
+    sendJson(res, 200, { taskId: app.resolveTaskId(ref) });
     return true;
   }
   if (path === "/api/threads/tree" && req.method === "GET") {
     const root = url.searchParams.get("root");
-    sendJson(res, 200, threadTree(app, caller, { ...(root === null ? {} : { threadId: root }), includeArchived: url.searchParams.get("includeArchived") === "1" }));
+    sendJson(res, 200, app.threadTree(caller, { ...(root === null ? {} : { threadId: root }), includeArchived: url.searchParams.get("includeArchived") === "1" }));
     return true;
   }
   if (path === "/api/requests") {
     if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-    sendJson(res, 200, listInbox(app, caller));
+    sendJson(res, 200, app.listInbox(caller));
     return true;
   }
   const respond = RESPOND_ROUTE.exec(path);
@@ -49,7 +47,7 @@ export async function ownerRoute(app: AppContext, caller: Caller, req: IncomingM
     if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
     const parsed = InboxResponseInput.safeParse(await readJsonBody(req));
     if (!parsed.success) fail("invalid_request", parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
-    sendJson(res, 200, await respondToInboxRequest(app, caller, decodePathSegment(respond[1]!), parsed.data));
+    sendJson(res, 200, await app.respondToInboxRequest(caller, decodePathSegment(respond[1]!), parsed.data));
     return true;
   }
   return false;

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AppContext } from "../app/context.js";
-import { fail } from "../app/errors.js";
-import { AcpPrepareInput, AcpSearchInput, type ProviderCatalogSettings, listProviderSetup, prepareAcpAgent, searchAcpAgents } from "../app/providers/acpCatalog.js";
+import type { App } from "../app/app.js";
+import { AcpPrepareInput, AcpSearchInput } from "../app/providers/acpCatalog.js";
 import { parsedInput } from "./parsedInput.js";
 import { HttpError, readJsonBody, sendJson } from "../http/http.js";
 
@@ -16,30 +15,26 @@ import { HttpError, readJsonBody, sendJson } from "../http/http.js";
  * The registry is the server's (LOOM_ACP_REGISTRY, else the official one).
  * Returns false for any other path.
  */
-export async function providerRoute(app: AppContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+export async function providerRoute(app: App, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const path = url.pathname;
   if (path !== "/api/providers" && !path.startsWith("/api/providers/")) return false;
   if (path === "/api/providers") {
     if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-    sendJson(res, 200, listProviderSetup(catalog(app)));
+    sendJson(res, 200, app.listProviderSetup());
     return true;
   }
   if (path === "/api/providers/registry") {
     if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
     const query = url.searchParams.get("query");
-    sendJson(res, 200, await searchAcpAgents(catalog(app), parsedInput(AcpSearchInput, query === null ? {} : { query })));
+    sendJson(res, 200, await app.searchAcpAgents(parsedInput(AcpSearchInput, query === null ? {} : { query })));
     return true;
   }
   if (path === "/api/providers/prepare") {
     if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
     const input = parsedInput(AcpPrepareInput, await readJsonBody(req), '; expected { "agentId": "<registry agent id>", "instanceId"?: "<instance id>" }');
-    sendJson(res, 200, await prepareAcpAgent(catalog(app), input));
+    sendJson(res, 200, await app.prepareAcpAgent(input));
     return true;
   }
   return false;
-}
-
-function catalog(app: AppContext): ProviderCatalogSettings {
-  return app.providerCatalog ?? fail("unsupported", "this server has no ACP registry catalog");
 }
 

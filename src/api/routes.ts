@@ -1,9 +1,7 @@
 import type { IncomingMessage } from "node:http";
+import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
-import { dispatchCommand } from "../app/commands.js";
-import type { AppContext } from "../app/context.js";
 import { AppError, toFailure } from "../app/errors.js";
-import { getShellSnapshotPage } from "../app/snapshots.js";
 import { WS_TICKET_PATH } from "../contracts/wire/messages.js";
 import { HttpError, type RouteHandler, readJsonBody, sendError, sendJson } from "../http/http.js";
 import { type WsTicketBook, isOwnerRequest } from "./ownerAuth.js";
@@ -16,7 +14,7 @@ import { compactRecord, wireOptionsOf } from "./wireCompaction.js";
 export { sha256 } from "./ownerAuth.js";
 
 export interface ApiOptions {
-  readonly app: AppContext;
+  readonly app: App;
   /** SHA-256 of the owner token: the raw token is never kept. */
   readonly ownerTokenHash: Buffer;
   readonly version: string;
@@ -66,7 +64,7 @@ export function orchestrationRoutes(options: ApiOptions): RouteHandler {
     }
     if (path === "/api/orchestration/dispatch") {
       if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
-      const receipt = await dispatchCommand(app, owner, await readJsonBody(req));
+      const receipt = await app.dispatchCommand(owner, await readJsonBody(req));
       sendJson(res, receipt.status === "accepted" ? 200 : 409, receipt);
       return true;
     }
@@ -79,7 +77,7 @@ export function orchestrationRoutes(options: ApiOptions): RouteHandler {
       const limit = url.searchParams.get("limit");
       const cursor = url.searchParams.get("cursor");
       if (limit !== null && !/^\d{1,9}$/.test(limit)) throw new HttpError(400, "invalid_request", "limit must be a whole number");
-      const snapshot = await getShellSnapshotPage(app, owner, {
+      const snapshot = await app.getShellSnapshotPage(owner, {
         includeArchived: url.searchParams.get("includeArchived") === "1",
         omitIdleSubagents: url.searchParams.get("omitIdleSubagents") === "1",
         ...(limit === null ? {} : { limit: Number(limit) }),

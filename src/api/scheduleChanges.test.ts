@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoomHarness } from "../testkit/loomHarness.js";
+import { ScheduleChangeStream } from "../testkit/scheduleChangeStream.js";
 
 /**
  * `GET /api/schedules/changes` over real HTTP to the real server: owner only,
@@ -27,33 +28,18 @@ describe("the scheduled task change stream", () => {
   });
 
   it("sends a changed event, with the commit's sequence, when a task is saved and when it is deleted", async () => {
-    const abort = new AbortController();
-    const res = await fetch(`${h.server.url}/api/schedules/changes`, { headers: { authorization: `Bearer ${h.ownerToken}` }, signal: abort.signal });
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    /** Read until the stream holds `count` changed events; their sequences. */
-    const changed = async (count: number): Promise<number[]> => {
-      for (;;) {
-        const events = [...text.matchAll(/event: changed\ndata: (\{.*\})\n\n/g)].map((m) => (JSON.parse(m[1]!) as { sequence: number }).sequence);
-        if (events.length >= count) return events;
-        const chunk = await reader.read();
-        if (chunk.done) throw new Error(`stream ended: ${text}`);
-        text += chunk.value;
-      }
-    };
-    // The stream is open (its first comment arrived) before anything changes.
-    while (!text.includes(": scheduled task changes")) text += (await reader.read()).value ?? "";
-
-    const created = await owner("POST", "/api/schedules", { title: "Watched", prompt: "Say hello.", trigger: { type: "interval", everyMs: 3_600_000 } });
-    expect(created.status).toBe(201);
-    const taskId = ((await created.json()) as { scheduledTaskId: string }).scheduledTaskId;
-    const [saved] = await changed(1);
-    expect(saved).toBeGreaterThan(0);
-    expect((await owner("DELETE", `/api/schedules/${encodeURIComponent(taskId)}`)).status).toBe(200);
-    const [, deleted] = await changed(2);
-    expect(deleted).toBeGreaterThan(saved!);
-    abort.abort();
+    const stream = await ScheduleChangeStream.open(h.server.url, h.ownerToken);
+    try {
+      const created = await owner("POST", "/api/schedules", { title: "Watched", prompt: "Say hello.", trigger: { type: "interval", everyMs: 3_600_000 } });
+      expect(created.status).toBe(201);
+      const taskId = ((await created.json()) as { scheduledTaskId: string }).scheduledTaskId;
+      const [saved] = await stream.changed(1);
+      expect(saved).toBeGreaterThan(0);
+      expect((await owner("DELETE", `/api/schedules/${encodeURIComponent(taskId)}`)).status).toBe(200);
+      const [, deleted] = await stream.changed(2);
+      expect(deleted).toBeGreaterThan(saved!);
+    } finally {
+      stream.close();
+    }
   });
 });

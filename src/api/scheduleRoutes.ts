@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
-import type { AppContext } from "../app/context.js";
 import { AppError, toFailure } from "../app/errors.js";
-import { deleteScheduledTask, listScheduledTasks, runScheduledTaskNow, scheduleTask, updateScheduledTask } from "../app/schedules/scheduledTasks.js";
-import { receiveWebhook } from "../app/schedules/webhooks.js";
+import type { StreamHandle } from "../app/orchestration/subscriptions.js";
 import { ListScheduledTasksInput, ScheduleTaskInput, ScheduledTaskIdOnlyInput, UpdateScheduledTaskInput } from "../contracts/tools/scheduleTools.js";
 import { parsedInput } from "./parsedInput.js";
 import { CLOSE_CONNECTION, readBody } from "../http/body.js";
@@ -20,7 +19,7 @@ const CHANGES = "/api/schedules/changes";
 const KEEP_ALIVE_MS = 25_000;
 
 export interface ScheduleRouteOptions {
-  readonly app: AppContext;
+  readonly app: App;
   readonly ownerTokenHash: Buffer;
   /** Also the owner: a request this accepts (the web UI's session cookie, src/api/uiSessions.ts). */
   readonly alsoOwner?: (req: IncomingMessage) => boolean;
@@ -60,7 +59,7 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
       return true;
     }
     if (path === CHANGES && req.method === "GET") {
-      changeStream(app, req, res);
+      await changeStream(app, req, res);
       return true;
     }
     try {
@@ -68,17 +67,17 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
       const run = RUN_NOW.exec(path);
       if (path === TASKS && req.method === "GET") {
         const projectId = url.searchParams.get("projectId");
-        sendJson(res, 200, listScheduledTasks(app, owner, parsedInput(ListScheduledTasksInput, projectId === null ? {} : { projectId })));
+        sendJson(res, 200, app.listScheduledTasks(owner, parsedInput(ListScheduledTasksInput, projectId === null ? {} : { projectId })));
       } else if (path === TASKS && req.method === "POST") {
-        sendJson(res, 201, await scheduleTask(app, owner, parsedInput(ScheduleTaskInput, await readJsonBody(req))));
+        sendJson(res, 201, await app.scheduleTask(owner, parsedInput(ScheduleTaskInput, await readJsonBody(req))));
       } else if (one !== null && req.method === "PATCH") {
         const body = await readJsonBody(req);
         const fields = typeof body === "object" && body !== null ? body : {};
-        sendJson(res, 200, await updateScheduledTask(app, owner, parsedInput(UpdateScheduledTaskInput, { ...fields, scheduledTaskId: decodePathSegment(one[1]!) })));
+        sendJson(res, 200, await app.updateScheduledTask(owner, parsedInput(UpdateScheduledTaskInput, { ...fields, scheduledTaskId: decodePathSegment(one[1]!) })));
       } else if (one !== null && req.method === "DELETE") {
-        sendJson(res, 200, await deleteScheduledTask(app, owner, parsedInput(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(one[1]!) })));
+        sendJson(res, 200, await app.deleteScheduledTask(owner, parsedInput(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(one[1]!) })));
       } else if (run !== null && req.method === "POST") {
-        sendJson(res, 200, await runScheduledTaskNow(app, owner, parsedInput(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(run[1]!) })));
+        sendJson(res, 200, await app.runScheduledTaskNow(owner, parsedInput(ScheduledTaskIdOnlyInput, { scheduledTaskId: decodePathSegment(run[1]!) })));
       } else {
         throw new HttpError(405, "method_not_allowed", `${req.method ?? "?"} is not allowed on ${path}`);
       }
@@ -93,40 +92,40 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
   };
 }
 
-const SCHEDULE_EVENTS: ReadonlySet<string> = new Set(["scheduled-task.updated", "scheduled-task.deleted"]);
-
-/** Server-sent events: `changed` after every commit that touched a scheduled task, until the client goes away. */
-function changeStream(app: AppContext, req: IncomingMessage, res: ServerResponse): void {
+/** Server-sent events: `changed` after every committed change to a scheduled task (any node's), until the client goes away. */
+async function changeStream(app: App, req: IncomingMessage, res: ServerResponse): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" });
-  res.write(": scheduled task changes\n\n");
-  const stop = app.orchestrator.onCommitted((events) => {
-    const last = events.findLast((event) => SCHEDULE_EVENTS.has(event.type));
-    if (last !== undefined) res.write(`event: changed\ndata: ${JSON.stringify({ sequence: last.sequence })}\n\n`);
-  });
+  let feed: StreamHandle | null = null;
+  let gone = false;
   const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
   keepAlive.unref();
   const close = () => {
-    stop();
+    gone = true;
+    feed?.close();
     clearInterval(keepAlive);
   };
   req.on("close", close);
   res.on("close", close);
+  feed = await app.followScheduledTaskChanges((change) => res.write(`event: changed\ndata: ${JSON.stringify(change)}\n\n`));
+  if (gone) feed.close();
+  // Written once the feed is live: a client that read it misses no later change.
+  else res.write(": scheduled task changes\n\n");
 }
 
-async function webhook(app: AppContext, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string): Promise<void> {
+async function webhook(app: App, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string): Promise<void> {
   if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
-  const body = await readBody(req, app.schedules.webhookMaxBodyBytes);
+  const body = await readBody(req, app.webhookMaxBodyBytes);
   if (!body.ok) {
     const error =
       body.reason === "too_large"
-        ? new HttpError(413, "body_too_large", `webhook body exceeds ${app.schedules.webhookMaxBodyBytes} bytes`)
+        ? new HttpError(413, "body_too_large", `webhook body exceeds ${app.webhookMaxBodyBytes} bytes`)
         : new HttpError(400, "unreadable_body", "the request body could not be read");
     sendError(res, error, CLOSE_CONNECTION);
     return;
   }
   const headers: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(req.headers)) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-  const outcome = await receiveWebhook(app, { scheduledTaskId, token, headers, body: body.bytes });
+  const outcome = await app.receiveWebhook({ scheduledTaskId, token, headers, body: body.bytes });
   switch (outcome.kind) {
     case "not_found":
       sendError(res, new HttpError(404, "not_found", "no webhook at this URL"));

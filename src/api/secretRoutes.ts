@@ -1,10 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
+import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
-import type { AppContext } from "../app/context.js";
 import { AppError } from "../app/errors.js";
-import { listSecretRequests, supplySecret } from "../app/secrets/secretRequests.js";
 import { MAX_SECRET_LENGTH, SupplySecretInput } from "../contracts/tools/secretTools.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import { HttpError, type RouteHandler, bearerToken, decodePathSegment, sendError, sendJson } from "../http/http.js";
@@ -18,7 +17,7 @@ const MAX_SECRET_BODY_BYTES = MAX_SECRET_LENGTH * 6 + 1_024;
 const SecretAnswerBody = z.object({ value: z.string().optional(), decline: z.literal(true).optional() }).strict();
 
 export interface SecretRouteOptions {
-  readonly app: AppContext;
+  readonly app: App;
   /** SHA-256 of the owner token: the raw token is never kept. */
   readonly ownerTokenHash: Buffer;
 }
@@ -48,7 +47,7 @@ export function secretRoutes(options: SecretRouteOptions): RouteHandler {
     try {
       if (list !== null) {
         if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-        sendJson(res, 200, { threadId: decodePathSegment(list[1]!), requests: listSecretRequests(app, owner, decodePathSegment(list[1]!)) });
+        sendJson(res, 200, { threadId: decodePathSegment(list[1]!), requests: app.listSecretRequests(owner, decodePathSegment(list[1]!)) });
         return true;
       }
       if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
@@ -56,7 +55,7 @@ export function secretRoutes(options: SecretRouteOptions): RouteHandler {
       if (!body.success) throw new HttpError(400, "invalid_request", `invalid body: ${formatZodIssues(body.error)}; expected { "value": "..." } or { "decline": true }`);
       const input = SupplySecretInput.safeParse({ threadId: decodePathSegment(one![1]!), requestId: decodePathSegment(one![2]!), ...body.data });
       if (!input.success) throw new HttpError(400, "invalid_request", `invalid answer: ${formatZodIssues(input.error)}`);
-      sendJson(res, 200, await supplySecret(app, owner, input.data));
+      sendJson(res, 200, await app.supplySecret(owner, input.data));
       return true;
     } catch (error) {
       if (error instanceof AppError) throw new HttpError(error.code === "capability_denied" ? 403 : error.code === "thread_not_found" ? 404 : error.code === "invalid_request" ? 400 : 409, error.code, error.message);

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { App } from "../app/app.js";
 import type { Caller } from "../app/caller.js";
-import type { AppContext } from "../app/context.js";
 import { fail } from "../app/errors.js";
-import { getBoundedSnapshot, getHistoryPage, getThreadProjection, getTranscript } from "../app/orchestration/threadViews.js";
 import { decodePathSegment, sendJson } from "../http/http.js";
 import { compactRecord, wireOptionsOf } from "./wireCompaction.js";
 
@@ -20,27 +19,27 @@ function intParam(url: URL, name: string): number | undefined {
  * GET /api/orchestration/threads/:threadId/{snapshot,transcript,bounded-snapshot,history-page}
  * (spec 004 §3.3). Returns false for any other path.
  */
-export async function threadRoute(app: AppContext, caller: Caller, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+export async function threadRoute(app: App, caller: Caller, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
   const match = THREAD_ROUTE.exec(url.pathname);
   if (match === null || req.method !== "GET") return false;
   const threadId = decodePathSegment(match[1]!);
   const options = wireOptionsOf(url);
   switch (match[2]) {
     case "snapshot":
-      sendJson(res, 200, compactRecord(await getThreadProjection(app, caller, threadId), options));
+      sendJson(res, 200, compactRecord(await app.getThreadProjection(caller, threadId), options));
       return true;
     case "transcript":
-      sendJson(res, 200, compactRecord(await getTranscript(app, caller, threadId), { compactIds: options.compactIds }));
+      sendJson(res, 200, compactRecord(await app.getTranscript(caller, threadId), { compactIds: options.compactIds }));
       return true;
     case "bounded-snapshot": {
       const limit = intParam(url, "limit");
-      sendJson(res, 200, compactRecord(await getBoundedSnapshot(app, caller, threadId, limit === undefined ? {} : { turnItemLimit: limit }), options));
+      sendJson(res, 200, compactRecord(await app.getBoundedSnapshot(caller, threadId, limit === undefined ? {} : { turnItemLimit: limit }), options));
       return true;
     }
     case "history-page": {
       const limit = intParam(url, "limit");
       const cursor = url.searchParams.get("cursor") ?? undefined;
-      const page = await getHistoryPage(app, caller, threadId, { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) });
+      const page = await app.getHistoryPage(caller, threadId, { ...(limit === undefined ? {} : { limit }), ...(cursor === undefined ? {} : { cursor }) });
       sendJson(res, 200, compactRecord(page, { compactIds: options.compactIds }));
       return true;
     }

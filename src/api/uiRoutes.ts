@@ -1,8 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
-import type { AppContext } from "../app/context.js";
-import { budgetOfChildThread } from "../app/delegation/taskView.js";
-import { uiCapabilities } from "../app/threads/capabilities.js";
 import { HttpError, type RouteHandler, decodePathSegment, sendError, sendJson } from "../http/http.js";
 import { isOwnerRequest } from "./ownerAuth.js";
 import { UI_SESSION_COOKIE, type UiSessionBook, isUiSessionRequest, sessionCookie } from "./uiSessions.js";
@@ -13,7 +11,7 @@ export const UI_LOGIN_PATH = "/login";
 export const UI_LOGIN_LINK_PATH = "/api/ui/login-link";
 
 export interface UiRouteOptions {
-  readonly app: AppContext;
+  readonly app: App;
   readonly ownerTokenHash: Buffer;
   readonly sessions: UiSessionBook;
   /** The server's own origins (read per request, once the port is known). */
@@ -70,7 +68,7 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
     if (path === "/api/ui/capabilities") {
       if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
       if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
-      sendJson(res, 200, await uiCapabilities(options.app, owner), { "cache-control": "no-store" });
+      sendJson(res, 200, await options.app.uiCapabilities(owner), { "cache-control": "no-store" });
       return true;
     }
     const budget = BUDGET_PATH.exec(path);
@@ -78,7 +76,7 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
       if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
       if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
       const threadId = decodePathSegment(budget[1]!);
-      sendJson(res, 200, { budget: budgetOfChildThread(options.app.orchestrator.state, threadId, new Date().toISOString()) }, { "cache-control": "no-store" });
+      sendJson(res, 200, options.app.getChildThreadBudget(owner, threadId), { "cache-control": "no-store" });
       return true;
     }
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);

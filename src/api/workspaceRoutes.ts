@@ -1,11 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
+import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
-import type { AppContext } from "../app/context.js";
 import { AppError } from "../app/errors.js";
-import { getFullThreadDiff, getTurnDiff, listThreadCheckpoints } from "../app/workspaces/diffs.js";
-import { getWorktreeThreadIds, listWorktrees, mergeIntoParent, pruneWorktrees } from "../app/workspaces/worktrees.js";
 import { FullThreadDiffInput, MergeIntoParentInput, TurnDiffInput, WorktreeThreadIdsInput } from "../contracts/workspaceQueries.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import { HttpError, type RouteHandler, bearerToken, readJsonBody, sendJson } from "../http/http.js";
@@ -20,7 +18,7 @@ import { sha256 } from "./routes.js";
  * message, details? } }` (details.files names the files of a conflict).
  */
 export interface WorkspaceRouteOptions {
-  readonly app: AppContext;
+  readonly app: App;
   readonly ownerTokenHash: Buffer;
 }
 
@@ -69,31 +67,31 @@ export function workspaceRoutes(options: WorkspaceRouteOptions): RouteHandler {
       switch (thread[2]) {
         case "checkpoints":
           expect(method, "GET");
-          return listThreadCheckpoints(app, owner, threadId);
+          return app.listThreadCheckpoints(owner, threadId);
         case "turn-diff":
           expect(method, "GET");
-          return getTurnDiff(app, owner, parse(TurnDiffInput, { ...queryInput(url, ["maxBytes"]), threadId }));
+          return app.getTurnDiff(owner, parse(TurnDiffInput, { ...queryInput(url, ["maxBytes"]), threadId }));
         case "full-diff":
           expect(method, "GET");
-          return getFullThreadDiff(app, owner, parse(FullThreadDiffInput, { ...queryInput(url, ["maxBytes"]), threadId }));
+          return app.getFullThreadDiff(owner, parse(FullThreadDiffInput, { ...queryInput(url, ["maxBytes"]), threadId }));
         default: {
           expect(method, "POST");
           const body = await readJsonBody(req);
-          return mergeIntoParent(app, owner, parse(MergeIntoParentInput, { ...(typeof body === "object" && body !== null ? body : {}), threadId }));
+          return app.mergeIntoParent(owner, parse(MergeIntoParentInput, { ...(typeof body === "object" && body !== null ? body : {}), threadId }));
         }
       }
     }
     if (path === "/api/orchestration/worktree-thread-ids") {
       expect(method, "GET");
-      return getWorktreeThreadIds(app, owner, parse(WorktreeThreadIdsInput, queryInput(url, [])));
+      return app.getWorktreeThreadIds(owner, parse(WorktreeThreadIdsInput, queryInput(url, [])));
     }
     if (path === "/api/workspaces/worktrees") {
       expect(method, "GET");
-      return listWorktrees(app, owner);
+      return app.listWorktrees(owner);
     }
     if (path === "/api/workspaces/worktrees/prune") {
       expect(method, "POST");
-      return pruneWorktrees(app, owner);
+      return app.pruneWorktrees(owner);
     }
     return undefined;
   };

@@ -1,15 +1,15 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
+import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
-import type { AppContext } from "../app/context.js";
 import { WS_PATH, WsCloseCode } from "../contracts/wire/messages.js";
 import { type WsTicketBook, isOwnerRequest } from "./ownerAuth.js";
 import { WsConnection } from "./wsConnection.js";
 import { wsMethodTable } from "./wsMethods.js";
 
 export interface WsEndpointOptions {
-  readonly app: AppContext;
+  readonly app: App;
   /** SHA-256 of the owner token. */
   readonly ownerTokenHash: Buffer;
   readonly tickets: WsTicketBook;

@@ -1,16 +1,7 @@
 import type { z } from "zod";
+import type { App } from "../app/app.js";
 import type { Caller } from "../app/caller.js";
-import { dispatchCommand } from "../app/commands.js";
-import type { AppContext } from "../app/context.js";
-import { type StreamHandle, type StreamSink, subscribeCommandOutput, subscribeShell, subscribeThread } from "../app/orchestration/subscriptions.js";
-import { getThreadFamily, getThreadProjection, getTurnItem } from "../app/orchestration/threadViews.js";
-import { searchThreadStream } from "../app/search/searchStream.js";
-import { searchThread, searchThreads } from "../app/search/threadSearch.js";
-import { getArchivedShellSnapshot } from "../app/snapshots.js";
-import { launchThread } from "../app/threads/creation.js";
-import { getFullThreadDiff, getTurnDiff } from "../app/workspaces/diffs.js";
-import { getWorktreeThreadIds } from "../app/workspaces/worktrees.js";
-import { getWorkflowScript, stopWorkflow } from "../app/workflows/start.js";
+import type { StreamHandle, StreamSink } from "../app/orchestration/subscriptions.js";
 import type { WS_METHOD_PARAMS, WsRequestMethod, WsResults, WsSubscriptionMethod, WsUpdates } from "../contracts/wire/methods.js";
 
 type Params<M extends keyof typeof WS_METHOD_PARAMS> = z.output<(typeof WS_METHOD_PARAMS)[M]>;
@@ -30,25 +21,25 @@ export type WsMethodTable = { readonly [M in WsRequestMethod]: RequestHandler<M>
  * supply answer `unsupported` until their app function lands; wiring one is
  * replacing its line.
  */
-export function wsMethodTable(app: AppContext): WsMethodTable {
+export function wsMethodTable(app: App): WsMethodTable {
   return {
-    "orchestration.dispatchCommand": (params, caller) => dispatchCommand(app, caller, params.command),
-    "orchestration.getTurnDiff": (params, caller) => getTurnDiff(app, caller, params),
-    "orchestration.getFullThreadDiff": (params, caller) => getFullThreadDiff(app, caller, params),
-    "orchestration.searchThreads": (params, caller) => searchThreads(app, caller, params),
-    "orchestration.searchThread": (params, caller) => searchThread(app, caller, params),
-    "orchestration.searchThreadStream": (params, caller, sink) => searchThreadStream(app, caller, params, sink),
-    "orchestration.getArchivedShellSnapshot": (_params, caller) => getArchivedShellSnapshot(app, caller),
-    "orchestration.getThreadFamily": (params, caller) => getThreadFamily(app, caller, params.threadId),
-    "orchestration.getWorktreeThreadIds": (params, caller) => getWorktreeThreadIds(app, caller, params),
-    "orchestration.getThreadProjection": (params, caller) => getThreadProjection(app, caller, params.threadId),
-    "orchestration.getWorkflowScript": (params, caller) => getWorkflowScript(app, caller, params),
-    "orchestration.stopWorkflow": (params, caller) => stopWorkflow(app, caller, params),
-    "orchestration.getTurnItem": (params, caller) => getTurnItem(app, caller, params),
-    "orchestration.launchThread": (params, caller) => launchThread(app, caller, params),
-    "orchestration.subscribeArchivedShell": (params, caller, sink) => subscribeShell(app, caller, { ...params, archivedOnly: true }, sink),
-    "orchestration.subscribeShell": (params, caller, sink) => subscribeShell(app, caller, params, sink),
-    "orchestration.subscribeThread": (params, caller, sink) => subscribeThread(app, caller, params, sink),
-    "orchestration.subscribeCommandOutput": (params, caller, sink) => subscribeCommandOutput(app, caller, params, sink),
+    "orchestration.dispatchCommand": (params, caller) => app.dispatchCommand(caller, params.command),
+    "orchestration.getTurnDiff": (params, caller) => app.getTurnDiff(caller, params),
+    "orchestration.getFullThreadDiff": (params, caller) => app.getFullThreadDiff(caller, params),
+    "orchestration.searchThreads": (params, caller) => app.searchThreads(caller, params),
+    "orchestration.searchThread": (params, caller) => app.searchThread(caller, params),
+    "orchestration.searchThreadStream": (params, caller, sink) => app.searchThreadStream(caller, params, sink),
+    "orchestration.getArchivedShellSnapshot": (_params, caller) => app.getArchivedShellSnapshot(caller),
+    "orchestration.getThreadFamily": (params, caller) => app.getThreadFamily(caller, params.threadId),
+    "orchestration.getWorktreeThreadIds": (params, caller) => app.getWorktreeThreadIds(caller, params),
+    "orchestration.getThreadProjection": (params, caller) => app.getThreadProjection(caller, params.threadId),
+    "orchestration.getWorkflowScript": (params, caller) => app.getWorkflowScript(caller, params),
+    "orchestration.stopWorkflow": (params, caller) => app.stopWorkflow(caller, params),
+    "orchestration.getTurnItem": (params, caller) => app.getTurnItem(caller, params),
+    "orchestration.launchThread": (params, caller) => app.launchThread(caller, params),
+    "orchestration.subscribeArchivedShell": (params, caller, sink) => app.subscribeShell(caller, { ...params, archivedOnly: true }, sink),
+    "orchestration.subscribeShell": (params, caller, sink) => app.subscribeShell(caller, params, sink),
+    "orchestration.subscribeThread": (params, caller, sink) => app.subscribeThread(caller, params, sink),
+    "orchestration.subscribeCommandOutput": (params, caller, sink) => app.subscribeCommandOutput(caller, params, sink),
   };
 }

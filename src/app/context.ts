@@ -5,8 +5,8 @@ import { derive, joinId } from "../core/ids.js";
 import { type Random, type Timers, systemRandom } from "../engine/clock.js";
 import type { TaskWaiters } from "../engine/taskWaiters.js";
 import type { Dispatched } from "../engine/dispatcher.js";
-import type { Orchestrator } from "../engine/orchestrator.js";
 import type { ProviderRegistry } from "../providers/registry.js";
+import type { Engine } from "./engine.js";
 import type { ActingCaller } from "./caller.js";
 import { errorOfRejection } from "./errors.js";
 import type { ThreadSearchIndex } from "./search/threadSearch.js";
@@ -19,7 +19,8 @@ import type { ProviderCatalogSettings } from "./providers/acpCatalog.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
-  readonly orchestrator: Orchestrator;
+  /** The engine as app functions see it (src/app/engine.ts). */
+  readonly orchestrator: Engine;
   readonly registry: ProviderRegistry;
   readonly environmentId: string;
   readonly projects: readonly ProjectConfig[];

@@ -1,7 +1,7 @@
 import { isTerminalRunStatus } from "../contracts/entities/runs.js";
 import { toDomainEvent } from "../contracts/events.js";
 import { activeRunOf } from "../engine/queries.js";
-import type { Orchestrator } from "../engine/orchestrator.js";
+import type { Engine } from "./engine.js";
 import type { Subscription } from "../store/eventStore.js";
 
 /**
@@ -11,7 +11,7 @@ import type { Subscription } from "../store/eventStore.js";
  * next turn (the idle reaper releases it later); what it held for the run,
  * such as its agent's MCP sessions, can be let go now.
  */
-export function followIdleSessions(orchestrator: Orchestrator, onIdle: (providerSessionId: string, threadId: string) => void): Subscription {
+export function followIdleSessions(orchestrator: Engine, onIdle: (providerSessionId: string, threadId: string) => void): Subscription {
   return orchestrator.follow(orchestrator.state.lastSequence, (stored) => {
     const event = toDomainEvent(stored);
     if (event.type !== "run.updated" || !isTerminalRunStatus(event.data.run.status)) return;

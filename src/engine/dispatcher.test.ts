@@ -8,26 +8,26 @@ import { Orchestrator, replay } from "./orchestrator.js";
 const create = (n: number): Command => ({ type: "thread.create", commandId: `cmd:create:${n}`, data: { threadId: `thread:${n}`, projectId: "p", title: `T${n}` } });
 
 describe("Dispatcher", () => {
-  it("tells commit listeners whether the commit wrote outbox effects (the outbox worker is woken only then)", async () => {
+  it("tells the outbox wake-up whether each commit wrote outbox effects (the worker is woken only then)", async () => {
     const store = new MemoryEventStore();
+    const heard: boolean[] = [];
     // A decider that adds one effect to thread.create for thread:fx, and none otherwise.
     const orchestrator = await Orchestrator.open({
       store,
+      wakeOutbox: (wroteEffects) => heard.push(wroteEffects),
       decide: (state, command, ctx) => {
         const decision = decide(state, command, ctx);
-        if (decision.kind !== "accepted" || command.commandId !== "cmd:fx") return decision;
-        return { ...decision, effects: [{ kind: "test.effect", streamId: "thread:fx", payload: {}, replaySafe: true }] };
+        if (decision.kind !== "accepted" || !command.commandId.startsWith("cmd:fx")) return decision;
+        const effects = [{ kind: "test.effect", streamId: "thread:fx", payload: {}, replaySafe: true }];
+        // cmd:fx-only writes the effect and no event, as provider-session.detach does.
+        return command.commandId === "cmd:fx-only" ? { ...decision, events: [], effects } : { ...decision, effects };
       },
     });
-    const heard: [number, boolean][] = [];
-    orchestrator.onCommitted((events, wroteEffects) => heard.push([events.length, wroteEffects]));
     await orchestrator.dispatch(create(1));
     await orchestrator.dispatch({ type: "thread.create", commandId: "cmd:fx", data: { threadId: "thread:fx", projectId: "p" } });
-    expect(heard).toEqual([
-      [1, false],
-      [1, true],
-    ]);
-    expect(await store.listOutbox("pending")).toHaveLength(1);
+    expect(await orchestrator.dispatch({ type: "thread.create", commandId: "cmd:fx-only", data: { threadId: "thread:fx2", projectId: "p" } })).toMatchObject({ status: "accepted", eventCount: 0 });
+    expect(heard).toEqual([false, true, true]);
+    expect(await store.listOutbox("pending")).toHaveLength(2);
     await orchestrator.close();
   });
 

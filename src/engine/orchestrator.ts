@@ -40,10 +40,14 @@ export interface OrchestratorOptions {
    * keep every item in memory.
    */
   readonly hotThreads?: number;
+  /**
+   * The outbox worker's wake-up, called after each of this process's commits
+   * (`wroteEffects` when it added outbox rows, so the worker has work). It is
+   * the only in-process commit callback: every other live view follows the
+   * log (`follow`), which also hears the commits of other nodes.
+   */
+  readonly wakeOutbox?: (wroteEffects: boolean) => void;
 }
-
-/** A commit's events; `wroteEffects` when it also added outbox rows (the outbox worker has work). */
-export type CommittedListener = (events: readonly StoredEvent[], wroteEffects: boolean) => void;
 
 /**
  * The engine's front door: dispatches commands through the single writer and
@@ -53,7 +57,6 @@ export class Orchestrator {
   private readonly live: OrchestrationState;
   private readonly index: ThreadIndex;
   private readonly dispatcher: Dispatcher;
-  private readonly listeners = new Set<CommittedListener>();
   /** Re-publishes the log to followers once the state has applied each event. */
   private readonly followers: SubscriptionHub;
   /** The store subscription every committed event arrives through, this process's and other writers'. */
@@ -86,7 +89,7 @@ export class Orchestrator {
       limits: options.limits,
       onEvolved: (event) => this.index.apply(event),
       turnCheckpoints: options.turnCheckpoints,
-      onCommitted: (events, wroteEffects) => this.notify(events, wroteEffects),
+      onCommitted: (_events, wroteEffects) => this.committed(wroteEffects, options.wakeOutbox),
       rebuild: async () => {
         const fresh = await restore(store, { hotThreads: this.hotThreads });
         Object.assign(this.live, fresh.state);
@@ -234,21 +237,13 @@ export class Orchestrator {
     return threadSnapshot(this.live, threadId);
   }
 
-  /** Listen to every commit's events, after the state has applied them. */
-  onCommitted(listener: CommittedListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private notify(events: readonly StoredEvent[], wroteEffects: boolean): void {
+  private committed(wroteEffects: boolean, wakeOutbox: ((wroteEffects: boolean) => void) | undefined): void {
     trimTurnItems(this.live, this.hotThreads);
     this.snapshots?.progressed();
-    for (const listener of this.listeners) {
-      try {
-        listener(events, wroteEffects);
-      } catch (error) {
-        console.error("loom: commit listener failed", error);
-      }
+    try {
+      wakeOutbox?.(wroteEffects);
+    } catch (error) {
+      console.error("loom: waking the outbox worker failed", error);
     }
   }
 

@@ -68,7 +68,7 @@ function decodeCursor(text: string): ShellCursor {
  * cost is about the page's size (plus the pinned threads), not the number of
  * threads. Every page reports the log position it reflects.
  */
-export function shellSnapshotPage(state: OrchestrationState, index: ThreadIndex, options: ShellPageOptions): ShellSnapshotPage {
+export function shellSnapshotPage(state: OrchestrationState, index: Pick<ThreadIndex, "list" | "unarchived" | "pinned">, options: ShellPageOptions): ShellSnapshotPage {
   const limit = options.limit ?? SHELL_PAGE_DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > SHELL_PAGE_MAX_LIMIT) throw new ShellCursorError(`limit must be a whole number from 1 to ${SHELL_PAGE_MAX_LIMIT}`);
   const cursor = options.cursor === undefined ? null : decodeCursor(options.cursor);

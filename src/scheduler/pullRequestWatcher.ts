@@ -1,13 +1,12 @@
-import type { AppContext } from "../app/context.js";
-import { execute } from "../app/context.js";
+import type { App } from "../app/app.js";
 import { AppError } from "../app/errors.js";
-import type { AppThread } from "../contracts/thread.js";
-import { joinId } from "../core/ids.js";
+import type { StreamHandle } from "../app/orchestration/subscriptions.js";
+import type { PullRequestWatch } from "../app/threads/pullRequestWatches.js";
 import { DueTimer, REAL_TIMERS, type SchedulerTimers } from "./dueTimer.js";
 import { type PullRequestReader, ghPullRequestReader } from "./ghPullRequests.js";
 
 export interface PullRequestWatcherOptions {
-  readonly app: AppContext;
+  readonly app: App;
   /** Default: the GitHub CLI on PATH. */
   readonly read?: PullRequestReader;
   readonly timers?: SchedulerTimers;
@@ -30,7 +29,7 @@ export class PullRequestWatcher {
   private readonly timer: DueTimer;
   private readonly read: PullRequestReader;
   private readonly log: (line: string) => void;
-  private subscription: ReturnType<AppContext["orchestrator"]["follow"]> | null = null;
+  private feed: StreamHandle | null = null;
   /** Threads whose last sync failed unexpectedly: not retried before this time (ms). */
   private readonly retryAt = new Map<string, number>();
 
@@ -47,27 +46,19 @@ export class PullRequestWatcher {
   }
 
   async start(): Promise<void> {
-    const orchestrator = this.options.app.orchestrator;
-    this.subscription = orchestrator.follow(orchestrator.state.lastSequence, (event) => {
-      if (event.type === "thread.pull-request-link-updated" || event.type === "thread.pull-request-synced" || event.type === "thread.deleted") this.timer.rearm();
-    });
-    await this.subscription.caughtUp;
+    this.feed = await this.options.app.followPullRequestWatches(() => this.timer.rearm());
     this.timer.wake();
   }
 
   async stop(): Promise<void> {
-    this.subscription?.close();
+    this.feed?.close();
     await this.timer.stop();
-  }
-
-  private watched(): AppThread[] {
-    return [...this.options.app.orchestrator.state.threads.values()].filter((thread) => thread.deletedAt === null && (thread.pullRequestWatch ?? null) !== null);
   }
 
   private earliest(): number | null {
     let earliest: number | null = null;
-    for (const thread of this.watched()) {
-      const due = Math.max(Date.parse(thread.pullRequestWatch!.nextSyncAt), this.retryAt.get(thread.id) ?? 0);
+    for (const watch of this.options.app.pullRequestWatches()) {
+      const due = Math.max(Date.parse(watch.nextSyncAt), this.retryAt.get(watch.threadId) ?? 0);
       earliest = earliest === null ? due : Math.min(earliest, due);
     }
     return earliest;
@@ -75,21 +66,25 @@ export class PullRequestWatcher {
 
   private async syncDue(): Promise<void> {
     const app = this.options.app;
-    for (const thread of this.watched()) {
-      const dueAt = thread.pullRequestWatch!.nextSyncAt;
-      if (Math.max(Date.parse(dueAt), this.retryAt.get(thread.id) ?? 0) > app.clock()) continue;
-      const now = new Date(app.clock()).toISOString();
-      const links = thread.pullRequests.filter((link) => link.unlinkedAt === null);
-      const results = await Promise.all(links.map((link) => this.read(link.url, now)));
-      try {
-        await execute(app, { type: "thread.pull-request-watch.sync", commandId: joinId("pull-request-sync", thread.id, dueAt), data: { threadId: thread.id, dueAt, results } });
-      } catch (error) {
-        if (error instanceof AppError && error.rejectionCode !== undefined && SETTLED_REJECTIONS.has(error.rejectionCode)) continue;
-        this.retryAt.set(thread.id, app.clock() + RETRY_MS);
-        this.log(`loom: pull request watcher: syncing ${thread.id} failed, retrying in ${RETRY_MS} ms: ${error instanceof Error ? error.message : String(error)}`);
-        continue;
-      }
-      this.retryAt.delete(thread.id);
+    for (const watch of app.pullRequestWatches()) {
+      if (Math.max(Date.parse(watch.nextSyncAt), this.retryAt.get(watch.threadId) ?? 0) > app.clock()) continue;
+      if (await this.sync(watch)) this.retryAt.delete(watch.threadId);
+    }
+  }
+
+  /** Read a watch's pull requests and record them; false when it was settled elsewhere or failed (then retried later). */
+  private async sync(watch: PullRequestWatch): Promise<boolean> {
+    const app = this.options.app;
+    const now = new Date(app.clock()).toISOString();
+    const results = await Promise.all(watch.urls.map((url) => this.read(url, now)));
+    try {
+      await app.recordPullRequestSync({ threadId: watch.threadId, dueAt: watch.nextSyncAt, results });
+      return true;
+    } catch (error) {
+      if (error instanceof AppError && error.rejectionCode !== undefined && SETTLED_REJECTIONS.has(error.rejectionCode)) return false;
+      this.retryAt.set(watch.threadId, app.clock() + RETRY_MS);
+      this.log(`loom: pull request watcher: syncing ${watch.threadId} failed, retrying in ${RETRY_MS} ms: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
     }
   }
 }

@@ -3,7 +3,9 @@ import { ApprovalKind, type RuntimeRequest } from "../../contracts/entities/runt
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import { spendOf } from "../../core/budgets/budgets.js";
 import type { OrchestrationState } from "../../core/state.js";
-import type { Orchestrator } from "../../engine/orchestrator.js";
+import type { Caller } from "../caller.js";
+import type { AppContext } from "../context.js";
+import type { Engine } from "../engine.js";
 import { activeRunOf, runsOf } from "../../engine/queries.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { runResultText } from "../threads/views.js";
@@ -36,7 +38,7 @@ function childTasksUnfinished(state: OrchestrationState, task: DelegatedTask): b
 }
 
 /** DelegateTaskResult (spec 000), read from the parent's durable projection. */
-export function delegateTaskResult(view: Pick<Orchestrator, "state" | "timeline">, task: DelegatedTask, waitTimedOut: boolean): DelegateTaskResult {
+export function delegateTaskResult(view: Pick<Engine, "state" | "timeline">, task: DelegatedTask, waitTimedOut: boolean): DelegateTaskResult {
   const { state, timeline } = view;
   const final = task.resultContextTransferId !== null;
   const requests = [...state.runtimeRequests.values()].filter((r) => r.threadId === task.childThreadId && r.status === "pending");
@@ -87,8 +89,13 @@ function structuredFields(task: DelegatedTask): Pick<DelegateTaskResult, "struct
   return task.structuredResult === undefined ? { structuredResultError: task.structuredResultError ?? null } : { structuredResult: task.structuredResult, structuredResultError: null };
 }
 
+/** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is (null without one). */
+export function getChildThreadBudget(ctx: AppContext, _caller: Caller, threadId: string): { readonly budget: NonNullable<DelegateTaskResult["budget"]> | null } {
+  return { budget: budgetOfChildThread(ctx.orchestrator.state, threadId, new Date().toISOString()) };
+}
+
 /** The delegated task whose child is `threadId`, when it has a budget: its limits, what its subtree spent so far, and when it ran out. */
-export function budgetOfChildThread(state: OrchestrationState, threadId: string, now: string): NonNullable<DelegateTaskResult["budget"]> | null {
+function budgetOfChildThread(state: OrchestrationState, threadId: string, now: string): NonNullable<DelegateTaskResult["budget"]> | null {
   const taskId = state.taskByChildThread.get(threadId);
   const task = taskId === undefined ? undefined : state.tasks.get(taskId);
   if (task === undefined || task.budget === undefined || task.budget === null) return null;

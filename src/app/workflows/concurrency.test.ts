@@ -24,15 +24,13 @@ describe("workflows.maxConcurrentAgents", () => {
   it("runs at most that many agent() tasks of a workflow at once", async () => {
     const unfinished = new Set<string>();
     let most = 0;
-    const stop = h.server.orchestrator.onCommitted((events: readonly StoredEvent[]) => {
-      for (const event of events) {
-        if (event.type !== "subagent.updated") continue;
-        const task = (event.data as { task: DelegatedTask | null }).task;
-        if (task === null) continue;
-        if (isTerminalDelegatedTaskStatus(task.status)) unfinished.delete(task.taskId);
-        else unfinished.add(task.taskId);
-        most = Math.max(most, unfinished.size);
-      }
+    const followed = h.server.orchestrator.follow(h.server.orchestrator.state.lastSequence, (event: StoredEvent) => {
+      if (event.type !== "subagent.updated") return;
+      const task = (event.data as { task: DelegatedTask | null }).task;
+      if (task === null) return;
+      if (isTerminalDelegatedTaskStatus(task.status)) unfinished.delete(task.taskId);
+      else unfinished.add(task.taskId);
+      most = Math.max(most, unfinished.size);
     });
     try {
       const child = JSON.stringify(childScript({ sleep: 100 }, { say: "done" }));
@@ -44,7 +42,7 @@ describe("workflows.maxConcurrentAgents", () => {
       expect(most).toBe(2);
       expect(unfinished.size).toBe(0);
     } finally {
-      stop();
+      followed.close();
     }
   });
 });

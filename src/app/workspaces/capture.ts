@@ -4,7 +4,7 @@ import type { CheckpointTrigger } from "../../contracts/entities/checkpoints.js"
 import type { AppThread } from "../../contracts/thread.js";
 import { joinId } from "../../core/ids.js";
 import type { OrchestrationState } from "../../core/state.js";
-import type { Orchestrator } from "../../engine/orchestrator.js";
+import type { Engine } from "../engine.js";
 import { captureCheckpoint } from "../../workspaces/checkpoints.js";
 import { commitMessage } from "../../workspaces/checkpointRefs.js";
 import { isWorkspaceError } from "../../workspaces/errors.js";
@@ -27,7 +27,7 @@ import { type WorkspaceLayout, canonical, privateIndexDir, workspacePathOf } fro
  */
 
 export interface CaptureContext extends WorkspaceLayout {
-  readonly orchestrator: Orchestrator;
+  readonly orchestrator: Engine;
 }
 
 export type CaptureRequest = EffectPayload<"checkpoint.capture">;

@@ -111,7 +111,18 @@ export class SimNode {
       return instance === null ? null : { driver: SIM_DRIVER, capabilities: driver.capabilities(instance) };
     };
     // hotThreads 0: every idle thread's turn items leave memory after each commit, so every read of them goes to the store.
-    const orchestrator = await Orchestrator.open({ store, clock, uuid: () => world.random.uuid(), providers, limits: SIM_LIMITS, decide: world.bugs.decide, hotThreads: 0 });
+    // Every commit wakes the worker once it runs (set below, after boot reconciliation).
+    let wakeOutbox = (): void => undefined;
+    const orchestrator = await Orchestrator.open({
+      store,
+      clock,
+      uuid: () => world.random.uuid(),
+      providers,
+      limits: SIM_LIMITS,
+      decide: world.bugs.decide,
+      hotThreads: 0,
+      wakeOutbox: () => wakeOutbox(),
+    });
     const sessions = new ProviderSessionManager({
       orchestrator,
       registry,
@@ -159,7 +170,7 @@ export class SimNode {
     };
     const reactor = new DelegationReactor(world.bugs.reactorEngine(orchestrator), waiters, world.log);
     world.reconciled(await reconcileOnBoot(orchestrator, store, world.random.uuid()));
-    orchestrator.onCommitted(() => worker.kick());
+    wakeOutbox = () => worker.kick();
     worker.start();
     await reactor.start();
     sessions.startReaper();
