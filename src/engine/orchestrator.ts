@@ -6,6 +6,7 @@ import type { UuidSource } from "../core/ids.js";
 import { evolve, type OrchestrationState } from "../core/state.js";
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
 import { SubscriptionHub } from "../store/subscriptions.js";
+import { isStoreClosed } from "../store/storeErrors.js";
 import { type Decide, type Dispatched, Dispatcher } from "./dispatcher.js";
 import { LiveChannel } from "./liveChannel.js";
 import { type Timeline, stateTimeline } from "./timeline.js";
@@ -267,6 +268,8 @@ export async function replay(store: EventStore): Promise<OrchestrationState> {
 }
 
 function reportFollowerError(error: unknown, event: StoredEvent | null): void {
+  // A follower that read the store as it closed under it is the server stopping, not a fault.
+  if (isStoreClosed(error)) return;
   const where = event === null ? "while catching up" : `on event ${event.sequence} (${event.type})`;
   console.error(`loom: a log follower failed ${where}`, error);
 }
