@@ -139,6 +139,11 @@ export class Orchestrator {
     return this.dispatcher.dispatch(command);
   }
 
+  /** A committed command's receipt (an accepted one names the sequence of its last event), or null. */
+  receiptOf(commandId: string): Promise<CommandReceipt | null> {
+    return this.store.lookupReceipt(commandId);
+  }
+
   /** The events an accepted command wrote, read back from the log, so a repeated commandId gets them too. */
   async eventsOf(receipt: AcceptedReceipt): Promise<readonly StoredEvent[]> {
     if (receipt.eventCount === 0) return [];
