@@ -4,6 +4,7 @@ import type { AppContext } from "../app/context.js";
 import { AppError, toFailure } from "../app/errors.js";
 import { deleteScheduledTask, listScheduledTasks, runScheduledTaskNow, scheduleTask, updateScheduledTask } from "../app/schedules/scheduledTasks.js";
 import { receiveWebhook } from "../app/schedules/webhooks.js";
+import type { WebhookRefusal } from "../app/schedules/webhookSignatures.js";
 import { ListScheduledTasksInput, ScheduleTaskInput, ScheduledTaskIdOnlyInput, UpdateScheduledTaskInput } from "../contracts/tools/scheduleTools.js";
 import { parsedInput } from "./parsedInput.js";
 import { CLOSE_CONNECTION, readBody } from "../http/body.js";
@@ -24,16 +25,27 @@ export interface ScheduleRouteOptions {
   readonly ownerTokenHash: Buffer;
   /** Also the owner: a request this accepts (the web UI's session cookie, src/api/uiSessions.ts). */
   readonly alsoOwner?: (req: IncomingMessage) => boolean;
+  /** Where stale and replayed webhook deliveries are reported. */
+  readonly log?: (line: string) => void;
 }
+
+/** The HTTP status of each refusal of a signed delivery. */
+const REFUSAL_STATUS: { readonly [R in WebhookRefusal]: number } = {
+  invalid_signature: 401,
+  stale_timestamp: 401,
+  replayed_delivery: 409,
+};
 
 /**
  * Scheduled tasks over HTTP (docs/schedules.md).
  *
  * `POST /hooks/:scheduledTaskId/:token` is the webhook trigger: no bearer
  * token (the URL's token is the credential, and a signature when the task
- * requires one). 202 with `{ status: "fired" | "skipped", ... }`, 401 for a
- * missing or wrong signature, 404 for an unknown task or token, 413 for a
- * body over scheduler.webhookMaxBodyBytes; only "fired" records anything.
+ * requires one). 202 with `{ status: "fired" | "skipped", ... }`, 401
+ * `invalid_signature` for a missing or wrong signature, 401
+ * `stale_timestamp` for a signed timestamp outside the window, 409
+ * `replayed_delivery` for a delivery taken before, 404 for an unknown task
+ * or token, 413 for a body over scheduler.webhookMaxBodyBytes.
  *
  * The owner's routes, with the owner bearer token, call the same app
  * functions as the MCP tools: `GET /api/schedules[?projectId=]`,
@@ -50,7 +62,7 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
   return async (req, res, url) => {
     const hook = HOOK.exec(url.pathname);
     if (hook !== null) {
-      await webhook(app, req, res, decodePathSegment(hook[1]!), decodePathSegment(hook[2]!));
+      await webhook(app, req, res, decodePathSegment(hook[1]!), decodePathSegment(hook[2]!), options.log);
       return true;
     }
     const path = url.pathname;
@@ -113,7 +125,7 @@ function changeStream(app: AppContext, req: IncomingMessage, res: ServerResponse
   res.on("close", close);
 }
 
-async function webhook(app: AppContext, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string): Promise<void> {
+async function webhook(app: AppContext, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string, log?: (line: string) => void): Promise<void> {
   if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
   const body = await readBody(req, app.schedules.webhookMaxBodyBytes);
   if (!body.ok) {
@@ -131,8 +143,10 @@ async function webhook(app: AppContext, req: IncomingMessage, res: ServerRespons
     case "not_found":
       sendError(res, new HttpError(404, "not_found", "no webhook at this URL"));
       return;
-    case "unauthorized":
-      sendError(res, new HttpError(401, "invalid_signature", outcome.reason));
+    case "refused":
+      // A bad signature is anyone's noise; a stale or replayed delivery carried a valid one.
+      if (outcome.refusal !== "invalid_signature") log?.(`loom: webhook of ${scheduledTaskId} refused (${outcome.refusal}): ${outcome.reason}`);
+      sendError(res, new HttpError(REFUSAL_STATUS[outcome.refusal], outcome.refusal, outcome.reason));
       return;
     case "skipped":
       sendJson(res, 202, { status: "skipped", reason: outcome.reason });

@@ -42,6 +42,7 @@ import { workflowsToolkit } from "../mcp/toolkits/workflows/tools.js";
 import { WorkflowRunner } from "../app/workflows/runner.js";
 import { isTimeZone, schedulerTimeZone } from "../app/schedules/dueTimes.js";
 import { FileWebhookKeyStore } from "../app/schedules/webhookKeys.js";
+import { SqliteWebhookDeliveries } from "../store/webhookDeliveries/sqliteWebhookDeliveries.js";
 import { Scheduler, type SchedulerTimers } from "../scheduler/scheduler.js";
 import { PullRequestWatcher } from "../scheduler/pullRequestWatcher.js";
 import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/titleRegeneration.js";
@@ -239,6 +240,8 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   const search = new SearchProjection(orchestrator, SqliteSearchIndex.open(join(dir.root, "search.db")), log);
   const titles = new TitleRegenerations(config.titles, log);
 
+  // Beside the webhook keys: a node that can verify a delivery sees every delivery taken on this state dir.
+  const webhookDeliveries = SqliteWebhookDeliveries.open(join(dir.root, "webhook-deliveries.db"));
   const app: AppContext = {
     orchestrator,
     registry,
@@ -269,6 +272,8 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
       minIntervalMs: config.scheduler.minIntervalMs,
       timeZone: schedulerTimeZone(config.scheduler.timeZone),
       webhookMaxBodyBytes: config.scheduler.webhookMaxBodyBytes,
+      deliveries: webhookDeliveries,
+      webhookToleranceMs: config.scheduler.webhookToleranceMs,
     },
   };
   const workflows = new WorkflowRunner(app, { log, maxConcurrentAgents: config.workflows.maxConcurrentAgents });
@@ -315,7 +320,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     secretRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     workspaceRoutes({ app, ownerTokenHash: sha256(ownerToken) }),
     uiRoutes({ app, ownerTokenHash: sha256(ownerToken), sessions: uiSessions, allowedOrigins: () => origins, baseUrl: () => url }),
-    scheduleRoutes({ app, ownerTokenHash: sha256(ownerToken), alsoOwner: (req) => isUiSessionRequest(req, uiSessions, () => origins) }),
+    scheduleRoutes({ app, ownerTokenHash: sha256(ownerToken), alsoOwner: (req) => isUiSessionRequest(req, uiSessions, () => origins), log }),
     nodeRoutes({
       ownerTokenHash: sha256(ownerToken),
       report: () => nodesReport({ self: nodeId, leaseMs: config.nodes.leaseMs, nodes, credentials, store, now: Date.now() }),
@@ -377,6 +382,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
       await search.stop();
       await orchestrator.close();
       await backend.credentials.close();
+      webhookDeliveries.close();
       removeServerInfo(dir, process.pid);
       serverLog.write("info", "loom: stopped");
       await serverLog.close();
