@@ -87,16 +87,18 @@ async function takeDelivery(ctx: AppContext, task: ScheduledTask, verified: Veri
   if (claim.first) return "first";
   const earlier = claim.earlier;
   if (earlier.fireCommandId !== null && (await ctx.orchestrator.receiptOf(earlier.fireCommandId)) === null) return "retry";
-  return replayed(ctx, task, verified, earlier.key, earlier.receivedAt);
+  return replayed(ctx, task, verified, earlier.key);
 }
 
-function replayed(ctx: AppContext, task: ScheduledTask, verified: VerifiedDelivery, key: string, receivedAt: number): WebhookOutcome {
-  const record = ctx.schedules.deliveries.recordReplay(task.id, key, ctx.clock());
+/** Count the refused copy on the earlier delivery's record (under `key`) and say so. */
+function replayed(ctx: AppContext, task: ScheduledTask, verified: VerifiedDelivery, key: string): WebhookOutcome {
+  const now = ctx.clock();
+  const record = ctx.schedules.deliveries.recordReplay(task.id, key, now);
   const times = record?.replays ?? 1;
   return {
     kind: "refused",
     refusal: WebhookRefusal.replayedDelivery,
-    reason: `${verified.label} was already received at ${new Date(receivedAt).toISOString()}; a replay fires nothing (${times} replay${times === 1 ? "" : "s"} refused)`,
+    reason: `${verified.label} was already received at ${new Date(record?.receivedAt ?? now).toISOString()}; a replay fires nothing (${times} replay${times === 1 ? "" : "s"} refused)`,
   };
 }
 
@@ -138,7 +140,7 @@ export async function receiveWebhook(ctx: AppContext, delivery: WebhookDelivery)
   });
   if (duplicate) {
     // A copy of a delivery that another copy fired while this one was checked.
-    if (verified !== null && (taken === "retry" || dedupe === null)) return replayed(ctx, task, verified, verified.keys[0]!, ctx.clock());
+    if (verified !== null && (taken === "retry" || dedupe === null)) return replayed(ctx, task, verified, verified.keys[0]!);
     return { kind: "skipped", reason: `duplicate delivery (${task.trigger.dedupeKey ?? "dedupe"} = ${dedupe ?? "?"})` };
   }
   if (fire === null) return { kind: "skipped", reason: "the fire was not recorded" };
