@@ -1,4 +1,5 @@
 import { FileWebhookKeyStore } from "../src/app/schedules/webhookKeys.js";
+import { MemoryWebhookDeliveries } from "../src/store/webhookDeliveries/memoryWebhookDeliveries.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,7 +130,7 @@ export async function runSearchBench(options: { items: number; calls: number }):
       secrets: { vault: new SecretVault(), isSessionLive: () => false },
       titles: new TitleRegenerations(DEFAULT_TITLES),
       workspaces: { worktreesRoot: join(dir, "worktrees"), branchPrefix: "loom/", fallbackRoot: dir, setupRunDir: join(dir, "run") },
-      schedules: { keys: new FileWebhookKeyStore(join(dir, "webhook-keys.json")), baseUrl: () => "http://127.0.0.1", minIntervalMs: 60_000, timeZone: "UTC", webhookMaxBodyBytes: 1024 * 1024 },
+      schedules: { keys: new FileWebhookKeyStore(join(dir, "webhook-keys.json")), baseUrl: () => "http://127.0.0.1", minIntervalMs: 60_000, timeZone: "UTC", webhookMaxBodyBytes: 1024 * 1024, deliveries: new MemoryWebhookDeliveries(), webhookToleranceMs: 5 * 60_000 },
     };
     const owner = ownerCaller("env:bench");
     const raw = new Database(join(dir, "search.db"), { readonly: true });

@@ -3,6 +3,7 @@ import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
 import { AppError, toFailure } from "../app/errors.js";
 import type { StreamHandle } from "../app/orchestration/subscriptions.js";
+import type { WebhookRefusal } from "../app/schedules/webhookSignatures.js";
 import { ListScheduledTasksInput, ScheduleTaskInput, ScheduledTaskIdOnlyInput, UpdateScheduledTaskInput } from "../contracts/tools/scheduleTools.js";
 import { parsedInput } from "./parsedInput.js";
 import { CLOSE_CONNECTION, readBody } from "../http/body.js";
@@ -23,16 +24,27 @@ export interface ScheduleRouteOptions {
   readonly ownerTokenHash: Buffer;
   /** Also the owner: a request this accepts (the web UI's session cookie, src/api/uiSessions.ts). */
   readonly alsoOwner?: (req: IncomingMessage) => boolean;
+  /** Where stale and replayed webhook deliveries are reported. */
+  readonly log?: (line: string) => void;
 }
+
+/** The HTTP status of each refusal of a signed delivery. */
+const REFUSAL_STATUS: { readonly [R in WebhookRefusal]: number } = {
+  invalid_signature: 401,
+  stale_timestamp: 401,
+  replayed_delivery: 409,
+};
 
 /**
  * Scheduled tasks over HTTP (docs/schedules.md).
  *
  * `POST /hooks/:scheduledTaskId/:token` is the webhook trigger: no bearer
  * token (the URL's token is the credential, and a signature when the task
- * requires one). 202 with `{ status: "fired" | "skipped", ... }`, 401 for a
- * missing or wrong signature, 404 for an unknown task or token, 413 for a
- * body over scheduler.webhookMaxBodyBytes; only "fired" records anything.
+ * requires one). 202 with `{ status: "fired" | "skipped", ... }`, 401
+ * `invalid_signature` for a missing or wrong signature, 401
+ * `stale_timestamp` for a signed timestamp outside the window, 409
+ * `replayed_delivery` for a delivery taken before, 404 for an unknown task
+ * or token, 413 for a body over scheduler.webhookMaxBodyBytes.
  *
  * The owner's routes, with the owner bearer token, call the same app
  * functions as the MCP tools: `GET /api/schedules[?projectId=]`,
@@ -49,7 +61,7 @@ export function scheduleRoutes(options: ScheduleRouteOptions): RouteHandler {
   return async (req, res, url) => {
     const hook = HOOK.exec(url.pathname);
     if (hook !== null) {
-      await webhook(app, req, res, decodePathSegment(hook[1]!), decodePathSegment(hook[2]!));
+      await webhook(app, req, res, decodePathSegment(hook[1]!), decodePathSegment(hook[2]!), options.log);
       return true;
     }
     const path = url.pathname;
@@ -112,7 +124,7 @@ async function changeStream(app: App, req: IncomingMessage, res: ServerResponse)
   else res.write(": scheduled task changes\n\n");
 }
 
-async function webhook(app: App, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string): Promise<void> {
+async function webhook(app: App, req: IncomingMessage, res: ServerResponse, scheduledTaskId: string, token: string, log?: (line: string) => void): Promise<void> {
   if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
   const body = await readBody(req, app.webhookMaxBodyBytes);
   if (!body.ok) {
@@ -130,8 +142,10 @@ async function webhook(app: App, req: IncomingMessage, res: ServerResponse, sche
     case "not_found":
       sendError(res, new HttpError(404, "not_found", "no webhook at this URL"));
       return;
-    case "unauthorized":
-      sendError(res, new HttpError(401, "invalid_signature", outcome.reason));
+    case "refused":
+      // A bad signature is anyone's noise; a stale or replayed delivery carried a valid one.
+      if (outcome.refusal !== "invalid_signature") log?.(`loom: webhook of ${scheduledTaskId} refused (${outcome.refusal}): ${outcome.reason}`);
+      sendError(res, new HttpError(REFUSAL_STATUS[outcome.refusal], outcome.refusal, outcome.reason));
       return;
     case "skipped":
       sendJson(res, 202, { status: "skipped", reason: outcome.reason });

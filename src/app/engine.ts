@@ -30,6 +30,8 @@ export interface Engine {
   dispatch(command: Command): Promise<CommandReceipt>;
   /** Like dispatch, and hands back the events the command wrote. */
   execute(command: Command): Promise<Dispatched>;
+  /** A command's stored receipt, or null when the log has none. */
+  receiptOf(commandId: string): Promise<CommandReceipt | null>;
   /** The events an accepted command wrote, read back from the log (a repeated commandId gets them too). */
   eventsOf(receipt: AcceptedReceipt): Promise<readonly StoredEvent[]>;
   /** Read the state where it holds exactly the committed log up to its `lastSequence`: the start of a snapshot-then-follow view. */

@@ -3,7 +3,7 @@ import type { Rejection } from "../contracts/envelopes.js";
 import { FAILURES, type Failure, FailureCode } from "../contracts/failures.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import { type RejectionCode, isRejectionCode } from "../core/rejections.js";
-import { StoreError, StoreErrorCode } from "../store/storeErrors.js";
+import { isStoreClosed } from "../store/storeErrors.js";
 
 /**
  * Expected failures of the application layer. Every app function throws
@@ -153,7 +153,7 @@ export const SHUTTING_DOWN_MESSAGE = "Loom is shutting down: its event store clo
  * database went away). An expected end of that call, not a fault to log.
  */
 export function isShutdownError(error: unknown): boolean {
-  return error instanceof StoreError && error.code === StoreErrorCode.closed;
+  return isStoreClosed(error);
 }
 
 /**

@@ -35,6 +35,7 @@ export const CONFIG_MAXIMUMS = {
   setupTimeoutMs: 24 * 60 * 60_000,
   schedulerMinIntervalMs: 366 * 24 * 60 * 60_000,
   webhookMaxBodyBytes: 64 * 1024 * 1024,
+  webhookToleranceMs: 24 * 60 * 60_000,
   nodeHeartbeatMs: 60_000,
   nodeLeaseMs: 60 * 60_000,
   poolSize: 16,
@@ -164,6 +165,8 @@ export const SchedulerSchema = z.strictObject({
   timeZone: NonEmptySchema.optional(),
   /** Largest webhook body accepted, in bytes. */
   webhookMaxBodyBytes: positiveCount(CONFIG_MAXIMUMS.webhookMaxBodyBytes).optional(),
+  /** How far a signed webhook's X-Loom-Timestamp may be from the server's clock, either way. */
+  webhookToleranceMs: positiveMs(CONFIG_MAXIMUMS.webhookToleranceMs).optional(),
 });
 
 /** The shared database of several Loom nodes (docs/postgres.md). */
@@ -316,6 +319,7 @@ export interface SchedulerConfig {
   /** Null: the server's local time zone. */
   readonly timeZone: string | null;
   readonly webhookMaxBodyBytes: number;
+  readonly webhookToleranceMs: number;
 }
 
 export interface DatabaseConfig {
@@ -354,7 +358,7 @@ export interface LoomConfig {
 export const DEFAULT_DATABASE: DatabaseConfig = { url: null, schema: "public" };
 export const DEFAULT_WORKFLOWS: WorkflowsConfig = { maxConcurrentAgents: 8 };
 export const DEFAULT_NODES: NodesConfig = { heartbeatMs: 2_000, leaseMs: 15_000 };
-export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024 };
+export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024, webhookToleranceMs: 5 * 60_000 };
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
 export const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_WORKSPACES: WorkspacesConfig = { worktreesDir: null, branchPrefix: "loom/", checkpoints: true };
@@ -478,6 +482,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       minIntervalMs: file.scheduler?.minIntervalMs ?? DEFAULT_SCHEDULER.minIntervalMs,
       timeZone: file.scheduler?.timeZone ?? DEFAULT_SCHEDULER.timeZone,
       webhookMaxBodyBytes: file.scheduler?.webhookMaxBodyBytes ?? DEFAULT_SCHEDULER.webhookMaxBodyBytes,
+      webhookToleranceMs: file.scheduler?.webhookToleranceMs ?? DEFAULT_SCHEDULER.webhookToleranceMs,
     },
     database: { url: file.database?.url ?? DEFAULT_DATABASE.url, schema: file.database?.schema ?? DEFAULT_DATABASE.schema },
     nodes: { heartbeatMs: file.nodes?.heartbeatMs ?? DEFAULT_NODES.heartbeatMs, leaseMs: file.nodes?.leaseMs ?? DEFAULT_NODES.leaseMs },

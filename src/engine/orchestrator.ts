@@ -6,6 +6,7 @@ import type { UuidSource } from "../core/ids.js";
 import { evolve, type OrchestrationState } from "../core/state.js";
 import type { EventListener, EventStore, Subscription } from "../store/eventStore.js";
 import { SubscriptionHub } from "../store/subscriptions.js";
+import { isStoreClosed } from "../store/storeErrors.js";
 import { type Decide, type Dispatched, Dispatcher } from "./dispatcher.js";
 import { LiveChannel } from "./liveChannel.js";
 import { type Timeline, stateTimeline } from "./timeline.js";
@@ -141,6 +142,11 @@ export class Orchestrator {
     return this.dispatcher.dispatch(command);
   }
 
+  /** A committed command's receipt (an accepted one names the sequence of its last event), or null. */
+  receiptOf(commandId: string): Promise<CommandReceipt | null> {
+    return this.store.lookupReceipt(commandId);
+  }
+
   /** The events an accepted command wrote, read back from the log, so a repeated commandId gets them too. */
   async eventsOf(receipt: AcceptedReceipt): Promise<readonly StoredEvent[]> {
     if (receipt.eventCount === 0) return [];
@@ -262,6 +268,8 @@ export async function replay(store: EventStore): Promise<OrchestrationState> {
 }
 
 function reportFollowerError(error: unknown, event: StoredEvent | null): void {
+  // A follower that read the store as it closed under it is the server stopping, not a fault.
+  if (isStoreClosed(error)) return;
   const where = event === null ? "while catching up" : `on event ${event.sequence} (${event.type})`;
   console.error(`loom: a log follower failed ${where}`, error);
 }

@@ -179,7 +179,8 @@ export class ProviderSessionManager {
       const message = busy
         ? `The provider session was released after ${duration(limit)} without activity; a run still on it was interrupted.`
         : `The provider session was released after ${duration(limit)} with no work for it.`;
-      void this.release(threadId, "idle_reaped", message);
+      // The reaper runs on a timer, where a rejection would end the process: a release cut off (the store closed) is logged.
+      this.release(threadId, "idle_reaped", message).catch((error: unknown) => this.options.log?.(`loom: releasing the idle session of ${threadId} failed: ${messageOf(error)}`));
     }
     if (this.sessions.size > 0) this.options.sessionLog?.("debug", `sessions: holding ${this.sessions.size}: ${[...this.sessions.values()].map((s) => `${s.providerSessionId} (idle ${duration(now - s.lastActivity)})`).join(", ")}`);
   }

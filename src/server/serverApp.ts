@@ -3,6 +3,7 @@ import { type App, bindApp } from "../app/app.js";
 import type { AppContext } from "../app/context.js";
 import { schedulerTimeZone } from "../app/schedules/dueTimes.js";
 import { FileWebhookKeyStore } from "../app/schedules/webhookKeys.js";
+import { SqliteWebhookDeliveries } from "../store/webhookDeliveries/sqliteWebhookDeliveries.js";
 import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/titleRegeneration.js";
 import { WorkflowRunner } from "../app/workflows/runner.js";
 import { DEFAULT_CONFIG_FILE } from "../config/config.js";
@@ -26,6 +27,8 @@ export interface ServerApp {
   /** Fires timed scheduled tasks. */
   readonly scheduler: Scheduler;
   readonly pullRequests: PullRequestWatcher;
+  /** The webhook deliveries taken on this state dir, so a replay is refused (docs/schedules.md). */
+  readonly webhookDeliveries: SqliteWebhookDeliveries;
 }
 
 /**
@@ -39,6 +42,8 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
   const { config, registry, log, drivers } = setup;
   const { sessions, pools } = providers;
   const titles = new TitleRegenerations(config.titles, log);
+  // Beside the webhook keys: a node that can verify a delivery sees every delivery taken on this state dir.
+  const webhookDeliveries = SqliteWebhookDeliveries.open(join(dir.root, "webhook-deliveries.db"));
   const ctx: AppContext = {
     orchestrator: engine.orchestrator,
     registry,
@@ -69,6 +74,8 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
       minIntervalMs: config.scheduler.minIntervalMs,
       timeZone: schedulerTimeZone(config.scheduler.timeZone),
       webhookMaxBodyBytes: config.scheduler.webhookMaxBodyBytes,
+      deliveries: webhookDeliveries,
+      webhookToleranceMs: config.scheduler.webhookToleranceMs,
     },
   };
   const workflows = new WorkflowRunner(ctx, { log, maxConcurrentAgents: config.workflows.maxConcurrentAgents });
@@ -78,7 +85,7 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
   const pullRequests = new PullRequestWatcher({ app, log, ...timers });
   const titlesReconciled = await reconcileTitleRegenerations(ctx);
   if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
-  return { app, titles, workflows, scheduler, pullRequests };
+  return { app, titles, workflows, scheduler, pullRequests, webhookDeliveries };
 }
 
 /** The steps before the app that it is built on. */

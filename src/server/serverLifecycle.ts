@@ -113,6 +113,7 @@ export async function stopServing(parts: ServerParts): Promise<void> {
   await reactors.search.stop();
   await engine.orchestrator.close();
   await base.backend.credentials.close();
+  app.webhookDeliveries.close();
   removeServerInfo(dir, process.pid);
   serverLog.write("info", "loom: stopped");
   await serverLog.close();

@@ -91,7 +91,7 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
     secretRoutes({ app, ownerTokenHash }),
     workspaceRoutes({ app, ownerTokenHash }),
     uiRoutes({ app, ownerTokenHash, sessions: uiSessions, allowedOrigins: origins, baseUrl: () => address.url }),
-    scheduleRoutes({ app, ownerTokenHash, alsoOwner: signedIn }),
+    scheduleRoutes({ app, ownerTokenHash, alsoOwner: signedIn, log }),
     nodeRoutes({
       ownerTokenHash,
       report: () => nodesReport({ self: nodeId, leaseMs: setup.config.nodes.leaseMs, nodes: backend.nodes, credentials, store: backend.store, now: Date.now() }),

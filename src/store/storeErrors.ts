@@ -35,6 +35,16 @@ export class StoreError extends Error {
 }
 
 /**
+ * The store was closed under the call: the process is stopping (or its
+ * database went away). Every backend answers every read and write after
+ * close, synchronous or not, with this error; callers treat it as a
+ * shutdown, not as a fault.
+ */
+export function isStoreClosed(error: unknown): boolean {
+  return error instanceof StoreError && error.code === StoreErrorCode.closed;
+}
+
+/**
  * Run synchronous backend work behind the async EventStore interface: a
  * throw becomes a rejected promise instead of escaping the call.
  */

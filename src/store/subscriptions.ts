@@ -1,5 +1,6 @@
 import type { StoredEvent } from "../contracts/envelopes.js";
 import type { EventListener, Subscription } from "./eventStore.js";
+import { isStoreClosed } from "./storeErrors.js";
 
 /**
  * Replay-then-live fan-out shared by every EventStore backend.
@@ -156,10 +157,10 @@ export class SubscriptionHub {
         if (page.length < this.pageSize) break;
       }
     } catch (error) {
-      // A read cut short by closing the subscription or the store is no failure.
+      // A read cut short by closing the subscription or the store is no failure to report.
       if (subscriber.closed) return subscriber.lastDelivered;
-      this.onListenerError(error, null);
       this.remove(subscriber);
+      if (!isStoreClosed(error)) this.onListenerError(error, null);
       throw error;
     }
     const lastReplayed = subscriber.lastDelivered;

@@ -281,14 +281,47 @@ function describeReadContract(harness: StoreHarness): void {
       expect((await store.readStream("thread:1"))[0]!.data).toEqual(expected);
     });
 
-    it("rejects calls once closed, and closing twice is harmless", async () => {
+    it("answers every call once closed with store_closed, the synchronous reads included, and closing twice is harmless", async () => {
       const { store } = harness;
-      await store.commit([accepted(newCommandId(), [event("thread:1")])]);
+      const commandId = newCommandId();
+      await store.commit([accepted(commandId, [event("thread:1")])]);
+      // Started as close begins: each may still answer, or fail as closed (a lookup batched for the next tick), never otherwise.
+      const inFlight = [store.lookupReceipt(commandId), store.readAll(0), store.lastSequence(), store.readTurnItems("thread:1")];
       await store.close();
       await store.close();
-      await expect(store.commit([accepted(newCommandId(), [event("thread:1")])])).rejects.toThrow();
-      await expect(store.readAll(0)).rejects.toThrow();
-      await expect(store.lastSequence()).rejects.toThrow();
+      const closed = { name: "StoreError", code: "store_closed" };
+      for (const call of inFlight) {
+        const error: unknown = await call.then(
+          () => null,
+          (failure: unknown) => failure,
+        );
+        if (error !== null) expect(error).toMatchObject(closed);
+      }
+      const calls: readonly [string, () => Promise<unknown>][] = [
+        ["commit", () => store.commit([accepted(newCommandId(), [event("thread:1")])])],
+        ["commitDecided", () => store.commitDecided({ after: 0, commandIds: [], decide: () => [] })],
+        ["readAll", () => store.readAll(0)],
+        ["readStream", () => store.readStream("thread:1")],
+        ["lastSequence", () => store.lastSequence()],
+        ["lookupReceipt", () => store.lookupReceipt(commandId)],
+        ["claimOutbox", () => store.claimOutbox({ owner: "w", now: 0, leaseMs: 1_000, limit: 1 })],
+        ["completeOutbox", () => store.completeOutbox("outbox:x", "w")],
+        ["renewOutbox", () => store.renewOutbox("outbox:x", "w", 0, 1_000)],
+        ["failOutbox", () => store.failOutbox("outbox:x", "w", "e", null)],
+        ["abandonOutbox", () => store.abandonOutbox("outbox:x", "e")],
+        ["listOutbox", () => store.listOutbox("pending")],
+        ["saveSnapshot", () => store.saveSnapshot({ version: "v", sequence: 0, body: new Uint8Array() })],
+        ["loadSnapshot", () => store.loadSnapshot("v")],
+        ["readTurnItems", () => store.readTurnItems("thread:1")],
+      ];
+      for (const [name, call] of calls) await expect(call(), name).rejects.toMatchObject(closed);
+      expect(() => store.subscribe(0, () => undefined)).toThrow(expect.objectContaining(closed));
+      const reader = store.turnItems;
+      if (reader !== null) {
+        expect(() => reader.threadItems("thread:1")).toThrow(expect.objectContaining(closed));
+        expect(() => reader.threadOfItem("turn-item:x")).toThrow(expect.objectContaining(closed));
+        expect(() => reader.readBesideItems(0, 10)).toThrow(expect.objectContaining(closed));
+      }
     });
   });
 }

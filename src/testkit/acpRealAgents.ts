@@ -10,7 +10,7 @@ import { LoomHarness } from "./loomHarness.js";
 /**
  * The real ACP agents Loom's e2e tests drive (pinned devDependencies), each
  * pointed at the scripted model server with the settings each needs to run
- * offline (below): Gemini CLI in --experimental-acp mode,
+ * offline (below): Gemini CLI in ACP mode (--acp),
  * Claude Code ACP and Codex ACP. Each runs as a provider instance of the
  * generic `acp` driver, beside a `scripted` instance.
  */
@@ -45,7 +45,7 @@ export function acpAgentInstance(agent: RealAcpAgent, modelUrl: string, home: st
         models: ["gemini-2.5-pro"],
         options: {
           command: join(BIN, "gemini"),
-          args: ["--experimental-acp"],
+          args: ["--acp"],
           env: { GEMINI_CLI_HOME: home, GOOGLE_GEMINI_BASE_URL: modelUrl, GEMINI_API_KEY: "dummy", GEMINI_CLI_TRUST_WORKSPACE: "true" },
         },
       };

@@ -70,12 +70,46 @@ export async function subscribeThread(
       subscription.close();
     },
   };
+  const end = () => {
+    handle.close();
+    sink.complete();
+  };
+  // The command that deleted the thread may commit more of it after thread.deleted (the end of a
+  // run it stopped while preparing): the stream completes after that command's last event.
+  interface Deletion {
+    readonly commandId: string;
+    /** The sequence of the command's last event, once its receipt is read. */
+    through: number | null;
+  }
+  let deletion: Deletion | null = null;
+  let seen = start.after;
   const subscription = orchestrator.follow(start.after, (event) => {
-    if (closed || event.streamId !== threadId) return;
-    sink.next({ kind: "event", event: wireEvent(event) });
-    if (event.type === "thread.deleted") {
-      handle.close();
-      sink.complete();
+    if (closed) return;
+    // A command's events are contiguous: an event of another command means the deleting one is over.
+    if (deletion !== null && event.commandId !== deletion.commandId) {
+      end();
+      return;
+    }
+    seen = event.sequence;
+    if (event.streamId === threadId) sink.next({ kind: "event", event: wireEvent(event) });
+    if (deletion !== null && deletion.through !== null && seen >= deletion.through) {
+      end();
+      return;
+    }
+    if (event.type === "thread.deleted" && event.streamId === threadId) {
+      const pending: Deletion = { commandId: event.commandId, through: null };
+      deletion = pending;
+      orchestrator.receiptOf(event.commandId).then(
+        (receipt) => {
+          if (closed) return;
+          pending.through = receipt?.status === "accepted" ? receipt.sequence : seen;
+          if (seen >= pending.through) end();
+        },
+        // The store closed under the lookup: the stream cannot go on either.
+        () => {
+          if (!closed) end();
+        },
+      );
     }
   });
   return handle;

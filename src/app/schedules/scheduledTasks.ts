@@ -208,6 +208,7 @@ export async function deleteScheduledTask(ctx: AppContext, caller: Caller, input
   const task = taskOrFail(ctx, input.scheduledTaskId);
   await execute(ctx, { type: "scheduled-task.delete", commandId: joinId("cmd", "scheduled-task.delete", task.id), data: { scheduledTaskId: task.id } });
   ctx.schedules.keys.remove(task.id);
+  ctx.schedules.deliveries.forgetTask(task.id);
   return { scheduledTaskId: task.id, deleted: true };
 }
 

@@ -1,3 +1,4 @@
+import type { WebhookDeliveryLedger } from "../../contracts/webhookDeliveries.js";
 import type { WebhookKeyStore } from "./webhookKeys.js";
 
 /** What the scheduled-task functions need from the server besides the engine. */
@@ -11,4 +12,8 @@ export interface ScheduleServices {
   readonly timeZone: string;
   /** Largest webhook body accepted, in bytes. */
   readonly webhookMaxBodyBytes: number;
+  /** The signed webhook deliveries already taken (replays are refused). */
+  readonly deliveries: WebhookDeliveryLedger;
+  /** How far a signed delivery's timestamp may be from the clock, either way (config scheduler.webhookToleranceMs). */
+  readonly webhookToleranceMs: number;
 }

@@ -1,15 +1,13 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { randomUUID } from "node:crypto";
 import type { ScheduledTask, WebhookFilter } from "../../contracts/entities/scheduledTasks.js";
 import { joinId } from "../../core/ids.js";
 import type { AppContext } from "../context.js";
-import { fireScheduledTask } from "./fire.js";
+import { fireCommandId, fireScheduledTask } from "./fire.js";
+import { type VerifiedDelivery, WebhookRefusal, sameHex, verifySignedDelivery } from "./webhookSignatures.js";
 import { tokenHash } from "./webhookKeys.js";
 
 /** The most of a webhook body that reaches the prompt, in characters; the rest is cut with a note. */
 export const WEBHOOK_CONTEXT_CHARS = 16_000;
-/** The signature header (GitHub's): `sha256=<hex HMAC-SHA256 of the raw body>`. */
-export const SIGNATURE_HEADER = "x-hub-signature-256";
 
 export interface WebhookDelivery {
   readonly scheduledTaskId: string;
@@ -21,30 +19,18 @@ export interface WebhookDelivery {
 
 /**
  * What a delivery came to. `not_found` covers an unknown task and a wrong
- * token alike, so the URL's existence does not leak; `unauthorized` is a
- * missing or wrong signature. Neither records anything. `skipped` (paused,
- * a filter, a repeated dedupe value) records nothing either; `fired` is a
- * fire, whose outcome may itself be skipped by the overlap policy.
+ * token alike, so the URL's existence does not leak. `refused` is a
+ * signed task's delivery that is not fresh and genuine: a missing or wrong
+ * signature and a stale timestamp record nothing; a replayed delivery is
+ * counted on the earlier delivery's record. `skipped` (paused, a filter, a
+ * repeated dedupe value) fires nothing; `fired` is a fire, whose outcome
+ * may itself be skipped by the overlap policy.
  */
 export type WebhookOutcome =
   | { readonly kind: "not_found" }
-  | { readonly kind: "unauthorized"; readonly reason: string }
+  | { readonly kind: "refused"; readonly refusal: WebhookRefusal; readonly reason: string }
   | { readonly kind: "skipped"; readonly reason: string }
   | { readonly kind: "fired"; readonly outcome: string; readonly runId: string | null; readonly threadId: string | null; readonly reason: string | null };
-
-function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, "hex");
-  const right = Buffer.from(b, "hex");
-  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
-}
-
-function signatureProblem(secret: string, header: string | undefined, body: Buffer): string | null {
-  if (header === undefined) return `missing ${SIGNATURE_HEADER} header`;
-  const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header.trim());
-  if (match === null) return `${SIGNATURE_HEADER} must be sha256=<64 hex digits>`;
-  const expected = createHmac("sha256", secret).update(body).digest("hex");
-  return sameHash(expected, match[1]!.toLowerCase()) ? null : "signature does not match the body";
-}
 
 /** The value at a dot-separated path of a parsed JSON body, or undefined. */
 export function valueAt(body: unknown, path: string): unknown {
@@ -72,46 +58,91 @@ function bounded(text: string): string {
   return text.length <= WEBHOOK_CONTEXT_CHARS ? text : `${text.slice(0, WEBHOOK_CONTEXT_CHARS)}\n[... ${text.length - WEBHOOK_CONTEXT_CHARS} more characters cut]`;
 }
 
+/** Why a delivery fires nothing before the fire is tried (paused, a filter), or null. */
+function skipReason(task: ScheduledTask, json: unknown): string | null {
+  if (!task.enabled) return "the task is paused";
+  if (task.trigger.type !== "webhook" || task.trigger.filters.length === 0) return null;
+  if (json === undefined) return "the body is not JSON, so the filters cannot match";
+  const failed = failedFilter(task.trigger.filters, json);
+  return failed === null ? null : `filter ${failed.path} = ${JSON.stringify(failed.equals)} did not match`;
+}
+
+function parsedJson(text: string): unknown {
+  try {
+    return text.length === 0 ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * POST /hooks/:task/:token. Checks, in order: the task and token, the
- * signature (when the task requires one), paused, filters, dedupe; then one
- * fire through the shared path. The fire's command id comes from the dedupe
- * value, so a repeated delivery (or a provider's retry) is answered with the
- * first fire and makes no second run.
+ * Take a verified delivery, or say it is a replay. The record is written
+ * before the fire, so two copies arriving together cannot both fire; an
+ * earlier copy whose fire never committed (the server stopped between the
+ * two) is not a replay, and this copy fires in its place.
+ */
+async function takeDelivery(ctx: AppContext, task: ScheduledTask, verified: VerifiedDelivery, fireCommand: string | null): Promise<"first" | "retry" | WebhookOutcome> {
+  const now = ctx.clock();
+  const claim = ctx.schedules.deliveries.claim({ scheduledTaskId: task.id, keys: verified.keys, receivedAt: now, forgetAt: verified.forgetAt, fireCommandId: fireCommand });
+  if (claim.first) return "first";
+  const earlier = claim.earlier;
+  if (earlier.fireCommandId !== null && (await ctx.orchestrator.receiptOf(earlier.fireCommandId)) === null) return "retry";
+  return replayed(ctx, task, verified, earlier.key);
+}
+
+/** Count the refused copy on the earlier delivery's record (under `key`) and say so. */
+function replayed(ctx: AppContext, task: ScheduledTask, verified: VerifiedDelivery, key: string): WebhookOutcome {
+  const now = ctx.clock();
+  const record = ctx.schedules.deliveries.recordReplay(task.id, key, now);
+  const times = record?.replays ?? 1;
+  return {
+    kind: "refused",
+    refusal: WebhookRefusal.replayedDelivery,
+    reason: `${verified.label} was already received at ${new Date(record?.receivedAt ?? now).toISOString()}; a replay fires nothing (${times} replay${times === 1 ? "" : "s"} refused)`,
+  };
+}
+
+/**
+ * POST /hooks/:task/:token. Checks, in order: the task and token; for a
+ * signed task the signature, the timestamp's window and that the delivery
+ * was not taken before (docs/schedules.md, "Signed deliveries"); paused,
+ * filters, dedupe; then one fire through the shared path. The fire's
+ * command id comes from the dedupe value, else from the signed delivery's
+ * key, so a repeated delivery (or a sender's retry) makes no second run.
  */
 export async function receiveWebhook(ctx: AppContext, delivery: WebhookDelivery): Promise<WebhookOutcome> {
   const task = ctx.orchestrator.state.scheduledTasks.get(delivery.scheduledTaskId);
-  if (task === undefined || task.trigger.type !== "webhook" || !sameHash(task.trigger.tokenHash, tokenHash(delivery.token))) return { kind: "not_found" };
+  if (task === undefined || task.trigger.type !== "webhook" || !sameHex(task.trigger.tokenHash, tokenHash(delivery.token))) return { kind: "not_found" };
+  let verified: VerifiedDelivery | null = null;
   if (task.trigger.signed) {
     const secret = ctx.schedules.keys.get(task.id)?.secret ?? null;
-    if (secret === null) return { kind: "unauthorized", reason: "the task's signing secret is missing from this server's webhook key file" };
-    const problem = signatureProblem(secret, delivery.headers[SIGNATURE_HEADER], delivery.body);
-    if (problem !== null) return { kind: "unauthorized", reason: problem };
+    if (secret === null) return { kind: "refused", refusal: WebhookRefusal.invalidSignature, reason: "the task's signing secret is missing from this server's webhook key file" };
+    const verification = verifySignedDelivery(secret, delivery.headers, delivery.body, ctx.clock(), ctx.schedules.webhookToleranceMs);
+    if (!verification.ok) return { kind: "refused", refusal: verification.refusal, reason: verification.reason };
+    verified = verification.delivery;
   }
-  if (!task.enabled) return { kind: "skipped", reason: "the task is paused" };
   const text = delivery.body.toString("utf8");
-  let json: unknown = undefined;
-  try {
-    json = text.length === 0 ? undefined : JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  if (task.trigger.filters.length > 0) {
-    if (json === undefined) return { kind: "skipped", reason: "the body is not JSON, so the filters cannot match" };
-    const failed = failedFilter(task.trigger.filters, json);
-    if (failed !== null) return { kind: "skipped", reason: `filter ${failed.path} = ${JSON.stringify(failed.equals)} did not match` };
-  }
-  const dedupe = dedupeValue(task, delivery, json);
+  const json = parsedJson(text);
+  const skip = skipReason(task, json);
+  const dedupe = skip === null ? dedupeValue(task, delivery, json) : null;
+  const fireKey = dedupe !== null ? joinId("hook", "dedupe", dedupe) : verified !== null ? joinId("hook", "delivery", verified.keys[0]!) : joinId("hook", randomUUID());
+  const taken = verified === null ? "first" : await takeDelivery(ctx, task, verified, skip === null ? fireCommandId(task.id, fireKey) : null);
+  if (typeof taken !== "string") return taken;
+  if (skip !== null) return { kind: "skipped", reason: skip };
   const { fire, duplicate } = await fireScheduledTask(ctx, {
     scheduledTaskId: task.id,
     cause: "webhook",
     dueAt: new Date(ctx.clock()).toISOString(),
     instants: 1,
     nextFireAt: null,
-    fireKey: dedupe === null ? joinId("hook", randomUUID()) : joinId("hook", "dedupe", dedupe),
+    fireKey,
     context: text.length === 0 ? null : bounded(text),
   });
-  if (duplicate) return { kind: "skipped", reason: `duplicate delivery (${task.trigger.dedupeKey ?? "dedupe"} = ${dedupe ?? "?"})` };
+  if (duplicate) {
+    // A copy of a delivery that another copy fired while this one was checked.
+    if (verified !== null && (taken === "retry" || dedupe === null)) return replayed(ctx, task, verified, verified.keys[0]!);
+    return { kind: "skipped", reason: `duplicate delivery (${task.trigger.dedupeKey ?? "dedupe"} = ${dedupe ?? "?"})` };
+  }
   if (fire === null) return { kind: "skipped", reason: "the fire was not recorded" };
   return { kind: "fired", outcome: fire.outcome, runId: fire.runId, threadId: fire.threadId, reason: fire.reason };
 }

@@ -122,7 +122,10 @@ export class WorkflowRunner {
         agent: (call) => (isCommandCall(call) ? runCommandStep(runtime, call) : runAgentStep(runtime, call)),
         onPhase: (title) => {
           phases += 1;
-          void runtime.dispatch({ type: "workflow.progress", commandId: `cmd:workflow-phase:${workflowId}:${phases}`, data: { workflowId, phase: title } });
+          // Progress is a report: a dispatch cut off (the server stopping) is logged, never left unhandled.
+          runtime.dispatch({ type: "workflow.progress", commandId: `cmd:workflow-phase:${workflowId}:${phases}`, data: { workflowId, phase: title } }).catch((error: unknown) => {
+            this.log(`loom: workflow ${workflowId}: recording phase ${JSON.stringify(title)} failed: ${error instanceof Error ? error.message : String(error)}`);
+          });
         },
       },
       this.options.limits ?? DEFAULT_SANDBOX_LIMITS,

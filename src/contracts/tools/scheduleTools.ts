@@ -43,7 +43,9 @@ export const WebhookTriggerInput = z
       .object({ secret: z.string().min(SCHEDULE_LIMITS.minSecretChars).max(SCHEDULE_LIMITS.secretChars).describe("Shared HMAC secret; never stored in the event log") })
       .strict()
       .optional()
-      .describe("Require a GitHub-style X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>. Without it anyone with the URL can trigger a run"),
+      .describe(
+        "Require signed deliveries, each taken once: X-Loom-Timestamp (unix seconds, within the server's tolerance, 5 minutes by default) with X-Loom-Signature: sha256=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\">, or GitHub's X-Hub-Signature-256 (of the raw body) with X-GitHub-Delivery. A replayed delivery is refused. Without it anyone with the URL can trigger a run",
+      ),
     filters: z
       .array(
         z

@@ -3,7 +3,7 @@ import { type AcpAgentHarness, startAcpAgentHarness } from "../../testkit/acpRea
 import { TURN_MS, agentAnswersAsDelegatedChild, agentDelegatesToScriptedChild, approvalRoutedThroughLoom } from "../../testkit/acpAgentScenarios.js";
 
 /**
- * Gemini CLI 0.61.0 in --experimental-acp mode under Loom's generic `acp`
+ * Gemini CLI 0.61.0 in ACP mode (--acp) under Loom's generic `acp`
  * driver, against the scripted model server (Gemini API). Judged from Loom's
  * state (testkit/acpAgentScenarios.ts).
  */

@@ -14,7 +14,7 @@ import {
   type Subscription,
 } from "../eventStore.js";
 import { isoTime } from "../commitRecords.js";
-import { StoreError, StoreErrorCode } from "../storeErrors.js";
+import { StoreError, StoreErrorCode, isStoreClosed } from "../storeErrors.js";
 import { timeOrderedUuid } from "../storeIds.js";
 import { DEFAULT_REPLAY_PAGE_SIZE, SubscriptionHub, type SubscriptionOptions } from "../subscriptions.js";
 import { runPostgresMigrations } from "./migrations.js";
@@ -77,6 +77,8 @@ export class PostgresEventStore implements EventStore {
   private readonly snapshots: PostgresSnapshots;
   private readonly receipts: ReceiptLoader;
   private closing: Promise<void> | null = null;
+  /** The calls made and not yet answered: close waits for them before it ends the pool. */
+  private readonly calls = new Set<Promise<unknown>>();
 
   /**
    * Connect (a connection string `postgres://user:password@host:port/database`
@@ -150,20 +152,22 @@ export class PostgresEventStore implements EventStore {
   }
 
   /** One transaction per batch (postgresCommit.ts); settles after live subscribers have the events. */
-  async commit(entries: readonly CommitEntry[]): Promise<readonly CommitResult[]> {
-    this.assertOpen();
-    if (entries.length === 0) return [];
-    const plan = await commitInTransaction(this.pool, this.namespace, entries, { now: this.clock(), newId: this.newId });
-    await this.feed.afterCommit(plan.written);
-    return plan.results;
+  commit(entries: readonly CommitEntry[]): Promise<readonly CommitResult[]> {
+    return this.guarded(async () => {
+      if (entries.length === 0) return [];
+      const plan = await commitInTransaction(this.pool, this.namespace, entries, { now: this.clock(), newId: this.newId });
+      await this.feed.afterCommit(plan.written);
+      return plan.results;
+    });
   }
 
   /** The advisory log lock serializes every node's decisions: each decides on the latest log. */
-  async commitDecided(commit: DecidedCommit): Promise<readonly CommitResult[]> {
-    this.assertOpen();
-    const plan = await decideInTransaction(this.pool, this.namespace, commit, { now: this.clock(), newId: this.newId });
-    if (plan.written.length > 0) await this.feed.afterCommit(plan.written);
-    return plan.results;
+  commitDecided(commit: DecidedCommit): Promise<readonly CommitResult[]> {
+    return this.guarded(async () => {
+      const plan = await decideInTransaction(this.pool, this.namespace, commit, { now: this.clock(), newId: this.newId });
+      if (plan.written.length > 0) await this.feed.afterCommit(plan.written);
+      return plan.results;
+    });
   }
 
   /** The highest sequence this store committed or heard of through NOTIFY (EventStore.knownHead); no round trip. */
@@ -171,50 +175,50 @@ export class PostgresEventStore implements EventStore {
     return this.feed.knownHead;
   }
 
-  async readAll(after: number, limit: number = DEFAULT_READ_LIMIT): Promise<readonly StoredEvent[]> {
-    this.assertOpen();
-    const result = await this.pool.query<EventTuple>({
-      name: "loom_read_all",
-      text: `SELECT ${EVENT_COLUMNS} FROM events WHERE sequence > $1 ORDER BY sequence LIMIT $2`,
-      values: [after, Math.max(0, Math.floor(limit))],
-      rowMode: "array",
+  readAll(after: number, limit: number = DEFAULT_READ_LIMIT): Promise<readonly StoredEvent[]> {
+    return this.guarded(async () => {
+      const result = await this.pool.query<EventTuple>({
+        name: "loom_read_all",
+        text: `SELECT ${EVENT_COLUMNS} FROM events WHERE sequence > $1 ORDER BY sequence LIMIT $2`,
+        values: [after, Math.max(0, Math.floor(limit))],
+        rowMode: "array",
+      });
+      return result.rows.map(toStoredEvent);
     });
-    return result.rows.map(toStoredEvent);
   }
 
-  async readStream(streamId: string, after = 0): Promise<readonly StoredEvent[]> {
-    this.assertOpen();
-    const result = await this.pool.query<EventTuple>({
-      name: "loom_read_stream",
-      text: `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 AND sequence > $2 ORDER BY sequence`,
-      values: [streamId, after],
-      rowMode: "array",
+  readStream(streamId: string, after = 0): Promise<readonly StoredEvent[]> {
+    return this.guarded(async () => {
+      const result = await this.pool.query<EventTuple>({
+        name: "loom_read_stream",
+        text: `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 AND sequence > $2 ORDER BY sequence`,
+        values: [streamId, after],
+        rowMode: "array",
+      });
+      return result.rows.map(toStoredEvent);
     });
-    return result.rows.map(toStoredEvent);
   }
 
-  async lastSequence(): Promise<number> {
-    this.assertOpen();
-    const result = await this.pool.query<{ last: number }>({
-      name: "loom_last_sequence",
-      text: "SELECT COALESCE(max(sequence), 0) AS last FROM events",
+  lastSequence(): Promise<number> {
+    return this.guarded(async () => {
+      const result = await this.pool.query<{ last: number }>({
+        name: "loom_last_sequence",
+        text: "SELECT COALESCE(max(sequence), 0) AS last FROM events",
+      });
+      return result.rows[0]?.last ?? 0;
     });
-    return result.rows[0]?.last ?? 0;
   }
 
-  async lookupReceipt(commandId: string): Promise<CommandReceipt | null> {
-    this.assertOpen();
-    return this.receipts.load(commandId);
+  lookupReceipt(commandId: string): Promise<CommandReceipt | null> {
+    return this.guarded(() => this.receipts.load(commandId));
   }
 
-  async claimOutbox(claim: OutboxClaim): Promise<readonly OutboxRow[]> {
-    this.assertOpen();
-    return this.outbox.claim(claim);
+  claimOutbox(claim: OutboxClaim): Promise<readonly OutboxRow[]> {
+    return this.guarded(() => this.outbox.claim(claim));
   }
 
-  async completeOutbox(id: string, owner: string): Promise<boolean> {
-    this.assertOpen();
-    return this.outbox.complete(id, owner);
+  completeOutbox(id: string, owner: string): Promise<boolean> {
+    return this.guarded(() => this.outbox.complete(id, owner));
   }
 
   /**
@@ -222,44 +226,39 @@ export class PostgresEventStore implements EventStore {
    * for a long effect); false when `owner` does not hold it. Matches
    * EventStore.renewOutbox as the interface is growing it.
    */
-  async renewOutbox(id: string, owner: string, now: number, leaseMs: number): Promise<boolean> {
-    this.assertOpen();
-    return this.outbox.renew(id, owner, now, leaseMs);
+  renewOutbox(id: string, owner: string, now: number, leaseMs: number): Promise<boolean> {
+    return this.guarded(() => this.outbox.renew(id, owner, now, leaseMs));
   }
 
-  async failOutbox(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean> {
-    this.assertOpen();
-    return this.outbox.fail(id, owner, error, retryAt);
+  failOutbox(id: string, owner: string, error: string, retryAt: number | null): Promise<boolean> {
+    return this.guarded(() => this.outbox.fail(id, owner, error, retryAt));
   }
 
-  async abandonOutbox(id: string, error: string): Promise<boolean> {
-    this.assertOpen();
-    return this.outbox.abandon(id, error);
+  abandonOutbox(id: string, error: string): Promise<boolean> {
+    return this.guarded(() => this.outbox.abandon(id, error));
   }
 
-  async listOutbox(status: OutboxRow["status"]): Promise<readonly OutboxRow[]> {
-    this.assertOpen();
-    return this.outbox.list(status);
+  listOutbox(status: OutboxRow["status"]): Promise<readonly OutboxRow[]> {
+    return this.guarded(() => this.outbox.list(status));
   }
 
-  async saveSnapshot(snapshot: StateSnapshot): Promise<boolean> {
-    this.assertOpen();
-    return this.snapshots.save(snapshot, isoTime(this.clock()));
+  saveSnapshot(snapshot: StateSnapshot): Promise<boolean> {
+    return this.guarded(() => this.snapshots.save(snapshot, isoTime(this.clock())));
   }
 
-  async loadSnapshot(version: string): Promise<StateSnapshot | null> {
-    this.assertOpen();
-    return this.snapshots.load(version);
+  loadSnapshot(version: string): Promise<StateSnapshot | null> {
+    return this.guarded(() => this.snapshots.load(version));
   }
 
-  async readTurnItems(threadId: string): Promise<readonly TurnItem[]> {
-    this.assertOpen();
-    const result = await this.pool.query<{ data: { item: TurnItem } }>({
-      name: "loom_turn_items",
-      text: "SELECT data FROM turn_items WHERE thread_id = $1 ORDER BY position",
-      values: [threadId],
+  readTurnItems(threadId: string): Promise<readonly TurnItem[]> {
+    return this.guarded(async () => {
+      const result = await this.pool.query<{ data: { item: TurnItem } }>({
+        name: "loom_turn_items",
+        text: "SELECT data FROM turn_items WHERE thread_id = $1 ORDER BY position",
+        values: [threadId],
+      });
+      return result.rows.map((row) => row.data.item);
     });
-    return result.rows.map((row) => row.data.item);
   }
 
   /** Every read waits on the network: the engine keeps PostgreSQL logs' turn items in memory. */
@@ -271,10 +270,16 @@ export class PostgresEventStore implements EventStore {
     return this.hub.subscribe(after, listener);
   }
 
-  /** Ends every subscription, stops listening and closes the pool once running queries finish. Idempotent. */
+  /**
+   * Ends every subscription, stops listening and closes the pool once the
+   * calls already made have answered. They must answer first: a query still
+   * waiting for a pool connection when the pool ends is never run nor
+   * failed by pg-pool, so its caller would wait forever. Idempotent.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.hub.closeAll();
+      await Promise.allSettled([...this.calls]);
       await this.feed.stop();
       await this.pool.end();
     })();
@@ -283,6 +288,26 @@ export class PostgresEventStore implements EventStore {
 
   private assertOpen(): void {
     if (this.closing !== null) throw new StoreError(StoreErrorCode.closed, "the PostgreSQL event store is closed");
+  }
+
+  /**
+   * A call on the pool: refused once close began, and a call that close cut
+   * short (the pool ended under a query, a receipt lookup queued for the
+   * next tick) fails with store_closed too, not with the driver's error, so
+   * every caller can tell a shutdown from a fault.
+   */
+  private async guarded<T>(work: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const call = work();
+    this.calls.add(call);
+    try {
+      return await call;
+    } catch (error) {
+      if (this.closing === null || isStoreClosed(error)) throw error;
+      throw new StoreError(StoreErrorCode.closed, "the PostgreSQL event store closed under this call", { cause: error });
+    } finally {
+      this.calls.delete(call);
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import type {
   Subscription,
   TurnItemReader,
 } from "../../store/eventStore.js";
+import { isStoreClosed } from "../../store/storeErrors.js";
 
 /** Where a store call stands when the simulator's crash fault fires. */
 export type CrashPoint = "before" | "after";
@@ -27,6 +28,8 @@ export interface StoreHooks {
   renewalsLost(): boolean;
   /** Effects a worker claimed. */
   claimed(rows: readonly OutboxRow[]): void;
+  /** A synchronous turn item read of a killed node met its closed store (SQLite: the file was closed with the node). */
+  closedStoreRead(): void;
 }
 
 /** A promise that never settles: code of a killed process never runs again. */
@@ -162,8 +165,31 @@ export class FencedStore implements EventStore {
     return this.dead ? never() : this.inner.readTurnItems(threadId);
   }
 
+  /**
+   * The backend's synchronous reader, passed through: a killed node's code
+   * that still runs (a wait's check, a callback) reads its closed store and
+   * gets the backend's own store_closed error, which the world counts.
+   */
   get turnItems(): TurnItemReader | null {
-    return this.inner.turnItems;
+    const inner = this.inner.turnItems;
+    if (inner === null) return null;
+    this.reader ??= {
+      threadItems: (threadId) => this.read(() => inner.threadItems(threadId)),
+      threadOfItem: (itemId) => this.read(() => inner.threadOfItem(itemId)),
+      readBesideItems: (after, limit) => this.read(() => inner.readBesideItems(after, limit)),
+    };
+    return this.reader;
+  }
+
+  private reader: TurnItemReader | null = null;
+
+  private read<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      if (isStoreClosed(error)) this.hooks.closedStoreRead();
+      throw error;
+    }
   }
 
   subscribe(after: number, listener: EventListener): Subscription {

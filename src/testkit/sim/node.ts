@@ -17,6 +17,7 @@ import type { BugWiring } from "./plantedBugs.js";
 import type { SimScheduler, TimerOwner } from "./scheduler.js";
 import { SIM_DRIVER, SimDriver, type SimProviderHost, type SimProviderLedger } from "./simDriver.js";
 import { SIM_ENVIRONMENT } from "./userOperations.js";
+import { MemoryWebhookDeliveries } from "../../store/webhookDeliveries/memoryWebhookDeliveries.js";
 import { MemoryWebhookKeyStore } from "../../app/schedules/webhookKeys.js";
 
 /**
@@ -166,7 +167,15 @@ export class SimNode {
       titles: new TitleRegenerations(DEFAULT_TITLES, world.log),
       workspaces: { worktreesRoot: "/sim/worktrees", branchPrefix: "loom/", fallbackRoot: "/sim/project", setupRunDir: "/sim/run/setup" },
       // The simulated users do not schedule; the settings are there because every app context has them.
-      schedules: { keys: new MemoryWebhookKeyStore(), baseUrl: () => "http://sim.invalid", minIntervalMs: 60_000, timeZone: "UTC", webhookMaxBodyBytes: 1024 * 1024 },
+      schedules: {
+        keys: new MemoryWebhookKeyStore(),
+        baseUrl: () => "http://sim.invalid",
+        minIntervalMs: 60_000,
+        timeZone: "UTC",
+        webhookMaxBodyBytes: 1024 * 1024,
+        deliveries: new MemoryWebhookDeliveries(),
+        webhookToleranceMs: 5 * 60_000,
+      },
     };
     const reactor = new DelegationReactor(world.bugs.reactorEngine(orchestrator), waiters, world.log);
     world.reconciled(await reconcileOnBoot(orchestrator, store, world.random.uuid()));

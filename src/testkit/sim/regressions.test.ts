@@ -53,6 +53,16 @@ const REGRESSIONS: readonly Regression[] = [
       "by the store closing is the server shutting down: a retryable orchestration_error that says so.",
     reached: (result) => result.trace.some((line) => line.includes("cut off: the store closed under it")),
   },
+  {
+    // npm run sim -- --seed 40348 --faults all --store sqlite
+    options: { seed: 40348, store: "sqlite" },
+    found:
+      "a delegate_task wait on a node that was killed checked its task after the node's SQLite store had closed: the timeline's read threw " +
+      "store_closed inside the wait's callback, where nothing caught it, and ended the process (no later seed ran). Now a wait whose check " +
+      "throws rejects with that error, which every transport answers as the server shutting down, and an error that escapes every handler " +
+      "fails its seed (errors-never-escape) instead of ending the process.",
+    reached: (result) => result.stats.closedStoreReads > 0,
+  },
 ];
 
 describe("regression seeds", () => {

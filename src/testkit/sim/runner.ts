@@ -71,6 +71,7 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
   const steps = options.steps ?? 60;
   const checks = (when: "always" | "quiet", extra: Pick<InvariantView, "stored" | "replayed"> = { stored: null, replayed: null }) => checkInvariants(world, options, when, extra);
   let step = 0;
+  const stopCatching = catchEscapedErrors(world);
   try {
     await world.boot();
     for (; step < steps && world.violations.length === 0; step++) {
@@ -92,6 +93,7 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
   const state = world.state();
   const crashes = world.stats.crashes;
   await world.dispose();
+  await stopCatching();
   return {
     seed: options.seed,
     store,
@@ -103,6 +105,29 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
     pendingInvariants: INVARIANT_NAMES.filter((name) => INVARIANTS[name].check === null && options.invariantChecks?.[name] === undefined),
     reproduce: reproduceCommand(options.seed, faults, store, bugs),
     trace: world.trace,
+  };
+}
+
+/**
+ * While a seed runs, an error that escapes every handler of Loom's (an
+ * uncaught exception in a callback, a rejection nobody handles) is a
+ * violation of this seed, never the end of the process: the seeds after it
+ * still run, and this one is reported with its reproduce line. Node would
+ * end the process on either. Resolves, once the seed's last callbacks have
+ * run, to stop catching.
+ */
+function catchEscapedErrors(world: SimWorld): () => Promise<void> {
+  const escaped = (kind: string) => (error: unknown) =>
+    world.violation("errors-never-escape", `${kind}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  const onException = escaped("an uncaught exception");
+  const onRejection = escaped("an unhandled rejection");
+  process.on("uncaughtException", onException);
+  process.on("unhandledRejection", onRejection);
+  return async () => {
+    // Rejections are reported after the microtasks of a turn: let the disposed seed's last ones run first.
+    await world.settle();
+    process.off("uncaughtException", onException);
+    process.off("unhandledRejection", onRejection);
   };
 }
 

@@ -58,6 +58,40 @@ describe("planted bugs", () => {
   }
 });
 
+describe("errors that escape", () => {
+  it("an uncaught exception in a callback fails its seed instead of ending the process, and the next seed runs", async () => {
+    // Vitest's own handlers would count the planted error against this file: set them aside for the seed, as `npm run sim` has none.
+    const vitestHandlers = process.listeners("uncaughtException");
+    for (const handler of vitestHandlers) process.off("uncaughtException", handler);
+    let planted = false;
+    let escaped: Awaited<ReturnType<typeof runSeed>>;
+    try {
+      escaped = await runSeed({
+        seed: 3,
+        steps: 20,
+        invariantChecks: {
+          "budgets-never-exceeded": () => {
+            if (!planted) {
+              planted = true;
+              setImmediate(() => {
+                throw new Error("planted: thrown in a callback nothing catches");
+              });
+            }
+            return [];
+          },
+        },
+      });
+    } finally {
+      for (const handler of vitestHandlers) process.on("uncaughtException", handler);
+    }
+    expect(escaped.violations.map((violation) => violation.invariant)).toEqual(["errors-never-escape"]);
+    expect(escaped.violations[0]!.message).toContain("planted: thrown in a callback nothing catches");
+    expect(escaped.reproduce).toBe("npm run sim -- --seed 3 --faults all --store memory");
+    const next = await runSeed({ seed: 3, steps: 20 });
+    expect(next.violations, failureReport(next)).toEqual([]);
+  });
+});
+
 describe("invariant table", () => {
   it("reports the budget invariant as an extension point until a check is plugged in", async () => {
     expect(INVARIANTS["budgets-never-exceeded"].check).toBeNull();

@@ -48,6 +48,8 @@ export interface WorldStats {
   /** Runs boot reconciliation interrupted, and lost steers it re-sent, over all restarts. */
   interruptedOnBoot: number;
   resentSteersOnBoot: number;
+  /** Turn item reads of a killed node's code that met its closed store (SQLite). */
+  closedStoreReads: number;
 }
 
 /**
@@ -72,7 +74,7 @@ export class SimWorld implements OperationWorld {
   readonly delegations: DelegationRecord[] = [];
   readonly deciderFailures: string[] = [];
   readonly violations: Violation[] = [];
-  readonly stats: WorldStats = { operations: 0, typedFailures: 0, crashes: 0, providerDeaths: 0, leaseLapses: 0, lostCalls: 0, interruptedOnBoot: 0, resentSteersOnBoot: 0 };
+  readonly stats: WorldStats = { operations: 0, typedFailures: 0, crashes: 0, providerDeaths: 0, leaseLapses: 0, lostCalls: 0, interruptedOnBoot: 0, resentSteersOnBoot: 0, closedStoreReads: 0 };
   readonly trace: string[] = [];
   private readonly started: number;
   private incarnation = 0;
@@ -296,6 +298,10 @@ export class SimWorld implements OperationWorld {
     renewalsLost: () => this.scheduler.now < this.renewalsLostUntil,
     claimed: (rows) => {
       if (this.config.trace) for (const row of rows) this.note(`claimed ${row.kind} ${row.id} (attempt ${row.attempts}) ${JSON.stringify(row.payload).slice(0, 160)}`);
+    },
+    closedStoreRead: () => {
+      this.stats.closedStoreReads += 1;
+      this.note("a killed node read its closed store: store_closed");
     },
   };
 
