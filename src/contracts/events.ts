@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { StoredEvent } from "./envelopes.js";
-import { type UnknownVariant, decodeForwardCompatible } from "./forwardCompatible.js";
+import { DecodeError, type UnknownVariant } from "./forwardCompatible.js";
 import { ClientRequestRecordSchema, type ClientRequestRecord } from "./entities/clientRequests.js";
 import { ContextHandoffSchema, ContextTransferSchema, type ContextHandoff, type ContextTransfer } from "./entities/contextTransfers.js";
 import {
@@ -23,185 +23,119 @@ import { AppThreadSchema } from "./thread.js";
 import { TurnItemSchema, type TurnItem } from "./turnItems.js";
 
 /** Thread events all carry the whole thread record after the change. */
-const THREAD_EVENT_TYPES = [
-  "thread.created",
-  "thread.archived",
-  "thread.unarchived",
-  "thread.deleted",
-  "thread.settled",
-  "thread.unsettled",
-  "thread.snoozed",
-  "thread.unsnoozed",
-  "thread.pinned",
-  "thread.auto-settle-set",
-  "thread.unpinned",
-  "thread.pin-reordered",
-  "thread.active-reordered",
-  "thread.visited",
-  "thread.marked-unread",
-  "thread.metadata-updated",
-  "thread.pull-request-link-updated",
-  "thread.pull-request-synced",
-  "thread.runtime-mode-updated",
-  "thread.interaction-mode-updated",
-  "thread.model-selection-updated",
-  "thread.provider-switched",
-] as const;
-export type ThreadEventType = (typeof THREAD_EVENT_TYPES)[number];
-
 export const ThreadEventDataSchema = z.object({ thread: AppThreadSchema });
 export type ThreadEventData = z.infer<typeof ThreadEventDataSchema>;
 
-export interface ThreadEvent {
-  readonly type: ThreadEventType;
-  readonly streamId: string;
-  readonly data: ThreadEventData;
-}
-
-export interface RunEvent {
-  readonly type: "run.created" | "run.updated";
-  readonly streamId: string;
-  readonly data: { readonly run: Run };
-}
-
+const RunData = z.object({ run: RunSchema });
 /** One try at executing a run on a provider session (spec 004 §2, RunAttempt). */
-export interface RunAttemptEvent {
-  readonly type: "run-attempt.created" | "run-attempt.updated";
-  readonly streamId: string;
-  readonly data: { readonly attempt: RunAttempt };
-}
-
-export interface ProviderThreadEvent {
-  readonly type: "provider-thread.updated";
-  readonly streamId: string;
-  readonly data: { readonly providerThread: ProviderThread };
-}
-
-export interface ProviderTurnEvent {
-  readonly type: "provider-turn.updated";
-  readonly streamId: string;
-  readonly data: { readonly providerTurn: ProviderTurn };
-}
-
-export interface TurnItemEvent {
-  readonly type: "turn-item.updated";
-  readonly streamId: string;
-  readonly data: { readonly item: TurnItem };
-}
-
-export interface RuntimeRequestEvent {
-  readonly type: "runtime-request.updated";
-  readonly streamId: string;
-  readonly data: { readonly request: RuntimeRequest };
-}
-
-export interface ProviderSessionEvent {
-  readonly type: "provider-session.attached" | "provider-session.updated" | "provider-session.detached";
-  readonly streamId: string;
-  readonly data: { readonly session: ProviderSession };
-}
-
-/** The parent's app-owned subagent projection and, for a delegated task, the task record. */
-export interface SubagentEvent {
-  readonly type: "subagent.updated";
-  readonly streamId: string;
-  readonly data: { readonly subagent: Subagent; readonly task: DelegatedTask | null };
-}
-
-export interface NodeEvent {
-  readonly type: "node.updated";
-  readonly streamId: string;
-  readonly data: { readonly node: ExecutionNode };
-}
-
-export interface ContextTransferEvent {
-  readonly type: "context-transfer.created" | "context-transfer.updated";
-  readonly streamId: string;
-  readonly data: { readonly transfer: ContextTransfer };
-}
-
-/** A clientRequestId's first use; environment-wide (stream ""). */
-export interface ClientRequestEvent {
-  readonly type: "client-request.recorded";
-  readonly streamId: string;
-  readonly data: { readonly clientRequest: ClientRequestRecord };
-}
-
-/** A context handoff after the change (spec 004 §2, OrchestrationV2ContextHandoff): provider switches. */
-export interface ContextHandoffEvent {
-  readonly type: "context-handoff.updated";
-  readonly streamId: string;
-  readonly data: { readonly handoff: ContextHandoff };
-}
-
-/** A thread's new checkpoint scope: the working tree its checkpoints snapshot. */
-export interface CheckpointScopeEvent {
-  readonly type: "checkpoint-scope.created";
-  readonly streamId: string;
-  readonly data: { readonly scope: CheckpointScope };
-}
+const AttemptData = z.object({ attempt: RunAttemptSchema });
+const SessionData = z.object({ session: ProviderSessionSchema });
+const TransferData = z.object({ transfer: ContextTransferSchema });
 
 /**
- * The whole checkpoint: emitted when it is captured (any status), and again
- * when a rollback to an earlier checkpoint marks it `stale`.
+ * The domain events of spec 004 §3.2 this build implements: each event type
+ * and the schema of its `data` (DESIGN.md invariant 3: events carry whole
+ * entities). The event's TypeScript type, the EventType union, evolve's
+ * exhaustive switch and the decoders all derive from this table and
+ * LOOM_EVENT_SCHEMAS: adding an event is one entry here plus its schema.
+ * The spec's events Loom does not produce yet are named in notImplemented.ts.
  */
-export interface CheckpointEvent {
-  readonly type: "checkpoint.captured";
-  readonly streamId: string;
-  readonly data: { readonly checkpoint: Checkpoint };
+export const SPEC_EVENT_SCHEMAS = {
+  // Thread state
+  "thread.created": ThreadEventDataSchema,
+  "thread.archived": ThreadEventDataSchema,
+  "thread.unarchived": ThreadEventDataSchema,
+  "thread.deleted": ThreadEventDataSchema,
+  "thread.settled": ThreadEventDataSchema,
+  "thread.unsettled": ThreadEventDataSchema,
+  "thread.snoozed": ThreadEventDataSchema,
+  "thread.unsnoozed": ThreadEventDataSchema,
+  "thread.pinned": ThreadEventDataSchema,
+  "thread.auto-settle-set": ThreadEventDataSchema,
+  "thread.unpinned": ThreadEventDataSchema,
+  "thread.pin-reordered": ThreadEventDataSchema,
+  "thread.active-reordered": ThreadEventDataSchema,
+  "thread.visited": ThreadEventDataSchema,
+  "thread.marked-unread": ThreadEventDataSchema,
+  "thread.metadata-updated": ThreadEventDataSchema,
+  "thread.pull-request-synced": ThreadEventDataSchema,
+  "thread.pull-request-link-updated": ThreadEventDataSchema,
+  "thread.runtime-mode-updated": ThreadEventDataSchema,
+  "thread.interaction-mode-updated": ThreadEventDataSchema,
+  "thread.model-selection-updated": ThreadEventDataSchema,
+  "thread.provider-switched": ThreadEventDataSchema,
+  // Run, attempt, node and subagent
+  "run.created": RunData,
+  "run.updated": RunData,
+  "run-attempt.created": AttemptData,
+  "run-attempt.updated": AttemptData,
+  "node.updated": z.object({ node: ExecutionNodeSchema }),
+  /** The parent's app-owned subagent projection and, for a delegated task, the task record. */
+  "subagent.updated": z.object({ subagent: SubagentSchema, task: DelegatedTaskSchema.nullable() }),
+  // Provider and transcript
+  "provider-session.attached": SessionData,
+  "provider-session.updated": SessionData,
+  "provider-session.detached": SessionData,
+  "provider-thread.updated": z.object({ providerThread: ProviderThreadSchema }),
+  "provider-turn.updated": z.object({ providerTurn: ProviderTurnSchema }),
+  "runtime-request.updated": z.object({ request: RuntimeRequestSchema }),
+  "turn-item.updated": z.object({ item: TurnItemSchema }),
+  // Checkpoint and context transfer
+  /** A thread's new checkpoint scope: the working tree its checkpoints snapshot. */
+  "checkpoint-scope.created": z.object({ scope: CheckpointScopeSchema }),
+  /** The whole checkpoint: when it is captured (any status), and again when a rollback to an earlier one marks it `stale`. */
+  "checkpoint.captured": z.object({ checkpoint: CheckpointSchema }),
+  "checkpoint.rollback-requested": z.object({ rollback: CheckpointRollbackSchema }),
+  /** A context handoff after the change (spec 004 §2, OrchestrationV2ContextHandoff): provider switches. */
+  "context-handoff.updated": z.object({ handoff: ContextHandoffSchema }),
+  "context-transfer.created": TransferData,
+  "context-transfer.updated": TransferData,
+} as const;
+
+/** Loom's own events, outside spec 004's list. */
+export const LOOM_EVENT_SCHEMAS = {
+  /** The first use of a clientRequestId and its request fingerprint (docs/mcp.md, Idempotency); environment-wide (stream ""). */
+  "client-request.recorded": z.object({ clientRequest: ClientRequestRecordSchema }),
+  /** A scheduled task after a change or a fire (docs/schedules.md); `fire` is the fire that changed it (null for a save). Environment-wide. */
+  "scheduled-task.updated": z.object({ task: ScheduledTaskSchema, fire: ScheduledFireSchema.nullable() }),
+  /** A scheduled task deleted for good. */
+  "scheduled-task.deleted": z.object({ task: ScheduledTaskSchema, fire: z.null() }),
+  /** A workflow script's record after a change: its journal of steps, phase, status, result (docs/workflows.md). On its parent thread's stream. */
+  "workflow.updated": z.object({ workflow: WorkflowSchema }),
+  /**
+   * One journal step of a workflow after a change: the step alone, so
+   * journaling a call costs the same however long the journal is. Folded
+   * into the workflow's `steps` at the step's `index`.
+   */
+  "workflow.step.updated": z.object({ workflowId: z.string().min(1), parentThreadId: z.string().min(1), step: WorkflowStepSchema, updatedAt: z.string() }),
+} as const;
+
+/** Every event type this build knows, and its data schema. */
+export const EVENT_SCHEMAS = { ...SPEC_EVENT_SCHEMAS, ...LOOM_EVENT_SCHEMAS } as const;
+export type EventType = keyof typeof EVENT_SCHEMAS;
+export type EventData<T extends EventType> = z.infer<(typeof EVENT_SCHEMAS)[T]>;
+
+/** Each type's data schema by its own type: a lookup with a generic key keeps the key's data type. */
+const dataSchemas: { readonly [T in EventType]: z.ZodType<EventData<T>> } = EVENT_SCHEMAS;
+
+const eventTypeSet: ReadonlySet<string> = new Set(Object.keys(EVENT_SCHEMAS));
+export const EVENT_TYPES: readonly EventType[] = Object.keys(EVENT_SCHEMAS).filter(isEventType);
+
+export function isEventType(value: string): value is EventType {
+  return eventTypeSet.has(value);
 }
 
-export interface CheckpointRollbackEvent {
-  readonly type: "checkpoint.rollback-requested";
+/** One event of a known type: `{ type, streamId, data }`. */
+export interface DomainEventOf<T extends EventType> {
+  readonly type: T;
+  /** The thread the event belongs to, or "" for environment-wide events. */
   readonly streamId: string;
-  readonly data: { readonly rollback: CheckpointRollback };
+  readonly data: EventData<T>;
 }
 
-/** A scheduled task after the change; `fire` is the fire that changed it (null for a save). Environment-wide (stream ""). */
-export interface ScheduledTaskEvent {
-  readonly type: "scheduled-task.updated" | "scheduled-task.deleted";
-  readonly streamId: string;
-  readonly data: { readonly task: ScheduledTask; readonly fire: ScheduledFire | null };
-}
-
-/** A workflow after the change (docs/workflows.md). On its parent thread's stream. */
-export interface WorkflowEvent {
-  readonly type: "workflow.updated";
-  readonly streamId: string;
-  readonly data: { readonly workflow: Workflow };
-}
-
-/**
- * One journal step of a workflow after a change (docs/workflows.md): the step
- * alone, so journaling a call costs the same however long the journal is.
- * Folded into the workflow's `steps` at the step's `index`.
- */
-export interface WorkflowStepEvent {
-  readonly type: "workflow.step.updated";
-  readonly streamId: string;
-  readonly data: { readonly workflowId: string; readonly parentThreadId: string; readonly step: WorkflowStep; readonly updatedAt: string };
-}
-
-export type KnownDomainEvent =
-  | CheckpointScopeEvent
-  | CheckpointEvent
-  | CheckpointRollbackEvent
-  | ThreadEvent
-  | RunEvent
-  | RunAttemptEvent
-  | ProviderThreadEvent
-  | ProviderTurnEvent
-  | TurnItemEvent
-  | RuntimeRequestEvent
-  | ProviderSessionEvent
-  | SubagentEvent
-  | NodeEvent
-  | ContextTransferEvent
-  | ClientRequestEvent
-  | ContextHandoffEvent
-  | ScheduledTaskEvent
-  | WorkflowEvent
-  | WorkflowStepEvent;
+/** The events of the given types, one union member per type. */
+export type EventOf<T extends EventType> = { [K in T]: DomainEventOf<K> }[T];
+export type KnownDomainEvent = EventOf<EventType>;
 
 /** An event whose type this build does not know: kept, never applied. */
 export interface UnknownDomainEvent {
@@ -212,37 +146,55 @@ export interface UnknownDomainEvent {
 
 export type DomainEvent = KnownDomainEvent | UnknownDomainEvent;
 
-function eventSchema(type: string, data: z.ZodType): [string, z.ZodType<KnownDomainEvent>] {
-  return [type, z.object({ type: z.literal(type), streamId: z.string(), data }) as unknown as z.ZodType<KnownDomainEvent>];
+/** The event types whose data is exactly the whole thread. */
+export type ThreadEventType = { [T in EventType]: ThreadEventData extends EventData<T> ? (EventData<T> extends ThreadEventData ? T : never) : never }[EventType];
+export type ThreadEvent = EventOf<ThreadEventType>;
+export type RunEvent = EventOf<"run.created" | "run.updated">;
+export type RunAttemptEvent = EventOf<"run-attempt.created" | "run-attempt.updated">;
+export type ProviderSessionEvent = EventOf<"provider-session.attached" | "provider-session.updated" | "provider-session.detached">;
+export type ContextTransferEvent = EventOf<"context-transfer.created" | "context-transfer.updated">;
+export type ScheduledTaskEvent = EventOf<"scheduled-task.updated" | "scheduled-task.deleted">;
+
+/**
+ * Decode a stored event. Stored events were validated when written, so this
+ * trusts known shapes (no re-validation on the replay hot path) and maps an
+ * unknown type to an UnknownDomainEvent.
+ */
+export function toDomainEvent(event: Pick<StoredEvent, "type" | "streamId" | "data">): DomainEvent {
+  if (eventTypeSet.has(event.type)) {
+    return event as KnownDomainEvent;
+  }
+  return {
+    type: "unknown",
+    streamId: event.streamId,
+    data: { tag: "unknown", rawTag: event.type, raw: event.data },
+  };
 }
 
-const eventSchemas = new Map<string, z.ZodType<KnownDomainEvent>>([
-  ...THREAD_EVENT_TYPES.map((type) => eventSchema(type, ThreadEventDataSchema)),
-  eventSchema("run.created", z.object({ run: RunSchema })),
-  eventSchema("run.updated", z.object({ run: RunSchema })),
-  eventSchema("run-attempt.created", z.object({ attempt: RunAttemptSchema })),
-  eventSchema("run-attempt.updated", z.object({ attempt: RunAttemptSchema })),
-  eventSchema("provider-thread.updated", z.object({ providerThread: ProviderThreadSchema })),
-  eventSchema("provider-turn.updated", z.object({ providerTurn: ProviderTurnSchema })),
-  eventSchema("turn-item.updated", z.object({ item: TurnItemSchema })),
-  eventSchema("runtime-request.updated", z.object({ request: RuntimeRequestSchema })),
-  eventSchema("provider-session.attached", z.object({ session: ProviderSessionSchema })),
-  eventSchema("provider-session.updated", z.object({ session: ProviderSessionSchema })),
-  eventSchema("provider-session.detached", z.object({ session: ProviderSessionSchema })),
-  eventSchema("subagent.updated", z.object({ subagent: SubagentSchema, task: DelegatedTaskSchema.nullable() })),
-  eventSchema("node.updated", z.object({ node: ExecutionNodeSchema })),
-  eventSchema("context-transfer.created", z.object({ transfer: ContextTransferSchema })),
-  eventSchema("context-transfer.updated", z.object({ transfer: ContextTransferSchema })),
-  eventSchema("client-request.recorded", z.object({ clientRequest: ClientRequestRecordSchema })),
-  eventSchema("context-handoff.updated", z.object({ handoff: ContextHandoffSchema })),
-  eventSchema("checkpoint-scope.created", z.object({ scope: CheckpointScopeSchema })),
-  eventSchema("checkpoint.captured", z.object({ checkpoint: CheckpointSchema })),
-  eventSchema("checkpoint.rollback-requested", z.object({ rollback: CheckpointRollbackSchema })),
-  eventSchema("scheduled-task.updated", z.object({ task: ScheduledTaskSchema, fire: ScheduledFireSchema.nullable() })),
-  eventSchema("scheduled-task.deleted", z.object({ task: ScheduledTaskSchema, fire: z.null() })),
-  eventSchema("workflow.updated", z.object({ workflow: WorkflowSchema })),
-  eventSchema("workflow.step.updated", z.object({ workflowId: z.string().min(1), parentThreadId: z.string().min(1), step: WorkflowStepSchema, updatedAt: z.string() })),
-]);
+/**
+ * Validate an event from outside (an import, a peer node) before it is
+ * trusted: a known type's data must match its schema (else DecodeError); an
+ * unknown type is kept as an UnknownDomainEvent (spec 004 §1.2).
+ */
+export function decodeDomainEvent(raw: unknown): DomainEvent {
+  if (typeof raw !== "object" || raw === null) throw new DecodeError('expected an object with a "type" tag');
+  const { type, streamId, data } = raw as { type?: unknown; streamId?: unknown; data?: unknown };
+  if (typeof type !== "string") throw new DecodeError('missing string tag "type"');
+  if (!isEventType(type)) {
+    return { type: "unknown", streamId: typeof streamId === "string" ? streamId : "", data: { tag: "unknown", rawTag: type, raw } };
+  }
+  if (typeof streamId !== "string") throw new DecodeError(`invalid ${type}: streamId: expected a string`);
+  return decodeKnown(type, streamId, data);
+}
+
+function decodeKnown<T extends EventType>(type: T, streamId: string, data: unknown): EventOf<T> {
+  const parsed = dataSchemas[type].safeParse(data);
+  if (!parsed.success) {
+    throw new DecodeError(`invalid ${type}: ${parsed.error.issues.map((i) => `${["data", ...i.path].join(".")}: ${i.message}`).join("; ")}`);
+  }
+  const event: DomainEventOf<T> = { type, streamId, data: parsed.data };
+  return event;
+}
 
 export function threadEvent(type: ThreadEventType, thread: ThreadEventData["thread"]): ThreadEvent {
   return { type, streamId: thread.id, data: { thread } };
@@ -256,19 +208,19 @@ export function runAttemptEvent(type: RunAttemptEvent["type"], attempt: RunAttem
   return { type, streamId: attempt.threadId, data: { attempt } };
 }
 
-export function providerThreadEvent(providerThread: ProviderThread): ProviderThreadEvent {
+export function providerThreadEvent(providerThread: ProviderThread): EventOf<"provider-thread.updated"> {
   return { type: "provider-thread.updated", streamId: providerThread.threadId, data: { providerThread } };
 }
 
-export function providerTurnEvent(providerTurn: ProviderTurn): ProviderTurnEvent {
+export function providerTurnEvent(providerTurn: ProviderTurn): EventOf<"provider-turn.updated"> {
   return { type: "provider-turn.updated", streamId: providerTurn.threadId, data: { providerTurn } };
 }
 
-export function turnItemEvent(item: TurnItem): TurnItemEvent {
+export function turnItemEvent(item: TurnItem): EventOf<"turn-item.updated"> {
   return { type: "turn-item.updated", streamId: item.threadId, data: { item } };
 }
 
-export function runtimeRequestEvent(request: RuntimeRequest): RuntimeRequestEvent {
+export function runtimeRequestEvent(request: RuntimeRequest): EventOf<"runtime-request.updated"> {
   return { type: "runtime-request.updated", streamId: request.threadId, data: { request } };
 }
 
@@ -276,37 +228,11 @@ export function providerSessionEvent(type: ProviderSessionEvent["type"], session
   return { type, streamId: session.threadId, data: { session } };
 }
 
-/**
- * Decode a stored event. Stored events were validated when written, so this
- * trusts known shapes (no re-validation on the replay hot path) and maps an
- * unknown type to an UnknownDomainEvent.
- */
-export function toDomainEvent(event: Pick<StoredEvent, "type" | "streamId" | "data">): DomainEvent {
-  if (eventSchemas.has(event.type)) {
-    return event as KnownDomainEvent;
-  }
-  return {
-    type: "unknown",
-    streamId: event.streamId,
-    data: { tag: "unknown", rawTag: event.type, raw: event.data },
-  };
-}
-
-/** Validate an event from outside (an import, a peer node) before it is trusted. */
-export function decodeDomainEvent(raw: unknown): DomainEvent {
-  const decoded = decodeForwardCompatible("type", eventSchemas, raw);
-  if ("tag" in decoded && decoded.tag === "unknown") {
-    const streamId = typeof (raw as { streamId?: unknown }).streamId === "string" ? (raw as { streamId: string }).streamId : "";
-    return { type: "unknown", streamId, data: decoded };
-  }
-  return decoded as KnownDomainEvent;
-}
-
-export function subagentEvent(subagent: Subagent, task: DelegatedTask | null): SubagentEvent {
+export function subagentEvent(subagent: Subagent, task: DelegatedTask | null): EventOf<"subagent.updated"> {
   return { type: "subagent.updated", streamId: subagent.threadId, data: { subagent, task } };
 }
 
-export function nodeEvent(node: ExecutionNode): NodeEvent {
+export function nodeEvent(node: ExecutionNode): EventOf<"node.updated"> {
   return { type: "node.updated", streamId: node.threadId, data: { node } };
 }
 
@@ -314,34 +240,34 @@ export function contextTransferEvent(type: ContextTransferEvent["type"], transfe
   return { type, streamId: transfer.threadId, data: { transfer } };
 }
 
-export function clientRequestEvent(request: ClientRequestRecord): ClientRequestEvent {
+export function clientRequestEvent(request: ClientRequestRecord): EventOf<"client-request.recorded"> {
   return { type: "client-request.recorded", streamId: "", data: { clientRequest: request } };
 }
 
-export function contextHandoffEvent(handoff: ContextHandoff): ContextHandoffEvent {
+export function contextHandoffEvent(handoff: ContextHandoff): EventOf<"context-handoff.updated"> {
   return { type: "context-handoff.updated", streamId: handoff.threadId, data: { handoff } };
 }
 
-export function checkpointScopeEvent(scope: CheckpointScope): CheckpointScopeEvent {
+export function checkpointScopeEvent(scope: CheckpointScope): EventOf<"checkpoint-scope.created"> {
   return { type: "checkpoint-scope.created", streamId: scope.threadId, data: { scope } };
 }
 
-export function checkpointEvent(checkpoint: Checkpoint): CheckpointEvent {
+export function checkpointEvent(checkpoint: Checkpoint): EventOf<"checkpoint.captured"> {
   return { type: "checkpoint.captured", streamId: checkpoint.threadId, data: { checkpoint } };
 }
 
-export function checkpointRollbackEvent(rollback: CheckpointRollback): CheckpointRollbackEvent {
+export function checkpointRollbackEvent(rollback: CheckpointRollback): EventOf<"checkpoint.rollback-requested"> {
   return { type: "checkpoint.rollback-requested", streamId: rollback.threadId, data: { rollback } };
 }
 
 export function scheduledTaskEvent(type: ScheduledTaskEvent["type"], task: ScheduledTask, fire: ScheduledFire | null = null): ScheduledTaskEvent {
-  return { type, streamId: "", data: { task, fire } };
+  return type === "scheduled-task.deleted" ? { type, streamId: "", data: { task, fire: null } } : { type, streamId: "", data: { task, fire } };
 }
 
-export function workflowEvent(workflow: Workflow): WorkflowEvent {
+export function workflowEvent(workflow: Workflow): EventOf<"workflow.updated"> {
   return { type: "workflow.updated", streamId: workflow.parentThreadId, data: { workflow } };
 }
 
-export function workflowStepEvent(workflow: Workflow, step: WorkflowStep, updatedAt: string): WorkflowStepEvent {
+export function workflowStepEvent(workflow: Workflow, step: WorkflowStep, updatedAt: string): EventOf<"workflow.step.updated"> {
   return { type: "workflow.step.updated", streamId: workflow.parentThreadId, data: { workflowId: workflow.workflowId, parentThreadId: workflow.parentThreadId, step, updatedAt } };
 }

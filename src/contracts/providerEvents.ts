@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * What every adapter emits, whatever its native protocol: the protocol-mapping
  * half of an adapter (STYLE rule 4) turns native messages into these. The
@@ -34,7 +36,7 @@ export const ProviderItemKind = {
   fileSearch: "file_search",
   webSearch: "web_search",
   compaction: "compaction",
-} as const;
+} as const satisfies { readonly [name: string]: ProviderItem["kind"] };
 export type ProviderItemKind = (typeof ProviderItemKind)[keyof typeof ProviderItemKind];
 
 export const ApprovalRequestKind = {
@@ -73,144 +75,147 @@ export const TurnEndStatus = {
 } as const;
 export type TurnEndStatus = (typeof TurnEndStatus)[keyof typeof TurnEndStatus];
 
-export interface AssistantMessageItem {
-  readonly kind: "assistant_message";
-  readonly text: string;
-}
+/**
+ * The items a provider completes, one schema per kind: the provider item
+ * types below are inferred from these, and the item-completed runtime
+ * command (commands/runtimeCommands.ts) validates with ProviderItemSchema.
+ */
+export const AssistantMessageItemSchema = z.object({ kind: z.literal("assistant_message"), text: z.string() }).strict();
+export type AssistantMessageItem = z.infer<typeof AssistantMessageItemSchema>;
 
-export interface ReasoningItem {
-  readonly kind: "reasoning";
-  readonly text: string;
-}
+export const ReasoningItemSchema = z.object({ kind: z.literal("reasoning"), text: z.string() }).strict();
+export type ReasoningItem = z.infer<typeof ReasoningItemSchema>;
 
-export interface CommandExecutionItem {
-  readonly kind: "command_execution";
-  readonly command: string;
-  readonly cwd: string;
-  /** Null when the command was killed or never reported an exit code. */
-  readonly exitCode: number | null;
-  /** The head of the output; the full output is never stored. */
-  readonly outputPreview: string;
-  readonly outputTruncated: boolean;
-  readonly durationMs: number | null;
-}
+export const CommandExecutionItemSchema = z
+  .object({
+    kind: z.literal("command_execution"),
+    command: z.string(),
+    cwd: z.string(),
+    /** Null when the command was killed or never reported an exit code. */
+    exitCode: z.number().nullable(),
+    /** The head of the output; the full output is never stored. */
+    outputPreview: z.string(),
+    outputTruncated: z.boolean(),
+    durationMs: z.number().nullable(),
+  })
+  .strict();
+export type CommandExecutionItem = z.infer<typeof CommandExecutionItemSchema>;
 
-export interface FileChange {
-  readonly path: string;
-  readonly kind: FileChangeKind;
-  readonly additions: number;
-  readonly deletions: number;
-}
+export const FileChangeSchema = z
+  .object({ path: z.string(), kind: z.enum(FileChangeKind), additions: z.number(), deletions: z.number() })
+  .strict();
+export type FileChange = z.infer<typeof FileChangeSchema>;
 
-export interface FileChangeItem {
-  readonly kind: "file_change";
-  readonly changes: readonly FileChange[];
-}
+export const FileChangeItemSchema = z.object({ kind: z.literal("file_change"), changes: z.array(FileChangeSchema).readonly() }).strict();
+export type FileChangeItem = z.infer<typeof FileChangeItemSchema>;
 
-export interface TodoItem {
-  readonly text: string;
-  readonly status: TodoStatus;
-}
+export const TodoItemSchema = z.object({ text: z.string(), status: z.enum(TodoStatus) }).strict();
+export type TodoItem = z.infer<typeof TodoItemSchema>;
 
-export interface TodoListItem {
-  readonly kind: "todo_list";
-  readonly items: readonly TodoItem[];
-}
+export const TodoListItemSchema = z.object({ kind: z.literal("todo_list"), items: z.array(TodoItemSchema).readonly() }).strict();
+export type TodoListItem = z.infer<typeof TodoListItemSchema>;
 
 /** The turn waits until `respondToRequest(requestId, ...)` answers it. */
-export interface UserInputRequestItem {
-  readonly kind: "user_input_request";
-  readonly requestId: string;
-  readonly questions: readonly { readonly id: string; readonly question: string }[];
-  /**
-   * False for an asynchronous question (a Codex async question): the agent
-   * keeps working while it waits for the answer. Absent means blocking.
-   */
-  readonly blocking?: boolean;
-}
+export const UserInputRequestItemSchema = z
+  .object({
+    kind: z.literal("user_input_request"),
+    requestId: z.string(),
+    questions: z.array(z.object({ id: z.string(), question: z.string() }).strict()).readonly(),
+    /**
+     * False for an asynchronous question (a Codex async question): the agent
+     * keeps working while it waits for the answer. Absent means blocking.
+     */
+    blocking: z.boolean().optional(),
+  })
+  .strict();
+export type UserInputRequestItem = z.infer<typeof UserInputRequestItemSchema>;
 
 /** The turn waits until `respondToRequest(requestId, ...)` answers it. */
-export interface ApprovalRequestItem {
-  readonly kind: "approval_request";
-  readonly requestId: string;
-  readonly requestKind: ApprovalRequestKind;
-  readonly title: string;
-  readonly detail: string;
-}
+export const ApprovalRequestItemSchema = z
+  .object({ kind: z.literal("approval_request"), requestId: z.string(), requestKind: z.enum(ApprovalRequestKind), title: z.string(), detail: z.string() })
+  .strict();
+export type ApprovalRequestItem = z.infer<typeof ApprovalRequestItemSchema>;
 
 /** A provider-reported error inside a turn; it does not end the turn. */
-export interface ErrorItem {
-  readonly kind: "error";
-  readonly message: string;
-}
+export const ErrorItemSchema = z.object({ kind: z.literal("error"), message: z.string() }).strict();
+export type ErrorItem = z.infer<typeof ErrorItemSchema>;
 
 /** A tool call the provider ran (MCP tools included), with its outcome. */
-export interface DynamicToolItem {
-  readonly kind: "dynamic_tool";
-  readonly toolName: string;
-  readonly arguments: unknown;
-  readonly result: unknown;
-  readonly status: DynamicToolStatus;
-}
+export const DynamicToolItemSchema = z
+  .object({ kind: z.literal("dynamic_tool"), toolName: z.string(), arguments: z.unknown(), result: z.unknown(), status: z.enum(DynamicToolStatus) })
+  .strict();
+export type DynamicToolItem = z.infer<typeof DynamicToolItemSchema>;
 
 /**
  * Something the provider told about its session rather than its work (an
  * ACP agent's available commands): a `system_notice` turn item.
  */
-export interface SystemNoticeItem {
-  readonly kind: "system_notice";
-  readonly level: "info" | "warning";
-  readonly text: string;
-}
+export const SystemNoticeItemSchema = z.object({ kind: z.literal("system_notice"), level: z.enum(["info", "warning"]), text: z.string() }).strict();
+export type SystemNoticeItem = z.infer<typeof SystemNoticeItemSchema>;
 
 /** A plan the agent proposes (plan interaction mode): its text and steps. */
-export interface ProposedPlanItem {
-  readonly kind: "proposed_plan";
-  readonly title: string | null;
-  readonly markdown: string;
-  readonly steps: readonly { readonly text: string; readonly status: TodoStatus }[];
-}
+export const ProposedPlanItemSchema = z
+  .object({
+    kind: z.literal("proposed_plan"),
+    title: z.string().nullable(),
+    markdown: z.string(),
+    steps: z.array(z.object({ text: z.string(), status: z.enum(TodoStatus) }).strict()).readonly(),
+  })
+  .strict();
+export type ProposedPlanItem = z.infer<typeof ProposedPlanItemSchema>;
 
 /** A search of the workspace's files and what it found. */
-export interface FileSearchItem {
-  readonly kind: "file_search";
-  readonly query: string;
-  readonly matches: readonly { readonly path: string; readonly line: number | null; readonly preview: string | null }[];
-  readonly truncated: boolean;
-}
+export const FileSearchItemSchema = z
+  .object({
+    kind: z.literal("file_search"),
+    query: z.string(),
+    matches: z.array(z.object({ path: z.string(), line: z.number().nullable(), preview: z.string().nullable() }).strict()).readonly(),
+    truncated: z.boolean(),
+  })
+  .strict();
+export type FileSearchItem = z.infer<typeof FileSearchItemSchema>;
 
 /** A web search (or a page opened or searched) and its results. */
-export interface WebSearchItem {
-  readonly kind: "web_search";
-  readonly query: string;
-  readonly action: "search" | "open_page" | "find_in_page";
-  readonly results: readonly { readonly title: string; readonly url: string; readonly snippet: string | null }[];
-}
+export const WebSearchItemSchema = z
+  .object({
+    kind: z.literal("web_search"),
+    query: z.string(),
+    action: z.enum(["search", "open_page", "find_in_page"]),
+    results: z.array(z.object({ title: z.string(), url: z.string(), snippet: z.string().nullable() }).strict()).readonly(),
+  })
+  .strict();
+export type WebSearchItem = z.infer<typeof WebSearchItemSchema>;
 
 /** The provider compacted its own context. */
-export interface CompactionItem {
-  readonly kind: "compaction";
-  readonly trigger: "auto" | "manual";
-  readonly tokensBefore: number | null;
-  readonly tokensAfter: number | null;
-  readonly summary: string | null;
-}
+export const CompactionItemSchema = z
+  .object({
+    kind: z.literal("compaction"),
+    trigger: z.enum(["auto", "manual"]),
+    tokensBefore: z.number().nullable(),
+    tokensAfter: z.number().nullable(),
+    summary: z.string().nullable(),
+  })
+  .strict();
+export type CompactionItem = z.infer<typeof CompactionItemSchema>;
 
-export type ProviderItem =
-  | ProposedPlanItem
-  | FileSearchItem
-  | WebSearchItem
-  | CompactionItem
-  | SystemNoticeItem
-  | AssistantMessageItem
-  | ReasoningItem
-  | CommandExecutionItem
-  | FileChangeItem
-  | TodoListItem
-  | UserInputRequestItem
-  | ApprovalRequestItem
-  | ErrorItem
-  | DynamicToolItem;
+/** One schema per kind (ProviderItemKind names no kind without one). */
+export const ProviderItemSchema = z.discriminatedUnion("kind", [
+  ProposedPlanItemSchema,
+  FileSearchItemSchema,
+  WebSearchItemSchema,
+  CompactionItemSchema,
+  SystemNoticeItemSchema,
+  AssistantMessageItemSchema,
+  ReasoningItemSchema,
+  CommandExecutionItemSchema,
+  FileChangeItemSchema,
+  TodoListItemSchema,
+  UserInputRequestItemSchema,
+  ApprovalRequestItemSchema,
+  ErrorItemSchema,
+  DynamicToolItemSchema,
+]);
+export type ProviderItem = z.infer<typeof ProviderItemSchema>;
 
 export interface TurnStartedEvent {
   readonly type: "turn.started";

@@ -1,4 +1,5 @@
-import type { NewEvent, NewOutboxEffect, Rejection } from "../contracts/envelopes.js";
+import type { NewOutboxEffect, Rejection } from "../contracts/envelopes.js";
+import type { KnownDomainEvent } from "../contracts/events.js";
 import type { ProviderCapabilities } from "../contracts/capabilities.js";
 import type { Allocate } from "./ids.js";
 import type { RejectionCode } from "./rejections.js";
@@ -45,7 +46,8 @@ export interface ProviderFacts {
 
 export interface Accepted {
   readonly kind: "accepted";
-  readonly events: readonly NewEvent[];
+  /** Only events of the event table (contracts/events.ts): an event without a schema is a compile error. */
+  readonly events: readonly KnownDomainEvent[];
   readonly effects: readonly NewOutboxEffect[];
 }
 
@@ -56,7 +58,7 @@ export interface Rejected {
 
 export type Decision = Accepted | Rejected;
 
-export function accept(events: readonly NewEvent[], effects: readonly NewOutboxEffect[] = []): Accepted {
+export function accept(events: readonly KnownDomainEvent[], effects: readonly NewOutboxEffect[] = []): Accepted {
   return { kind: "accepted", events, effects };
 }
 

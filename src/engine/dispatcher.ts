@@ -234,10 +234,10 @@ export class Dispatcher {
         });
       } else {
         if (decision.events.length > 0) this.stateAhead = true;
+        // Decided events are of the event table by their type: folded as they are, with no decoding.
         for (const event of decision.events) {
-          const domain = toDomainEvent(event);
-          evolve(state, domain);
-          this.options.onEvolved?.(domain);
+          evolve(state, event);
+          this.options.onEvolved?.(event);
         }
         entries.push({
           receipt: { status: "accepted", commandId: command.commandId, commandType: command.type, acceptedAt: ctx.now },

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { StoredEvent } from "../contracts/envelopes.js";
-import { toDomainEvent } from "../contracts/events.js";
+import { EVENT_TYPES, toDomainEvent } from "../contracts/events.js";
 import { aProviderThread, aUserMessage, itemEvent } from "../core/testing/runFixtures.js";
 import { fold } from "../core/testing/scenario.js";
 import { existing } from "../core/testing/fixtures.js";
@@ -96,6 +96,12 @@ describe("state snapshot: snapshot + tail = full replay", () => {
 });
 
 describe("state snapshot version", () => {
+  it("changes with the event types the fold knows: a name of the table more, and not with their order", () => {
+    expect(snapshotVersion(STATE_FOLD_VERSION, stateShape(), [...EVENT_TYPES].reverse())).toBe(STATE_SNAPSHOT_VERSION);
+    expect(snapshotVersion(STATE_FOLD_VERSION, stateShape(), [...EVENT_TYPES, "plan.updated"])).not.toBe(STATE_SNAPSHOT_VERSION);
+    expect(snapshotVersion(STATE_FOLD_VERSION, stateShape(), EVENT_TYPES.filter((type) => type !== "workflow.step.updated"))).not.toBe(STATE_SNAPSHOT_VERSION);
+  });
+
   it("changes with the fold's version and with the state's fields, and not otherwise", () => {
     expect(snapshotVersion(STATE_FOLD_VERSION, stateShape())).toBe(STATE_SNAPSHOT_VERSION);
     expect(snapshotVersion(STATE_FOLD_VERSION + 1, stateShape())).not.toBe(STATE_SNAPSHOT_VERSION);

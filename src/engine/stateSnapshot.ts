@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { deserialize, serialize } from "node:v8";
-import { EventType } from "../contracts/eventTypes.js";
+import { EVENT_TYPES } from "../contracts/events.js";
 import { type OrchestrationState, STATE_FOLD_VERSION, initialState } from "../core/state.js";
 import { itemsForSnapshot } from "./hotTurnItems.js";
 
@@ -36,13 +36,13 @@ export function stateShape(): string[] {
 /**
  * The version every snapshot this code writes carries, and the only one it
  * loads: a hash of the serializer, the fold's version, the state's fields
- * and the event types the fold knows (a log another build wrote with newer
- * types was folded as "unknown" by an older build).
+ * and the event types the fold knows, the event table's (a log another build
+ * wrote with newer types was folded as "unknown" by an older build).
  */
 export const STATE_SNAPSHOT_VERSION: string = snapshotVersion(STATE_FOLD_VERSION, stateShape());
 
-export function snapshotVersion(foldVersion: number, shape: readonly string[]): string {
-  const identity = JSON.stringify({ serializer: SERIALIZER_VERSION, fold: foldVersion, shape, events: Object.values(EventType).sort() });
+export function snapshotVersion(foldVersion: number, shape: readonly string[], eventTypes: readonly string[] = EVENT_TYPES): string {
+  const identity = JSON.stringify({ serializer: SERIALIZER_VERSION, fold: foldVersion, shape, events: [...eventTypes].sort() });
   return `state-${createHash("sha256").update(identity).digest("hex").slice(0, 32)}`;
 }
 

@@ -1,7 +1,11 @@
 import { z } from "zod";
 
-/** A command's idempotency key. */
-export const CommandIdSchema = z.string().min(1).max(256);
+/**
+ * A command's idempotency key. The ids Loom derives for its own commands join
+ * the ids they concern (a provider session's, a run's, a task's, each nesting
+ * its parents'), so the bound leaves room for several entity ids.
+ */
+export const CommandIdSchema = z.string().min(1).max(4_096);
 /** An entity id inside a command (thread, run, task, request ...). */
 export const IdSchema = z.string().min(1).max(512);
 

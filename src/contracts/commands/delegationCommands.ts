@@ -71,23 +71,8 @@ export const SubagentStopCommandSchema = command(
   z.object({ taskId: IdSchema, reason: z.string().max(2_000).optional() }).strict(),
 );
 
-export const DELEGATION_COMMAND_SCHEMAS = [
-  DelegatedTaskRequestCommandSchema,
-  DelegatedTaskWakePolicyCommandSchema,
-  CompletionDeliveryAcknowledgeCommandSchema,
-  CompletionDeliveryDisposeCommandSchema,
-  SubagentStopCommandSchema,
-] as const;
-
 export type DelegatedTaskRequestCommand = z.infer<typeof DelegatedTaskRequestCommandSchema>;
 export type DelegatedTaskWakePolicyCommand = z.infer<typeof DelegatedTaskWakePolicyCommandSchema>;
 export type CompletionDeliveryAcknowledgeCommand = z.infer<typeof CompletionDeliveryAcknowledgeCommandSchema>;
 export type CompletionDeliveryDisposeCommand = z.infer<typeof CompletionDeliveryDisposeCommandSchema>;
 export type SubagentStopCommand = z.infer<typeof SubagentStopCommandSchema>;
-
-export type DelegationCommand =
-  | DelegatedTaskRequestCommand
-  | DelegatedTaskWakePolicyCommand
-  | CompletionDeliveryAcknowledgeCommand
-  | CompletionDeliveryDisposeCommand
-  | SubagentStopCommand;

@@ -69,10 +69,6 @@ export const ThreadMergeBackCommandSchema = command(
     .strict(),
 );
 
-export const LINEAGE_COMMAND_SCHEMAS = [ProviderSwitchCommandSchema, ThreadForkCommandSchema, ThreadMergeBackCommandSchema] as const;
-
 export type ProviderSwitchCommand = z.infer<typeof ProviderSwitchCommandSchema>;
 export type ThreadForkCommand = z.infer<typeof ThreadForkCommandSchema>;
 export type ThreadMergeBackCommand = z.infer<typeof ThreadMergeBackCommandSchema>;
-
-export type LineageCommand = ProviderSwitchCommand | ThreadForkCommand | ThreadMergeBackCommand;

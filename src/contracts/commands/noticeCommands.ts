@@ -35,6 +35,3 @@ export const ThreadTitleRegenerationCompleteCommandSchema = command(
   z.object({ threadId: IdSchema, title: z.string().max(500) }).strict(),
 );
 export type ThreadTitleRegenerationCompleteCommand = z.infer<typeof ThreadTitleRegenerationCompleteCommandSchema>;
-
-export const NOTICE_COMMAND_SCHEMAS = [NotificationDeliveryAcceptCommandSchema, ThreadCreatedRecordCommandSchema, ThreadTitleRegenerationCompleteCommandSchema] as const;
-export type NoticeCommand = NotificationDeliveryAcceptCommand | ThreadCreatedRecordCommand | ThreadTitleRegenerationCompleteCommand;

@@ -55,7 +55,3 @@ export const ThreadPullRequestWatchSyncCommandSchema = command(
     .strict(),
 );
 export type ThreadPullRequestWatchSyncCommand = z.infer<typeof ThreadPullRequestWatchSyncCommandSchema>;
-
-export const PULL_REQUEST_COMMAND_SCHEMAS = [ThreadPullRequestWatchCommandSchema, ThreadPullRequestSyncCommandSchema, ThreadPullRequestLinkSyncCommandSchema] as const;
-export type PullRequestCommand = ThreadPullRequestWatchCommand | ThreadPullRequestSyncCommand | ThreadPullRequestLinkSyncCommand;
-export const PULL_REQUEST_INTERNAL_COMMAND_SCHEMAS = [ThreadPullRequestWatchSyncCommandSchema] as const;

@@ -74,21 +74,6 @@ export const ProviderSessionDetachCommandSchema = command(
   z.object({ threadId: IdSchema, reason: z.string().max(2_000).optional() }).strict(),
 );
 
-export const RUN_COMMAND_SCHEMAS = [
-  MessageDispatchCommandSchema,
-  RunInterruptCommandSchema,
-  ThreadStopCommandSchema,
-  QueueResumeCommandSchema,
-  QueuedRunStartCommandSchema,
-  QueuedRunReorderCommandSchema,
-  QueuedRunCancelCommandSchema,
-  QueuedRunEditCommandSchema,
-  QueuedMessagePromoteToSteerCommandSchema,
-  RuntimeRequestRespondCommandSchema,
-  ThreadUserInputDismissCommandSchema,
-  ProviderSessionDetachCommandSchema,
-] as const;
-
 export type MessageDispatchCommand = z.infer<typeof MessageDispatchCommandSchema>;
 export type RunInterruptCommand = z.infer<typeof RunInterruptCommandSchema>;
 export type ThreadStopCommand = z.infer<typeof ThreadStopCommandSchema>;
@@ -101,17 +86,3 @@ export type QueuedMessagePromoteToSteerCommand = z.infer<typeof QueuedMessagePro
 export type RuntimeRequestRespondCommand = z.infer<typeof RuntimeRequestRespondCommandSchema>;
 export type ThreadUserInputDismissCommand = z.infer<typeof ThreadUserInputDismissCommandSchema>;
 export type ProviderSessionDetachCommand = z.infer<typeof ProviderSessionDetachCommandSchema>;
-
-export type RunCommand =
-  | MessageDispatchCommand
-  | RunInterruptCommand
-  | ThreadStopCommand
-  | QueueResumeCommand
-  | QueuedRunStartCommand
-  | QueuedRunReorderCommand
-  | QueuedRunCancelCommand
-  | QueuedRunEditCommand
-  | QueuedMessagePromoteToSteerCommand
-  | RuntimeRequestRespondCommand
-  | ThreadUserInputDismissCommand
-  | ProviderSessionDetachCommand;

@@ -1,7 +1,9 @@
-import type { SessionReleaseReason } from "../effects.js";
-import type { CheckpointFile, CheckpointStatus, CheckpointTrigger } from "../entities/checkpoints.js";
-import type { ProviderItem, TurnEndStatus } from "../providerEvents.js";
-import type { BudgetLimits } from "../entities/budgets.js";
+import { z } from "zod";
+import { IdSchema, commandSchema as command } from "./commandSchema.js";
+import { SessionReleaseReasonSchema } from "../effects.js";
+import { CheckpointFileSchema, CheckpointStatusSchema, CheckpointTriggerSchema } from "../entities/checkpoints.js";
+import { ProviderItemSchema, TurnEndStatus } from "../providerEvents.js";
+import { BudgetLimitsSchema } from "../entities/budgets.js";
 
 /**
  * Runtime ingestion commands: how provider output and engine housekeeping
@@ -9,71 +11,89 @@ import type { BudgetLimits } from "../entities/budgets.js";
  * They are Loom's own, outside the spec's public and internal command sets,
  * and only the engine dispatches them: the HTTP API refuses their names.
  */
-export const RuntimeCommandType = {
-  sessionOpened: "provider-runtime.session-opened",
-  sessionReleased: "provider-runtime.session-released",
-  attemptStarted: "provider-runtime.attempt-started",
-  turnStarted: "provider-runtime.turn-started",
-  usageReported: "provider-runtime.usage-reported",
-  itemCompleted: "provider-runtime.item-completed",
-  turnCompleted: "provider-runtime.turn-completed",
-  runLost: "provider-runtime.run-lost",
-  deliverTaskNotice: "delegated-task.deliver-notice",
-  finalizeTask: "delegated-task.finalize",
-  checkpointCaptured: "workspace-runtime.checkpoint-captured",
-  budgetExceed: "delegated-task.budget-exceed",
-  threadBudgetSet: "thread.budget.set",
-  threadBudgetExceed: "thread.budget-exceed",
-} as const;
-export type RuntimeCommandType = (typeof RuntimeCommandType)[keyof typeof RuntimeCommandType];
-
-interface RuntimeCommand<T extends RuntimeCommandType, D> {
-  readonly type: T;
-  readonly commandId: string;
-  readonly data: D;
-}
 
 export type { SessionReleaseReason } from "../effects.js";
 
 /** Token use as a provider reports it for a turn: cumulative, absent counts left out. */
-export interface ReportedUsage {
-  readonly inputTokens: number;
-  readonly outputTokens: number;
-  readonly cachedInputTokens?: number;
-  readonly reasoningOutputTokens?: number;
-  readonly costUsd?: number;
-}
+export const ReportedUsageSchema = z
+  .object({
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    cachedInputTokens: z.number().optional(),
+    reasoningOutputTokens: z.number().optional(),
+    costUsd: z.number().optional(),
+  })
+  .strict();
+export type ReportedUsage = z.infer<typeof ReportedUsageSchema>;
 
-export type SessionOpenedCommand = RuntimeCommand<
+export const SessionOpenedCommandSchema = command(
   "provider-runtime.session-opened",
-  { threadId: string; providerSessionId: string; providerInstanceId: string; driver: string }
->;
-export type SessionReleasedCommand = RuntimeCommand<
+  z.object({ threadId: IdSchema, providerSessionId: IdSchema, providerInstanceId: IdSchema, driver: z.string().min(1) }).strict(),
+);
+export type SessionOpenedCommand = z.infer<typeof SessionOpenedCommandSchema>;
+
+export const SessionReleasedCommandSchema = command(
   "provider-runtime.session-released",
-  { threadId: string; providerSessionId: string; reason: SessionReleaseReason; message: string }
->;
+  z.object({ threadId: IdSchema, providerSessionId: IdSchema, reason: SessionReleaseReasonSchema, message: z.string() }).strict(),
+);
+export type SessionReleasedCommand = z.infer<typeof SessionReleasedCommandSchema>;
+
 /** The session manager handed the run to a provider session: a new run attempt, bound to that session. */
-export type AttemptStartedCommand = RuntimeCommand<"provider-runtime.attempt-started", { threadId: string; runId: string; providerSessionId: string }>;
+export const AttemptStartedCommandSchema = command(
+  "provider-runtime.attempt-started",
+  z.object({ threadId: IdSchema, runId: IdSchema, providerSessionId: IdSchema }).strict(),
+);
+export type AttemptStartedCommand = z.infer<typeof AttemptStartedCommandSchema>;
+
 /** The provider began the turn; native ids when it has them. */
-export type TurnStartedCommand = RuntimeCommand<
+export const TurnStartedCommandSchema = command(
   "provider-runtime.turn-started",
-  { threadId: string; runId: string; providerSessionId?: string; nativeThreadId?: string | null; nativeTurnId?: string | null }
->;
+  z
+    .object({
+      threadId: IdSchema,
+      runId: IdSchema,
+      providerSessionId: IdSchema.optional(),
+      nativeThreadId: z.string().nullable().optional(),
+      nativeTurnId: z.string().nullable().optional(),
+    })
+    .strict(),
+);
+export type TurnStartedCommand = z.infer<typeof TurnStartedCommandSchema>;
+
 /** Token use so far in the run's current attempt (coarse checkpoints, not every delta). */
-export type UsageReportedCommand = RuntimeCommand<"provider-runtime.usage-reported", { threadId: string; runId: string; usage: ReportedUsage }>;
-export type ItemCompletedCommand = RuntimeCommand<
+export const UsageReportedCommandSchema = command(
+  "provider-runtime.usage-reported",
+  z.object({ threadId: IdSchema, runId: IdSchema, usage: ReportedUsageSchema }).strict(),
+);
+export type UsageReportedCommand = z.infer<typeof UsageReportedCommandSchema>;
+
+export const ItemCompletedCommandSchema = command(
   "provider-runtime.item-completed",
-  { threadId: string; runId: string; driver: string; nativeItemId: string; item: ProviderItem }
->;
-export type TurnCompletedCommand = RuntimeCommand<
+  z.object({ threadId: IdSchema, runId: IdSchema, driver: z.string().min(1), nativeItemId: z.string().min(1), item: ProviderItemSchema }).strict(),
+);
+export type ItemCompletedCommand = z.infer<typeof ItemCompletedCommandSchema>;
+
+export const TurnCompletedCommandSchema = command(
   "provider-runtime.turn-completed",
-  { threadId: string; runId: string; status: TurnEndStatus; error: string | null; endReason?: string; usage?: ReportedUsage }
->;
+  z
+    .object({
+      threadId: IdSchema,
+      runId: IdSchema,
+      status: z.enum(TurnEndStatus),
+      error: z.string().nullable(),
+      endReason: z.string().optional(),
+      usage: ReportedUsageSchema.optional(),
+    })
+    .strict(),
+);
+export type TurnCompletedCommand = z.infer<typeof TurnCompletedCommandSchema>;
+
 /** A run whose process-bound work was lost (a restart, a session that never opened). */
-export type RunLostCommand = RuntimeCommand<
+export const RunLostCommandSchema = command(
   "provider-runtime.run-lost",
-  { threadId: string; runId: string; status: "interrupted" | "failed"; reason: string; message: string }
->;
+  z.object({ threadId: IdSchema, runId: IdSchema, status: z.enum(["interrupted", "failed"]), reason: z.string(), message: z.string() }).strict(),
+);
+export type RunLostCommand = z.infer<typeof RunLostCommandSchema>;
 
 /**
  * Tell a parent about its task: the result (`completion`), a child's open
@@ -82,12 +102,15 @@ export type RunLostCommand = RuntimeCommand<
  * receive it; steered into the parent's running turn when its provider can
  * steer, else queued as a follow-up run that wakes it.
  */
-export type DeliverTaskNoticeCommand = RuntimeCommand<
+export const DeliverTaskNoticeCommandSchema = command(
   "delegated-task.deliver-notice",
-  { taskId: string; kind: "completion" | "question" | "approval"; requestId: string | null }
->;
+  z.object({ taskId: IdSchema, kind: z.enum(["completion", "question", "approval"]), requestId: IdSchema.nullable() }).strict(),
+);
+export type DeliverTaskNoticeCommand = z.infer<typeof DeliverTaskNoticeCommandSchema>;
+
 /** Finalize a task whose child work is over (idempotent; replayed after a restart). */
-export type FinalizeTaskCommand = RuntimeCommand<"delegated-task.finalize", { taskId: string }>;
+export const FinalizeTaskCommandSchema = command("delegated-task.finalize", z.object({ taskId: IdSchema }).strict());
+export type FinalizeTaskCommand = z.infer<typeof FinalizeTaskCommandSchema>;
 
 /**
  * A capture effect's outcome: the checkpoint (ready, missing with a reason, or
@@ -95,46 +118,36 @@ export type FinalizeTaskCommand = RuntimeCommand<"delegated-task.finalize", { ta
  * child_branch capture, `forRunId` names the worktree child's prepared run
  * that waits for it.
  */
-export type CheckpointCapturedCommand = RuntimeCommand<
+export const CheckpointCapturedCommandSchema = command(
   "workspace-runtime.checkpoint-captured",
-  {
-    threadId: string;
-    checkpointId: string;
-    scopeId: string;
-    workspacePath: string;
-    ordinal: number;
-    runId: string | null;
-    trigger: CheckpointTrigger;
-    status: CheckpointStatus;
-    ref: string;
-    commit: string | null;
-    files: CheckpointFile[];
-    reason: string | null;
-    forRunId: string | null;
-  }
->;
+  z
+    .object({
+      threadId: IdSchema,
+      checkpointId: IdSchema,
+      scopeId: IdSchema,
+      workspacePath: z.string(),
+      ordinal: z.number().int().nonnegative(),
+      runId: IdSchema.nullable(),
+      trigger: CheckpointTriggerSchema,
+      status: CheckpointStatusSchema,
+      ref: z.string(),
+      commit: z.string().nullable(),
+      files: z.array(CheckpointFileSchema),
+      reason: z.string().nullable(),
+      forRunId: IdSchema.nullable(),
+    })
+    .strict(),
+);
+export type CheckpointCapturedCommand = z.infer<typeof CheckpointCapturedCommandSchema>;
 
 /** A task's budget ran out (the budget reactor saw its spend reach a limit): record it, stop its work per policy, tell the root. */
-export type BudgetExceedCommand = RuntimeCommand<"delegated-task.budget-exceed", { taskId: string }>;
+export const BudgetExceedCommandSchema = command("delegated-task.budget-exceed", z.object({ taskId: IdSchema }).strict());
+export type BudgetExceedCommand = z.infer<typeof BudgetExceedCommandSchema>;
 
 /** Set (or clear, null) a root thread's budget; its wall-clock time and any recorded exhaustion start over. */
-export type ThreadBudgetSetCommand = RuntimeCommand<"thread.budget.set", { threadId: string; budget: BudgetLimits | null }>;
+export const ThreadBudgetSetCommandSchema = command("thread.budget.set", z.object({ threadId: IdSchema, budget: BudgetLimitsSchema.nullable() }).strict());
+export type ThreadBudgetSetCommand = z.infer<typeof ThreadBudgetSetCommandSchema>;
 
 /** A root thread's budget ran out: record it, stop its tree's work per policy, tell the root. */
-export type ThreadBudgetExceedCommand = RuntimeCommand<"thread.budget-exceed", { threadId: string }>;
-
-export type RuntimeIngestCommand =
-  | CheckpointCapturedCommand
-  | BudgetExceedCommand
-  | ThreadBudgetSetCommand
-  | ThreadBudgetExceedCommand
-  | DeliverTaskNoticeCommand
-  | FinalizeTaskCommand
-  | SessionOpenedCommand
-  | SessionReleasedCommand
-  | AttemptStartedCommand
-  | TurnStartedCommand
-  | UsageReportedCommand
-  | ItemCompletedCommand
-  | TurnCompletedCommand
-  | RunLostCommand;
+export const ThreadBudgetExceedCommandSchema = command("thread.budget-exceed", z.object({ threadId: IdSchema }).strict());
+export type ThreadBudgetExceedCommand = z.infer<typeof ThreadBudgetExceedCommandSchema>;

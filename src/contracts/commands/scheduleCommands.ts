@@ -1,6 +1,8 @@
-import type { InteractionMode, RuntimeMode } from "../modes.js";
-import type { FireCause, OverlapPolicy, Trigger } from "../entities/scheduledTasks.js";
-import type { CreatedBy } from "../thread.js";
+import { z } from "zod";
+import { IdSchema, commandSchema as command } from "./commandSchema.js";
+import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+import { FireCauseSchema, OverlapPolicySchema, TriggerSchema } from "../entities/scheduledTasks.js";
+import { CreatedBySchema } from "../thread.js";
 
 /**
  * Scheduled tasks (docs/schedules.md). Like the recorded waits these are
@@ -9,43 +11,36 @@ import type { CreatedBy } from "../thread.js";
  * but ctx.now, and no time zone); they are not in the spec's command sets
  * and the HTTP API refuses their names.
  */
-export const ScheduleCommandType = {
-  save: "scheduled-task.save",
-  delete: "scheduled-task.delete",
-  fire: "scheduled-task.fire",
-} as const;
-export type ScheduleCommandType = (typeof ScheduleCommandType)[keyof typeof ScheduleCommandType];
 
 /** Create (`mode: "create"`) or replace the settings of (`"update"`) a task; its fire history is kept. */
-export interface ScheduledTaskSaveCommand {
-  readonly type: "scheduled-task.save";
-  readonly commandId: string;
-  readonly data: {
-    readonly scheduledTaskId: string;
-    readonly mode: "create" | "update";
-    readonly projectId: string;
-    readonly title: string;
-    readonly prompt: string;
-    readonly trigger: Trigger;
-    readonly boundThreadId: string | null;
-    readonly enabled: boolean;
-    readonly overlap: OverlapPolicy;
-    readonly providerInstanceId: string;
-    readonly model: string | null;
-    readonly runtimeMode: RuntimeMode;
-    readonly interactionMode: InteractionMode;
-    readonly createdBy: CreatedBy;
-    readonly createdByThreadId: string | null;
-    /** The first due instant after now (null for webhooks and paused tasks). */
-    readonly nextFireAt: string | null;
-  };
-}
+export const ScheduledTaskSaveCommandSchema = command(
+  "scheduled-task.save",
+  z
+    .object({
+      scheduledTaskId: IdSchema,
+      mode: z.enum(["create", "update"]),
+      projectId: z.string().min(1),
+      title: z.string(),
+      prompt: z.string(),
+      trigger: TriggerSchema,
+      boundThreadId: IdSchema.nullable(),
+      enabled: z.boolean(),
+      overlap: OverlapPolicySchema,
+      providerInstanceId: IdSchema,
+      model: z.string().min(1).nullable(),
+      runtimeMode: RuntimeModeSchema,
+      interactionMode: InteractionModeSchema,
+      createdBy: CreatedBySchema,
+      createdByThreadId: IdSchema.nullable(),
+      /** The first due instant after now (null for webhooks and paused tasks). */
+      nextFireAt: z.string().nullable(),
+    })
+    .strict(),
+);
+export type ScheduledTaskSaveCommand = z.infer<typeof ScheduledTaskSaveCommandSchema>;
 
-export interface ScheduledTaskDeleteCommand {
-  readonly type: "scheduled-task.delete";
-  readonly commandId: string;
-  readonly data: { readonly scheduledTaskId: string };
-}
+export const ScheduledTaskDeleteCommandSchema = command("scheduled-task.delete", z.object({ scheduledTaskId: IdSchema }).strict());
+export type ScheduledTaskDeleteCommand = z.infer<typeof ScheduledTaskDeleteCommandSchema>;
 
 /**
  * One fire. Its commandId is derived from (task, due instant) for timed
@@ -53,25 +48,25 @@ export interface ScheduledTaskDeleteCommand {
  * retry or a second node firing the same instant is answered with the first
  * fire's receipt and writes nothing.
  */
-export interface ScheduledTaskFireCommand {
-  readonly type: "scheduled-task.fire";
-  readonly commandId: string;
-  readonly data: {
-    readonly scheduledTaskId: string;
-    /** The due instant (timer, catch_up) or the request time (manual, webhook). */
-    readonly dueAt: string;
-    readonly cause: FireCause;
-    /** Due instants this fire stands for: more than one after downtime. */
-    readonly instants: number;
-    /** Timed fires: the first due instant after this fire. */
-    readonly nextFireAt: string | null;
-    /** Ids of the work an accepted fire creates: the fresh thread (unbound tasks), run and message. */
-    readonly threadId: string;
-    readonly runId: string;
-    readonly messageId: string;
-    /** Untrusted context (a webhook body), already bounded; null for none. */
-    readonly context: string | null;
-  };
-}
-
-export type ScheduleCommand = ScheduledTaskSaveCommand | ScheduledTaskDeleteCommand | ScheduledTaskFireCommand;
+export const ScheduledTaskFireCommandSchema = command(
+  "scheduled-task.fire",
+  z
+    .object({
+      scheduledTaskId: IdSchema,
+      /** The due instant (timer, catch_up) or the request time (manual, webhook). */
+      dueAt: z.string().min(1),
+      cause: FireCauseSchema,
+      /** Due instants this fire stands for: more than one after downtime. */
+      instants: z.number().int().positive(),
+      /** Timed fires: the first due instant after this fire. */
+      nextFireAt: z.string().nullable(),
+      /** Ids of the work an accepted fire creates: the fresh thread (unbound tasks), run and message. */
+      threadId: IdSchema,
+      runId: IdSchema,
+      messageId: IdSchema,
+      /** Untrusted context (a webhook body), already bounded; null for none. */
+      context: z.string().nullable(),
+    })
+    .strict(),
+);
+export type ScheduledTaskFireCommand = z.infer<typeof ScheduledTaskFireCommandSchema>;

@@ -31,6 +31,3 @@ export const SecretRequestRecordCommandSchema = command(
     .strict(),
 );
 export type SecretRequestRecordCommand = z.infer<typeof SecretRequestRecordCommandSchema>;
-
-export const SECRET_COMMAND_SCHEMAS = [SecretRequestRecordCommandSchema] as const;
-export type SecretCommand = SecretRequestRecordCommand;

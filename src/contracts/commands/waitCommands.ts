@@ -1,3 +1,6 @@
+import { z } from "zod";
+import { IdSchema, commandSchema as command } from "./commandSchema.js";
+
 /**
  * Recorded waits: the app layer records a blocking wait of an agent (a
  * t3_thread_wait or a delegate_task wait) as a `tool_call` execution node in
@@ -7,23 +10,13 @@
  * engine-only: they are not in the spec's command sets and the HTTP API
  * refuses their names.
  */
-export const WaitCommandType = {
-  waitStarted: "thread-wait.started",
-  waitEnded: "thread-wait.ended",
-} as const;
-export type WaitCommandType = (typeof WaitCommandType)[keyof typeof WaitCommandType];
 
-export interface WaitStartedCommand {
-  readonly type: "thread-wait.started";
-  readonly commandId: string;
-  /** `label` names the tool (t3_thread_wait, delegate_task); `waitingOn` what it waits for (a thread or task id). */
-  readonly data: { readonly threadId: string; readonly runId: string; readonly nodeId: string; readonly label: string; readonly waitingOn: string };
-}
+/** `label` names the tool (t3_thread_wait, delegate_task); `waitingOn` what it waits for (a thread or task id). */
+export const WaitStartedCommandSchema = command(
+  "thread-wait.started",
+  z.object({ threadId: IdSchema, runId: IdSchema, nodeId: IdSchema, label: z.string().min(1), waitingOn: IdSchema }).strict(),
+);
+export type WaitStartedCommand = z.infer<typeof WaitStartedCommandSchema>;
 
-export interface WaitEndedCommand {
-  readonly type: "thread-wait.ended";
-  readonly commandId: string;
-  readonly data: { readonly threadId: string; readonly nodeId: string };
-}
-
-export type WaitCommand = WaitStartedCommand | WaitEndedCommand;
+export const WaitEndedCommandSchema = command("thread-wait.ended", z.object({ threadId: IdSchema, nodeId: IdSchema }).strict());
+export type WaitEndedCommand = z.infer<typeof WaitEndedCommandSchema>;

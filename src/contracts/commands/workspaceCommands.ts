@@ -117,26 +117,9 @@ export const CheckpointRollbackFailCommandSchema = command(
     .strict(),
 );
 
-export const WORKSPACE_COMMAND_SCHEMAS = [
-  PreparedRunProgressCommandSchema,
-  PreparedRunReleaseCommandSchema,
-  PreparedRunFailCommandSchema,
-  PreparedRunRetryCommandSchema,
-  CheckpointRollbackCommandSchema,
-  CheckpointRollbackFailCommandSchema,
-] as const;
-
 export type PreparedRunProgressCommand = z.infer<typeof PreparedRunProgressCommandSchema>;
 export type PreparedRunReleaseCommand = z.infer<typeof PreparedRunReleaseCommandSchema>;
 export type PreparedRunFailCommand = z.infer<typeof PreparedRunFailCommandSchema>;
 export type PreparedRunRetryCommand = z.infer<typeof PreparedRunRetryCommandSchema>;
 export type CheckpointRollbackCommand = z.infer<typeof CheckpointRollbackCommandSchema>;
 export type CheckpointRollbackFailCommand = z.infer<typeof CheckpointRollbackFailCommandSchema>;
-
-export type WorkspaceCommand =
-  | PreparedRunProgressCommand
-  | PreparedRunReleaseCommand
-  | PreparedRunFailCommand
-  | PreparedRunRetryCommand
-  | CheckpointRollbackCommand
-  | CheckpointRollbackFailCommand;

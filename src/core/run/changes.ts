@@ -1,4 +1,4 @@
-import type { NewEvent, NewOutboxEffect } from "../../contracts/envelopes.js";
+import type { NewOutboxEffect } from "../../contracts/envelopes.js";
 import type { ContextHandoff, ContextTransfer } from "../../contracts/entities/contextTransfers.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { EFFECTS, type EffectKind, type EffectPayload } from "../../contracts/effects.js";
@@ -7,6 +7,7 @@ import type { Run, RunAttempt } from "../../contracts/entities/runs.js";
 import type { Subagent } from "../../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import {
+  type KnownDomainEvent,
   contextHandoffEvent,
   contextTransferEvent,
   type ThreadEventType,
@@ -35,7 +36,7 @@ export type TurnItemBody = DistributiveOmit<TurnItem, "id" | "threadId" | "runId
  * decide stays pure: nothing here touches the state.
  */
 export class Changes {
-  readonly events: NewEvent[] = [];
+  readonly events: KnownDomainEvent[] = [];
   readonly effects: NewOutboxEffect[] = [];
   private readonly runs = new Map<string, Run>();
   private readonly nextPositions = new Map<string, number>();

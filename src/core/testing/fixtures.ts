@@ -1,4 +1,4 @@
-import type { Command } from "../../contracts/commands.js";
+import type { CommandOf, CommandType } from "../../contracts/commands.js";
 import { type ThreadEvent, threadEvent } from "../../contracts/events.js";
 import type { AppThread } from "../../contracts/thread.js";
 
@@ -49,11 +49,9 @@ export function existing(thread: AppThread): ThreadEvent {
   return threadEvent("thread.created", thread);
 }
 
-type CommandOf<T extends Command["type"]> = Extract<Command, { type: T }>;
-
 let commandCounter = 0;
 /** A command of `type` with a fresh commandId; `data` is checked against that command's shape. */
-export function cmd<T extends Command["type"]>(type: T, data: CommandOf<T>["data"]): CommandOf<T> {
+export function cmd<T extends CommandType>(type: T, data: CommandOf<T>["data"]): CommandOf<T> {
   commandCounter += 1;
   return { type, commandId: `command:${commandCounter}`, data } as CommandOf<T>;
 }

@@ -3,11 +3,10 @@ import type { ProviderSession } from "../../contracts/entities/projects.js";
 import type { ExecutionNode, Run, RunAttempt } from "../../contracts/entities/runs.js";
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import {
+  type EventOf,
   type ProviderSessionEvent,
   type RunAttemptEvent,
   type RunEvent,
-  type RuntimeRequestEvent,
-  type TurnItemEvent,
   providerSessionEvent,
   runAttemptEvent,
   runEvent,
@@ -110,7 +109,7 @@ export function aUserMessage(
   return anItem(thread, runId, position, id, { type: "user_message", messageId, text, createdBy: "user", creationSource: "api" }, times);
 }
 
-export const itemEvent = (item: TurnItem): TurnItemEvent => turnItemEvent(item);
+export const itemEvent = (item: TurnItem): EventOf<"turn-item.updated"> => turnItemEvent(item);
 
 /** A pending, blocking approval request on `run`, created at CREATED_AT. */
 export function aRequest(run: Run, overrides: Partial<RuntimeRequest> & { id: string }): RuntimeRequest {
@@ -131,7 +130,7 @@ export function aRequest(run: Run, overrides: Partial<RuntimeRequest> & { id: st
   };
 }
 
-export const requestEvent = (request: RuntimeRequest): RuntimeRequestEvent => runtimeRequestEvent(request);
+export const requestEvent = (request: RuntimeRequest): EventOf<"runtime-request.updated"> => runtimeRequestEvent(request);
 
 /** A ready provider session of `threadId` on the steerable instance, opened at CREATED_AT. */
 export function aSession(threadId: string, overrides: Partial<ProviderSession> & { id: string }): ProviderSession {

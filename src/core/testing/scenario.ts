@@ -1,6 +1,6 @@
-import type { Command } from "../../contracts/commands.js";
+import { type Command, decodeCommand } from "../../contracts/commands.js";
 import type { NewEvent, NewOutboxEffect, Rejection } from "../../contracts/envelopes.js";
-import { type DomainEvent, decodeDomainEvent } from "../../contracts/events.js";
+import { type DomainEvent, type DomainEventOf, type EventData, type EventType, type KnownDomainEvent, type ThreadEventData, decodeDomainEvent } from "../../contracts/events.js";
 import { decide } from "../decider.js";
 import { DEFAULT_DELEGATION_LIMITS, type DecideContext, type Decision, type ProviderFacts } from "../decision.js";
 import { makeAllocate } from "../ids.js";
@@ -86,95 +86,162 @@ export function fold(...history: readonly DomainEvent[]): OrchestrationState {
   return state;
 }
 
-export function given(...history: readonly DomainEvent[]): { when(command: Command, ctx?: DecideContext): Scenario } {
+export interface Given {
+  /** Decide `command`, which must decode through its schema as itself (contracts/commands.ts). */
+  when(command: Command, ctx?: DecideContext): Scenario;
+  /** Decide a command its schema refuses: the decider's own guards, for a caller that did not parse it. */
+  whenUnparsed(command: unknown, ctx?: DecideContext): Scenario;
+}
+
+export function given(...history: readonly DomainEvent[]): Given {
   return {
     when(command: Command, ctx: DecideContext = testContext()): Scenario {
-      const state = initialState();
-      for (const event of history) evolve(state, event);
-      const before = snapshot(state);
-      const decision = decide(state, command, ctx);
-      if (!deepEqual(snapshot(state), before)) {
-        throw new ScenarioMismatch(`decide mutated the state while deciding ${command.type}`, snapshot(state), before);
-      }
-      return {
-        decision,
-        then(expected, expectedEffects = []) {
-          if (decision.kind === "rejected") {
-            throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, expected);
-          }
-          if (!deepEqual(decision.events, expected)) {
-            throw new ScenarioMismatch(`${command.type} emitted different events`, decision.events, expected);
-          }
-          if (!deepEqual(decision.effects, expectedEffects)) {
-            throw new ScenarioMismatch(`${command.type} emitted different effects`, decision.effects, expectedEffects);
-          }
-          for (const event of decision.events) evolve(state, checkedEvent(event));
-          return state;
-        },
-        thenHistory() {
-          if (decision.kind === "rejected") {
-            throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, "accepted");
-          }
-          return [...history, ...decision.events.map(checkedEvent)];
-        },
-        thenIncludes(expected) {
-          if (decision.kind === "rejected") {
-            throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, expected);
-          }
-          if (!decision.events.some((event) => deepEqual(event, expected))) {
-            throw new ScenarioMismatch(`${command.type} did not emit the expected event`, decision.events, expected);
-          }
-          for (const event of decision.events) evolve(state, checkedEvent(event));
-          return state;
-        },
-        thenRejects(code) {
-          if (decision.kind === "accepted") {
-            throw new ScenarioMismatch(`expected ${command.type} to be rejected with ${code}, it was accepted`, decision.events, code);
-          }
-          if (decision.rejection.code !== code) {
-            throw new ScenarioMismatch(`${command.type} was rejected with another code`, decision.rejection.code, code);
-          }
-          return decision.rejection;
-        },
-      };
+      checkedCommand(command);
+      return decideGiven(history, command, ctx);
+    },
+    whenUnparsed(command: unknown, ctx: DecideContext = testContext()): Scenario {
+      return decideGiven(history, command as Command, ctx);
     },
   };
 }
 
-/** An emitted event must decode as a known event whose stream is its thread: what the store would accept. */
-function checkedEvent(event: NewEvent): DomainEvent {
-  const decoded = decodeDomainEvent(event);
+function decideGiven(history: readonly DomainEvent[], command: Command, ctx: DecideContext): Scenario {
+  const state = initialState();
+  for (const event of history) evolve(state, event);
+  const before = snapshot(state);
+  const decision = decide(state, command, ctx);
+  if (!deepEqual(snapshot(state), before)) {
+    throw new ScenarioMismatch(`decide mutated the state while deciding ${command.type}`, snapshot(state), before);
+  }
+  if (decision.kind === "accepted") decision.events.forEach(checkedEvent);
+  return {
+    decision,
+    then(expected, expectedEffects = []) {
+      if (decision.kind === "rejected") {
+        throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, expected);
+      }
+      if (!deepEqual(decision.events, expected)) {
+        throw new ScenarioMismatch(`${command.type} emitted different events`, decision.events, expected);
+      }
+      if (!deepEqual(decision.effects, expectedEffects)) {
+        throw new ScenarioMismatch(`${command.type} emitted different effects`, decision.effects, expectedEffects);
+      }
+      for (const event of decision.events) evolve(state, event);
+      return state;
+    },
+    thenHistory() {
+      if (decision.kind === "rejected") {
+        throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, "accepted");
+      }
+      return [...history, ...decision.events];
+    },
+    thenIncludes(expected) {
+      if (decision.kind === "rejected") {
+        throw new ScenarioMismatch(`expected ${command.type} to be accepted, it was rejected`, decision.rejection, expected);
+      }
+      if (!decision.events.some((event) => deepEqual(event, expected))) {
+        throw new ScenarioMismatch(`${command.type} did not emit the expected event`, decision.events, expected);
+      }
+      for (const event of decision.events) evolve(state, event);
+      return state;
+    },
+    thenRejects(code) {
+      if (decision.kind === "accepted") {
+        throw new ScenarioMismatch(`expected ${command.type} to be rejected with ${code}, it was accepted`, decision.events, code);
+      }
+      if (decision.rejection.code !== code) {
+        throw new ScenarioMismatch(`${command.type} was rejected with another code`, decision.rejection.code, code);
+      }
+      return decision.rejection;
+    },
+  };
+}
+
+/** A command must decode through the command table as itself: what the engine could dispatch. */
+function checkedCommand(command: Command): void {
+  const stored: unknown = JSON.parse(JSON.stringify(command));
+  const decoded = decodeCommand(command.type, stored);
+  if (!decoded.success) throw new ScenarioMismatch(`${command.type} does not decode through its schema: ${decoded.error.message}`, stored, "a command of the table");
+  if (!deepEqual(JSON.parse(JSON.stringify(decoded.data)), stored)) {
+    throw new ScenarioMismatch(`${command.type} does not decode to itself: its schema drops or changes a field`, decoded.data, stored);
+  }
+}
+
+/**
+ * An emitted event must decode through the event table as a known event,
+ * losing nothing the store would keep (its JSON), on the stream its entity
+ * names: what the store and every reader would accept.
+ */
+function checkedEvent(event: KnownDomainEvent): void {
+  const stored: unknown = JSON.parse(JSON.stringify(event));
+  const decoded = decodeDomainEvent(stored);
   if (decoded.type === "unknown") {
     throw new ScenarioMismatch(`emitted an event of unknown type ${event.type}`, event.type, "a known event type");
+  }
+  if (!deepEqual(decoded, stored)) {
+    throw new ScenarioMismatch(`${event.type} does not decode to itself: its schema drops or changes a field`, decoded, stored);
   }
   const owner = streamOwner(decoded);
   if (decoded.streamId !== owner) {
     throw new ScenarioMismatch(`${event.type} is on the wrong stream`, decoded.streamId, owner);
   }
-  return decoded;
 }
 
-/** The thread an event belongs to, read from the entity it carries. */
-function streamOwner(event: Exclude<DomainEvent, { type: "unknown" }>): string {
-  const data = event.data;
-  if ("clientRequest" in data || "fire" in data) return "";
-  if ("thread" in data) return data.thread.id;
-  if ("run" in data) return data.run.threadId;
-  if ("item" in data) return data.item.threadId;
-  if ("request" in data) return data.request.threadId;
-  if ("subagent" in data) return data.subagent.threadId;
-  if ("node" in data) return data.node.threadId;
-  if ("transfer" in data) return data.transfer.threadId;
-  if ("attempt" in data) return data.attempt.threadId;
-  if ("providerThread" in data) return data.providerThread.threadId;
-  if ("providerTurn" in data) return data.providerTurn.threadId;
-  if ("handoff" in data) return data.handoff.threadId;
-  if ("scope" in data) return data.scope.threadId;
-  if ("checkpoint" in data) return data.checkpoint.threadId;
-  if ("rollback" in data) return data.rollback.threadId;
-  if ("workflow" in data) return data.workflow.parentThreadId;
-  if ("step" in data) return data.parentThreadId;
-  return data.session.threadId;
+const threadOwner = (data: ThreadEventData): string => data.thread.id;
+const environmentWide = (): string => "";
+
+/** The stream each event belongs to, read from the entity it carries: its thread, or "" for environment-wide events. */
+const STREAM_OWNERS: { readonly [T in EventType]: (data: EventData<T>) => string } = {
+  "thread.created": threadOwner,
+  "thread.archived": threadOwner,
+  "thread.unarchived": threadOwner,
+  "thread.deleted": threadOwner,
+  "thread.settled": threadOwner,
+  "thread.unsettled": threadOwner,
+  "thread.snoozed": threadOwner,
+  "thread.unsnoozed": threadOwner,
+  "thread.pinned": threadOwner,
+  "thread.auto-settle-set": threadOwner,
+  "thread.unpinned": threadOwner,
+  "thread.pin-reordered": threadOwner,
+  "thread.active-reordered": threadOwner,
+  "thread.visited": threadOwner,
+  "thread.marked-unread": threadOwner,
+  "thread.metadata-updated": threadOwner,
+  "thread.pull-request-synced": threadOwner,
+  "thread.pull-request-link-updated": threadOwner,
+  "thread.runtime-mode-updated": threadOwner,
+  "thread.interaction-mode-updated": threadOwner,
+  "thread.model-selection-updated": threadOwner,
+  "thread.provider-switched": threadOwner,
+  "run.created": (data) => data.run.threadId,
+  "run.updated": (data) => data.run.threadId,
+  "run-attempt.created": (data) => data.attempt.threadId,
+  "run-attempt.updated": (data) => data.attempt.threadId,
+  "node.updated": (data) => data.node.threadId,
+  "subagent.updated": (data) => data.subagent.threadId,
+  "provider-session.attached": (data) => data.session.threadId,
+  "provider-session.updated": (data) => data.session.threadId,
+  "provider-session.detached": (data) => data.session.threadId,
+  "provider-thread.updated": (data) => data.providerThread.threadId,
+  "provider-turn.updated": (data) => data.providerTurn.threadId,
+  "runtime-request.updated": (data) => data.request.threadId,
+  "turn-item.updated": (data) => data.item.threadId,
+  "checkpoint-scope.created": (data) => data.scope.threadId,
+  "checkpoint.captured": (data) => data.checkpoint.threadId,
+  "checkpoint.rollback-requested": (data) => data.rollback.threadId,
+  "context-handoff.updated": (data) => data.handoff.threadId,
+  "context-transfer.created": (data) => data.transfer.threadId,
+  "context-transfer.updated": (data) => data.transfer.threadId,
+  "client-request.recorded": environmentWide,
+  "scheduled-task.updated": environmentWide,
+  "scheduled-task.deleted": environmentWide,
+  "workflow.updated": (data) => data.workflow.parentThreadId,
+  "workflow.step.updated": (data) => data.parentThreadId,
+};
+
+function streamOwner<T extends EventType>(event: DomainEventOf<T>): string {
+  return STREAM_OWNERS[event.type](event.data);
 }
 
 function snapshot(state: OrchestrationState): unknown {

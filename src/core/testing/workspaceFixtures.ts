@@ -1,6 +1,6 @@
 import type { NewOutboxEffect } from "../../contracts/envelopes.js";
 import type { Checkpoint, CheckpointScope, CheckpointTrigger } from "../../contracts/entities/checkpoints.js";
-import { type CheckpointEvent, type CheckpointScopeEvent, checkpointEvent, checkpointScopeEvent } from "../../contracts/events.js";
+import { type EventOf, checkpointEvent, checkpointScopeEvent } from "../../contracts/events.js";
 import type { AppThread, ThreadWorkspace } from "../../contracts/thread.js";
 import type { DecideContext } from "../decision.js";
 import { CREATED_AT } from "./fixtures.js";
@@ -43,8 +43,8 @@ export function aCheckpoint(scope: CheckpointScope, ordinal: number, overrides: 
   };
 }
 
-export const scopeCreated = (scope: CheckpointScope): CheckpointScopeEvent => checkpointScopeEvent(scope);
-export const captured = (checkpoint: Checkpoint): CheckpointEvent => checkpointEvent(checkpoint);
+export const scopeCreated = (scope: CheckpointScope): EventOf<"checkpoint-scope.created"> => checkpointScopeEvent(scope);
+export const captured = (checkpoint: Checkpoint): EventOf<"checkpoint.captured"> => checkpointEvent(checkpoint);
 
 /** The workspace effects as decide returns them. Kinds are spelled out: they are stored wire values. */
 export const workspaceEffects = {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { Command } from "../../contracts/commands.js";
 import { threadEvent } from "../../contracts/events.js";
 import { RejectionCode } from "../rejections.js";
 import { aThread, cmd, CREATED_AT, existing } from "../testing/fixtures.js";
@@ -135,8 +134,8 @@ describe("thread.snooze", () => {
   });
 
   it("rejects an unparseable until when called directly", () => {
-    const bad = { ...cmd("thread.snooze", { threadId: A, until: TOMORROW }), data: { threadId: A, until: "tomorrow" } } as Command;
-    given(existing(aThread({ id: A }))).when(bad).thenRejects(RejectionCode.invalidSnoozeTime);
+    const bad = { ...cmd("thread.snooze", { threadId: A, until: TOMORROW }), data: { threadId: A, until: "tomorrow" } };
+    given(existing(aThread({ id: A }))).whenUnparsed(bad).thenRejects(RejectionCode.invalidSnoozeTime);
   });
 
   it("rejects the same instant the thread is already snoozed until", () => {

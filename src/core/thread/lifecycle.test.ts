@@ -80,10 +80,10 @@ describe("thread.create", () => {
   });
 
   it("rejects a mode outside the closed sets when called directly", () => {
-    const badRuntime = { ...cmd("thread.create", { projectId: "p" }), data: { projectId: "p", runtimeMode: "root" } } as unknown as Command;
-    given().when(badRuntime).thenRejects(RejectionCode.invalidMode);
-    const badInteraction = { ...cmd("thread.create", { projectId: "p" }), data: { projectId: "p", interactionMode: "yolo" } } as unknown as Command;
-    given().when(badInteraction).thenRejects(RejectionCode.invalidMode);
+    const badRuntime = { ...cmd("thread.create", { projectId: "p" }), data: { projectId: "p", runtimeMode: "root" } };
+    given().whenUnparsed(badRuntime).thenRejects(RejectionCode.invalidMode);
+    const badInteraction = { ...cmd("thread.create", { projectId: "p" }), data: { projectId: "p", interactionMode: "yolo" } };
+    given().whenUnparsed(badInteraction).thenRejects(RejectionCode.invalidMode);
   });
 });
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { Command } from "../../contracts/commands.js";
 import { threadEvent } from "../../contracts/events.js";
 import type { AppThread, PullRequestLink } from "../../contracts/thread.js";
 import { RejectionCode } from "../rejections.js";
@@ -48,9 +47,9 @@ describe("thread.metadata.update", () => {
     ["empty", ""],
     ["blank", " \t\n "],
     ["over 500 characters", "y".repeat(501)],
-  ])("rejects a title that is %s", (_what, title) => {
+  ])("rejects a title that is %s (the schema lets blank ones through; the decider checks all three)", (_what, title) => {
     given(existing(aThread({ id: A })))
-      .when(cmd("thread.metadata.update", { threadId: A, title }))
+      .whenUnparsed(cmd("thread.metadata.update", { threadId: A, title }))
       .thenRejects(RejectionCode.invalidTitle);
   });
 
@@ -139,7 +138,7 @@ describe("thread.runtime-mode.set", () => {
   it("rejects a mode outside the closed set when called directly", () => {
     const bad = { ...cmd("thread.runtime-mode.set", { threadId: A, runtimeMode: "full-access" }), data: { threadId: A, runtimeMode: "root" } };
     given(existing(aThread({ id: A })))
-      .when(bad as unknown as Command)
+      .whenUnparsed(bad)
       .thenRejects(RejectionCode.invalidMode);
   });
 });
@@ -161,7 +160,7 @@ describe("thread.interaction-mode.set", () => {
   it("rejects a mode outside the closed set when called directly", () => {
     const bad = { ...cmd("thread.interaction-mode.set", { threadId: A, interactionMode: "plan" }), data: { threadId: A, interactionMode: "chat" } };
     given(existing(aThread({ id: A })))
-      .when(bad as unknown as Command)
+      .whenUnparsed(bad)
       .thenRejects(RejectionCode.invalidMode);
   });
 });

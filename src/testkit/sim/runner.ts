@@ -1,5 +1,7 @@
+import type { Command } from "../../contracts/commands.js";
 import { toDomainEvent } from "../../contracts/events.js";
 import type { StoredEvent } from "../../contracts/envelopes.js";
+import type { Decision } from "../../core/decision.js";
 import { evolve, initialState, type OrchestrationState } from "../../core/state.js";
 import type { EventStore } from "../../store/eventStore.js";
 import { ALL_FAULTS, FAULTS, type FaultKind, FaultKind as Fault } from "./faults.js";
@@ -22,6 +24,8 @@ export interface SimOptions {
   readonly trace?: boolean;
   /** Checks to use instead of (or where the table has none, besides) the table's: how the budget extension point is filled. */
   readonly invariantChecks?: Partial<Record<InvariantName, InvariantCheck>>;
+  /** Called with every command a node decides and its decision, before the commit: what a test checks the decider's output with. */
+  readonly onDecision?: (command: Command, decision: Decision) => void;
 }
 
 export interface SimStats extends WorldStats {
@@ -67,7 +71,7 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
   const faults = options.faults ?? ALL_FAULTS;
   const store = options.store ?? defaultStore(options.seed);
   const bugs = options.bugs ?? [];
-  const world = new SimWorld({ seed: options.seed, faults: new Set(faults), store, bugs, trace: options.trace ?? false });
+  const world = new SimWorld({ seed: options.seed, faults: new Set(faults), store, bugs, trace: options.trace ?? false, onDecision: options.onDecision });
   const steps = options.steps ?? 60;
   const checks = (when: "always" | "quiet", extra: Pick<InvariantView, "stored" | "replayed"> = { stored: null, replayed: null }) => checkInvariants(world, options, when, extra);
   let step = 0;

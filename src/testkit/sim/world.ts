@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { AppError, isShutdownError } from "../../app/errors.js";
 import type { AppContext } from "../../app/context.js";
 import { CommandInputError } from "../../app/commands.js";
+import type { Command } from "../../contracts/commands.js";
 import type { StoredEvent } from "../../contracts/envelopes.js";
+import type { Decision } from "../../core/decision.js";
 import type { OrchestrationState } from "../../core/state.js";
 import type { ProviderError } from "../../providers/adapter.js";
 import type { CommitEntry, CommitResult, EventStore } from "../../store/eventStore.js";
@@ -36,6 +38,8 @@ export interface WorldConfig {
   readonly store: StoreKind;
   readonly bugs: readonly PlantedBug[];
   readonly trace: boolean;
+  /** Sees every command a node decides and its decision (SimOptions.onDecision). */
+  readonly onDecision?: (command: Command, decision: Decision) => void;
 }
 
 export interface WorldStats {
@@ -93,7 +97,7 @@ export class SimWorld implements OperationWorld {
     this.rng = new SimRandom(config.seed);
     this.host = this.makeHost();
     this.ledger = new SimProviderLedger(this.host);
-    this.bugs = bugWiring(config.bugs);
+    this.bugs = observedDecisions(bugWiring(config.bugs), config.onDecision);
     this.started = this.scheduler.now;
     this.lastEventAt = this.scheduler.now;
     // A real SQLite file, on tmpfs where there is one: the simulation tests the store's logic, not the disk.
@@ -350,4 +354,17 @@ export class SimWorld implements OperationWorld {
       },
     };
   }
+}
+
+/** The wiring with its decider reporting each decision to `observe`, unchanged when there is no observer. */
+function observedDecisions(wiring: BugWiring, observe: WorldConfig["onDecision"]): BugWiring {
+  if (observe === undefined) return wiring;
+  return {
+    ...wiring,
+    decide: (state, command, ctx) => {
+      const decision = wiring.decide(state, command, ctx);
+      observe(command, decision);
+      return decision;
+    },
+  };
 }

@@ -1,0 +1,52 @@
+/**
+ * The names of spec 004 (§3.1 commands, §3.2 events) that Loom does not
+ * implement yet, and what each is. Every other name of the spec has an entry
+ * in the command table (commands.ts) or the event table (events.ts); a test
+ * (names.test.ts) checks that the tables plus this list are exactly the
+ * spec's names. Implementing one moves it from here into its table.
+ *
+ * parseCommand answers a listed command `unsupported_command` (an internal
+ * one `internal_command` to outside clients); a listed event is decoded as
+ * unknown, like any name this build does not know.
+ */
+export const NotImplementedKind = {
+  /** A public command of spec 004 §3.1. */
+  publicCommand: "public-command",
+  /** An internal command of spec 004 §3.1: only the server would send it. */
+  internalCommand: "internal-command",
+  /** A domain event of spec 004 §3.2. */
+  event: "event",
+} as const;
+export type NotImplementedKind = (typeof NotImplementedKind)[keyof typeof NotImplementedKind];
+
+export interface NotImplementedEntry {
+  readonly kind: NotImplementedKind;
+  /** What the name stands for in spec 004, and why Loom has no need of it yet. */
+  readonly what: string;
+}
+
+export const NAMED_NOT_IMPLEMENTED = {
+  // Live guest share (spec 004 §3.4): Loom has no guest links yet.
+  "thread.guest-share.open": { kind: "internal-command", what: "Open a live guest share of a thread: a signed link valid for 24 hours." },
+  "thread.guest-share.redeem": { kind: "internal-command", what: "A guest's browser redeems a share link and binds the guest's name." },
+  "thread.guest-share.close": { kind: "public-command", what: "The owner closes a thread's guest share." },
+  "thread.guest-message.submit": { kind: "internal-command", what: "A guest submits a message; it stays pending until the owner sends it (message.dispatch with guestMessageId) or dismisses it." },
+  "thread.guest-message.dismiss": { kind: "public-command", what: "The owner rejects a guest's pending message." },
+  "thread.guest-share-updated": { kind: "event", what: "A thread's guest share after a change (opened, redeemed, a guest message, closed)." },
+  // Background work a turn leaves behind: nothing in Loom enters settling_background_work yet (docs/runs.md).
+  "thread.background-work.settle": { kind: "internal-command", what: "Settle a run in settling_background_work once the background work it waits on (a terminal, a monitor) is over." },
+  "run.background-work-cancelled": { kind: "event", what: "The background work of a settling run was cancelled." },
+  // Answer delivery: Loom's provider.request.respond effect is process-bound and records no delivery failure.
+  "runtime-request.delivery.fail": { kind: "internal-command", what: "An answer to an approval or a question could not be delivered to the provider." },
+  // Transcript records Loom keeps as turn items instead (user_message, assistant_message, proposed_plan, todo_list).
+  "message.updated": { kind: "event", what: "A user or assistant message record after a change; Loom's messages are turn items (turn-item.updated)." },
+  "plan.updated": { kind: "event", what: "A thread's plan record after a change; Loom's plans are proposed_plan and todo_list turn items (turn-item.updated)." },
+} as const satisfies { readonly [name: string]: NotImplementedEntry };
+export type NotImplementedName = keyof typeof NAMED_NOT_IMPLEMENTED;
+
+const entries: { readonly [name: string]: NotImplementedEntry } = NAMED_NOT_IMPLEMENTED;
+
+/** The listed entry for a name, if it is one. */
+export function notImplemented(name: string): NotImplementedEntry | undefined {
+  return Object.hasOwn(entries, name) ? entries[name] : undefined;
+}
