@@ -1,4 +1,4 @@
-import type { InteractionMode, RuntimeMode } from "../modes.js";
+import type { Ceiling, InteractionMode, RuntimeMode } from "../modes.js";
 import type { FireCause, OverlapPolicy, Trigger } from "../entities/scheduledTasks.js";
 import type { CreatedBy } from "../thread.js";
 
@@ -38,6 +38,8 @@ export interface ScheduledTaskSaveCommand {
     readonly createdByThreadId: string | null;
     /** The first due instant after now (null for webhooks and paused tasks). */
     readonly nextFireAt: string | null;
+    /** The caller whose modes the task's work may not exceed (src/core/policy/ceiling.ts); absent: none. */
+    readonly ceiling?: Ceiling;
   };
 }
 
@@ -71,6 +73,8 @@ export interface ScheduledTaskFireCommand {
     readonly messageId: string;
     /** Untrusted context (a webhook body), already bounded; null for none. */
     readonly context: string | null;
+    /** run now by a caller: whose modes the work it starts may not exceed; absent (timed fires, webhooks): none. */
+    readonly ceiling?: Ceiling;
   };
 }
 
