@@ -4,8 +4,9 @@ import type { WorkflowPhase } from "../entities/workflows.js";
 
 /**
  * Workflow scripts (docs/workflows.md). Loom's own and engine-only, like the
- * scheduled-task commands: the app sends them after it checked the script,
- * its arguments and the budget; the HTTP API refuses their names. Each
+ * scheduled-task commands: the app sends them after it checked the script
+ * and its arguments (the decider checks the budget); the HTTP API refuses
+ * their names. Each
  * journals one fact of a running script, with a command id derived from the
  * fact, so a re-run after a restart that repeats one changes nothing.
  */
@@ -33,6 +34,7 @@ export interface WorkflowStartCommand {
     readonly phases: readonly WorkflowPhase[];
     readonly script: string;
     readonly args: unknown;
+    /** The pool asked for its agents; refused when wider than a budget the parent runs under, or when one of those ran out. */
     readonly budget: BudgetLimits | null;
     readonly clientRequestId: string | null;
     /** An ended workflow of the same parent thread whose finished calls this one reuses (docs/workflows.md, Resuming an edited script). */
