@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { BudgetLimits } from "../../contracts/entities/budgets.js";
 import type { DomainEvent } from "../../contracts/events.js";
 import { RejectionCode } from "../rejections.js";
-import { ROOT, ROOT_RUN, delegate, fold, rootWithRun, setupContext, steps } from "../testing/delegationFixtures.js";
+import { ROOT, ROOT_RUN, delegate, fold, rootWithRun, setupContext, startWorkflow, steps } from "../testing/delegationFixtures.js";
 import { cmd } from "../testing/fixtures.js";
 import { given } from "../testing/scenario.js";
 
@@ -14,20 +14,7 @@ import { given } from "../testing/scenario.js";
 
 const WF = "workflow:1";
 
-const start = (budget: BudgetLimits | null) =>
-  cmd("workflow.start", {
-    workflowId: WF,
-    parentThreadId: ROOT,
-    parentRunId: ROOT_RUN,
-    itemId: "turn-item:wf",
-    name: null,
-    description: null,
-    phases: [],
-    script: "await agent('a')",
-    args: null,
-    budget,
-    clientRequestId: null,
-  });
+const start = (budget: BudgetLimits | null) => startWorkflow(WF, budget);
 
 /** A root whose own budget is `spawns: 3`. */
 const budgeted = steps(rootWithRun(), [cmd("thread.budget.set", { threadId: ROOT, budget: { spawns: 3 } })], setupContext());

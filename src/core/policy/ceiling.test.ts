@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Command } from "../../contracts/commands.js";
-import type { ScheduledTaskSaveCommand } from "../../contracts/commands/scheduleCommands.js";
 import type { DomainEvent } from "../../contracts/events.js";
 import type { Ceiling } from "../../contracts/modes.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { RejectionCode } from "../rejections.js";
-import { ROOT, ROOT_RUN, delegate, rootWithRun, setupContext, steps, turnEnds } from "../testing/delegationFixtures.js";
+import { ROOT, ROOT_RUN, delegate, rootWithRun, setupContext, startWorkflow, steps, turnEnds } from "../testing/delegationFixtures.js";
 import { cmd, existing } from "../testing/fixtures.js";
 import { aProviderThread, aRun, runCreated } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, fold, given } from "../testing/scenario.js";
+import { fire, save } from "../testing/scheduleFixtures.js";
 
 /**
  * The privilege ceiling (DESIGN invariant 9; spec 000, Policy And
@@ -65,19 +65,7 @@ describe("the privilege ceiling: a workflow's agent()", () => {
   const running = steps(
     rootWithRun(),
     [
-      cmd("workflow.start", {
-        workflowId: workflowStep.workflowId,
-        parentThreadId: ROOT,
-        parentRunId: ROOT_RUN,
-        itemId: "turn-item:wf",
-        name: null,
-        description: null,
-        phases: [],
-        script: "await agent('a')",
-        args: null,
-        budget: null,
-        clientRequestId: null,
-      }),
+      startWorkflow(workflowStep.workflowId),
       cmd("thread.runtime-mode.set", { threadId: ROOT, runtimeMode: "approval-required" }),
       turnEnds(ROOT, ROOT_RUN),
     ],
@@ -203,47 +191,16 @@ describe("the privilege ceiling: other changes to a thread", () => {
 });
 
 describe("the privilege ceiling: scheduled tasks", () => {
-  const save = (fields: Partial<ScheduledTaskSaveCommand["data"]>) =>
-    cmd("scheduled-task.save", {
-      scheduledTaskId: "scheduled-task:1",
-      mode: "create",
-      projectId: "project:1",
-      title: "Nightly",
-      prompt: "audit",
-      trigger: { type: "interval", everyMs: 3_600_000 },
-      boundThreadId: null,
-      enabled: true,
-      overlap: "skip",
-      providerInstanceId: "steerable",
-      model: "m1",
-      runtimeMode: "approval-required",
-      interactionMode: "plan",
-      createdBy: "agent",
-      createdByThreadId: CAREFUL.id,
-      nextFireAt: "2026-03-01T13:00:00.000Z",
-      ...fields,
-    });
-  const runNow = (ceiling?: Ceiling) =>
-    cmd("scheduled-task.fire", {
-      scheduledTaskId: "scheduled-task:1",
-      dueAt: NOW,
-      cause: "manual",
-      instants: 1,
-      nextFireAt: null,
-      threadId: "thread:fired",
-      runId: "run:fired",
-      messageId: "message:fired",
-      context: null,
-      ...(ceiling === undefined ? {} : { ceiling }),
-    });
+  const within = { interactionMode: "plan" as const, createdBy: "agent" as const, createdByThreadId: CAREFUL.id };
+  const runNow = (ceiling?: Ceiling) => fire({ cause: "manual", dueAt: NOW, nextFireAt: null, ...(ceiling === undefined ? {} : { ceiling }) });
 
   it("refuses a task whose work would be broader than the caller, and accepts one within", () => {
-    refuses(base, save({ runtimeMode: "full-access", ceiling: careful }), RejectionCode.runtimeModeEscalationDenied);
-    accepts(base, save({ ceiling: careful }));
+    refuses(base, save({ ...within, runtimeMode: "full-access", ceiling: careful }), RejectionCode.runtimeModeEscalationDenied);
+    accepts(base, save({ ...within, ceiling: careful }));
   });
 
   it("refuses a caller's run now of a broader task; the owner and the scheduler fire it", () => {
-    const wideTask = accepts(base, save({ runtimeMode: "full-access", interactionMode: "default", createdBy: "user", createdByThreadId: null, ceiling: "none" }));
+    const wideTask = accepts(base, save({ runtimeMode: "full-access", ceiling: "none" }));
     expect(refuses(wideTask, runNow(careful), RejectionCode.runtimeModeEscalationDenied)).toContain("of scheduled task scheduled-task:1 is broader than");
     accepts(wideTask, runNow("none"));
     accepts(wideTask, runNow());
