@@ -33,6 +33,7 @@ function refuses(history: readonly DomainEvent[], command: Command, code: Reject
   return given(...history).when(command).thenRejects(code).message;
 }
 
+/** Delegation has no owner case: its ceiling is always the parent thread, whoever asks. */
 describe("the privilege ceiling: delegation (delegate_task)", () => {
   const parent = rootWithRun("steerable", { runtimeMode: "auto-accept-edits", interactionMode: "plan" });
 
@@ -161,6 +162,10 @@ describe("the privilege ceiling: fork (t3_thread_fork)", () => {
   it("bounds the fork by the caller, not by its source: a broad source forks narrow, never broad", () => {
     accepts(base, fork("approval-required"));
     expect(refuses(base, fork("full-access"), RejectionCode.runtimeModeEscalationDenied)).toContain("of the fork thread:fork is broader than");
+  });
+
+  it("lets the owner fork with any modes", () => {
+    accepts(base, { ...fork("full-access"), data: { ...fork("full-access").data, ceiling: "none" } });
   });
 });
 
