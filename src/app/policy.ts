@@ -8,7 +8,8 @@ import { errorOfRejection, fail } from "./errors.js";
 
 /**
  * For a request sent as several commands (create_threads,
- * t3_thread_configure): the decider's privilege ceiling
+ * t3_thread_configure) or one that makes something before its first command
+ * (t3_thread_launch's scratch folder): the decider's privilege ceiling
  * (src/core/policy/ceiling.ts) asked of each command before the first is
  * sent, so a request refused part-way writes nothing. The decider holds each
  * command to it again when it decides it; that check is the one that binds.
