@@ -1,4 +1,5 @@
 import type { Run } from "../contracts/entities/runs.js";
+import type { Ceiling } from "../contracts/modes.js";
 import type { AppThread } from "../contracts/thread.js";
 import type { ToolName } from "../contracts/tools/toolContracts.js";
 import type { OrchestrationState } from "../core/state.js";
@@ -64,4 +65,14 @@ export function resolveCaller(state: OrchestrationState, caller: Caller, operati
     requestScope: caller.providerSessionId,
     providerInstanceId: caller.providerInstanceId,
   };
+}
+
+/**
+ * The ceiling a caller's commands carry: its thread, whose modes the decider
+ * reads from the state when it decides (src/core/policy/ceiling.ts), or
+ * "none" for the owner. App functions resolve inputs (provider, model,
+ * inherited modes) but leave the ceiling to the decider.
+ */
+export function ceilingOf(acting: ActingCaller): Ceiling {
+  return acting.thread === null ? "none" : { callerThreadId: acting.thread.id };
 }

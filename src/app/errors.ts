@@ -115,6 +115,8 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   budget_already_exceeded: "invalid_request",
   budget_not_exceeded: "invalid_request",
   budget_not_root: "invalid_request",
+  runtime_mode_escalation_denied: "runtime_mode_escalation_denied",
+  interaction_mode_escalation_denied: "interaction_mode_escalation_denied",
   client_request_reused: "invalid_request",
   provider_unchanged: "invalid_request",
   invalid_fork_point: "invalid_request",

@@ -1,16 +1,23 @@
-import { type InteractionMode, RUNTIME_MODES, type RuntimeMode, interactionModeRank, runtimeModeRank } from "../contracts/modes.js";
+import type { Command } from "../contracts/commands.js";
+import { type InteractionMode, RUNTIME_MODES, type RuntimeMode, runtimeModeRank } from "../contracts/modes.js";
+import { ceilingRejection } from "../core/policy/ceiling.js";
+import type { OrchestrationState } from "../core/state.js";
 import type { ProviderAvailability, ProviderRegistry } from "../providers/registry.js";
 import type { ActingCaller } from "./caller.js";
-import { fail } from "./errors.js";
+import { errorOfRejection, fail } from "./errors.js";
 
-/** The target's modes may not be broader than the caller's: the privilege ceiling. */
-export function checkCeiling(caller: ActingCaller, target: { runtimeMode: RuntimeMode; interactionMode: InteractionMode }): void {
-  if (caller.thread === null) return;
-  if (runtimeModeRank(target.runtimeMode) > runtimeModeRank(caller.thread.runtimeMode)) {
-    fail("runtime_mode_escalation_denied", `the target runs ${target.runtimeMode}, broader than the caller's ${caller.thread.runtimeMode}`);
-  }
-  if (interactionModeRank(target.interactionMode) > interactionModeRank(caller.thread.interactionMode)) {
-    fail("interaction_mode_escalation_denied", `the target uses interaction mode ${target.interactionMode}, broader than the caller's ${caller.thread.interactionMode}`);
+/**
+ * For a request sent as several commands (create_threads,
+ * t3_thread_configure) or one that makes something before its first command
+ * (t3_thread_launch's scratch folder): the decider's privilege ceiling
+ * (src/core/policy/ceiling.ts) asked of each command before the first is
+ * sent, so a request refused part-way writes nothing. The decider holds each
+ * command to it again when it decides it; that check is the one that binds.
+ */
+export function refuseEscalation(state: OrchestrationState, commands: readonly Command[]): void {
+  for (const command of commands) {
+    const refused = ceilingRejection(state, command);
+    if (refused !== null) throw errorOfRejection(refused.rejection);
   }
 }
 
@@ -83,9 +90,10 @@ export async function resolveTarget(registry: ProviderRegistry, caller: ActingCa
 }
 
 /**
- * Modes for new work: explicit modes may not widen the caller's; a mode the
- * provider does not offer is refused when explicit and stepped down to the
- * broadest offered mode when inherited.
+ * Modes for new work: a mode the provider does not offer is refused when
+ * explicit; inherited modes are the caller's, the runtime mode stepped down
+ * to the broadest the provider offers. An explicit mode broader than the
+ * caller's is passed on: the decider refuses it (the privilege ceiling).
  */
 export function resolveModes(
   caller: ActingCaller,
@@ -106,6 +114,5 @@ export function resolveModes(
   }
   const interactionMode: InteractionMode =
     requested.interactionMode !== undefined && requested.interactionMode !== "inherit" ? requested.interactionMode : (caller.thread?.interactionMode ?? "default");
-  checkCeiling(caller, { runtimeMode, interactionMode });
   return { runtimeMode, interactionMode };
 }

@@ -33,3 +33,14 @@ export function runtimeModeRank(mode: RuntimeMode): number {
 export function interactionModeRank(mode: InteractionMode): number {
   return INTERACTION_MODES.indexOf(mode);
 }
+
+/**
+ * Whose privilege bounds a command (DESIGN invariant 9; spec 000, Policy And
+ * Idempotency): a calling thread, whose runtime and interaction modes as the
+ * state holds them when the command is decided are the most any thread the
+ * command starts, changes or creates may have; or "none", for the owner and
+ * the server's own commands. A command without one is "none": only the owner
+ * sends raw commands (src/core/policy/ceiling.ts decides it).
+ */
+export const CeilingSchema = z.union([z.literal("none"), z.object({ callerThreadId: z.string().min(1).max(512) }).strict()]);
+export type Ceiling = z.infer<typeof CeilingSchema>;

@@ -47,6 +47,7 @@ import {
   decideWorkflowStepStart,
   decideWorkflowStop,
 } from "./workflows/workflows.js";
+import { ceilingRejection } from "./policy/ceiling.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -73,19 +74,25 @@ import {
  * Decide one command against the current state. Pure: no I/O, no clock, no
  * randomness but ctx's. A command carrying a clientRequest claim is refused
  * when its key was first used for a different request; the first accepted
- * claim of a key is recorded with the command's own events.
+ * claim of a key is recorded with the command's own events. Every command
+ * is held to its caller's privilege ceiling before its family decides it.
  */
 export function decide(state: OrchestrationState, command: Command, ctx: DecideContext): Decision {
   const claim = "clientRequest" in command ? command.clientRequest : undefined;
-  if (claim === undefined) return decideCommand(state, command, ctx);
+  if (claim === undefined) return decideBounded(state, command, ctx);
   const known = state.clientRequests.get(claim.key);
   if (known !== undefined && known.fingerprint !== claim.fingerprint) {
     return reject("client_request_reused", `clientRequestId key ${claim.key} was already used for a different ${known.tool} request`);
   }
-  const decision = decideCommand(state, command, ctx);
+  const decision = decideBounded(state, command, ctx);
   if (decision.kind === "rejected" || known !== undefined) return decision;
   const record = clientRequestEvent({ key: claim.key, tool: claim.tool, fingerprint: claim.fingerprint, commandId: command.commandId, recordedAt: ctx.now });
   return accept([record, ...decision.events], decision.effects);
+}
+
+/** The privilege ceiling (policy/ceiling.ts), then the command's own decision. */
+function decideBounded(state: OrchestrationState, command: Command, ctx: DecideContext): Decision {
+  return ceilingRejection(state, command) ?? decideCommand(state, command, ctx);
 }
 
 /** Each command family lives in its own file under thread/, run/ or delegation/. */

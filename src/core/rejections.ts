@@ -72,6 +72,9 @@ export const RejectionCode = {
   budgetAlreadyExceeded: "budget_already_exceeded",
   budgetNotExceeded: "budget_not_exceeded",
   budgetNotRoot: "budget_not_root",
+  // Privilege ceiling (src/core/policy/ceiling.ts)
+  runtimeModeEscalationDenied: "runtime_mode_escalation_denied",
+  interactionModeEscalationDenied: "interaction_mode_escalation_denied",
   // Idempotency
   /** A clientRequestId already used for a different request (docs/mcp.md, Idempotency). */
   clientRequestReused: "client_request_reused",

@@ -1,7 +1,7 @@
 import { APPROVALS_WITHIN_MODE, type ApprovalKind, isApprovalKind, type RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import { ApprovalDecision } from "../../contracts/turnItemParts.js";
 import type { PendingRequestListInput, PendingRequestReadInput, PendingRequestRespondInput } from "../../contracts/tools/delegationTools.js";
-import type { ActingCaller, Caller } from "../caller.js";
+import { type ActingCaller, type Caller, ceilingOf } from "../caller.js";
 import { type AppContext, execute, freshUuid } from "../context.js";
 import { fail } from "../errors.js";
 import { authorizeChange, liveThreadOrFail } from "../threads/authorize.js";
@@ -68,17 +68,18 @@ export async function respondToPendingRequest(ctx: AppContext, caller: Caller, i
   if (request === undefined || request.threadId !== thread.id) fail("invalid_request", `request ${input.requestId} does not exist in thread ${thread.id}`);
   if (request.status !== "pending") fail("invalid_request", `request ${request.id} is already ${request.status}`);
   const commandId = `cmd:pending_request_respond:${freshUuid(ctx)}`;
+  const ceiling = ceilingOf(acting);
   if (request.kind !== "user_input") {
     if (input.decision === undefined || input.answer !== undefined || input.answers !== undefined || input.dismiss !== undefined) {
       fail("invalid_request", `request ${request.id} is an approval (${request.kind}): give decision ("accept" or "decline") and nothing else`);
     }
     authorizeDecision(ctx, acting, request, input.decision);
-    await execute(ctx, { type: "runtime-request.respond", commandId, data: { threadId: thread.id, requestId: request.id, response: { decision: input.decision } } });
+    await execute(ctx, { type: "runtime-request.respond", commandId, data: { threadId: thread.id, requestId: request.id, response: { decision: input.decision }, ceiling } });
     return summarize(ctx.orchestrator.state.runtimeRequests.get(request.id)!);
   }
   if (input.decision !== undefined) fail("invalid_request", `request ${request.id} is a question: give answer, answers or dismiss, not decision`);
   if (input.dismiss === true) {
-    await execute(ctx, { type: "thread.user-input.dismiss", commandId, data: { threadId: thread.id, requestId: request.id } });
+    await execute(ctx, { type: "thread.user-input.dismiss", commandId, data: { threadId: thread.id, requestId: request.id, ceiling } });
   } else {
     const questions = (request.payload.questions as { id: string }[] | undefined) ?? [];
     let answers: Record<string, string[]>;
@@ -92,7 +93,7 @@ export async function respondToPendingRequest(ctx: AppContext, caller: Caller, i
     } else {
       fail("invalid_request", "give answers, answer, or dismiss: true");
     }
-    await execute(ctx, { type: "runtime-request.respond", commandId, data: { threadId: thread.id, requestId: request.id, response: { answers } } });
+    await execute(ctx, { type: "runtime-request.respond", commandId, data: { threadId: thread.id, requestId: request.id, response: { answers }, ceiling } });
   }
   return summarize(ctx.orchestrator.state.runtimeRequests.get(request.id)!);
 }

@@ -1,4 +1,5 @@
 import type { FireCause, ScheduledFire } from "../../contracts/entities/scheduledTasks.js";
+import type { Ceiling } from "../../contracts/modes.js";
 import { joinId } from "../../core/ids.js";
 import type { AppContext } from "../context.js";
 import { execute } from "../context.js";
@@ -18,6 +19,8 @@ export interface FireRequest {
    */
   readonly fireKey: string;
   readonly context: string | null;
+  /** run now by a caller: whose modes the work may not exceed (the decider checks); timed fires and webhooks have none. */
+  readonly ceiling?: Ceiling;
 }
 
 /** The fire command's id for a task and fire key: the only thing that decides whether two fires are one. */
@@ -46,6 +49,7 @@ export async function fireScheduledTask(ctx: AppContext, request: FireRequest): 
       runId: joinId("run", "scheduled", request.scheduledTaskId, request.fireKey),
       messageId: joinId("message", "scheduled", request.scheduledTaskId, request.fireKey),
       context: request.context,
+      ...(request.ceiling === undefined ? {} : { ceiling: request.ceiling }),
     },
   });
   for (const event of executed.events) {

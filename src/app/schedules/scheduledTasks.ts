@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { ScheduledTask, Trigger } from "../../contracts/entities/scheduledTasks.js";
 import type {
   DeleteScheduledTaskOutput,
@@ -14,11 +13,11 @@ import type {
 } from "../../contracts/tools/scheduleTools.js";
 import type { ToolName } from "../../contracts/tools/toolContracts.js";
 import { joinId } from "../../core/ids.js";
-import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
+import { type ActingCaller, type Caller, ceilingOf, resolveCaller } from "../caller.js";
 import { type AppContext, execute } from "../context.js";
 import { fail } from "../errors.js";
 import { checkClaim, claimField, claimRequest } from "../idempotency.js";
-import { checkCeiling, resolveModes, resolveTarget } from "../policy.js";
+import { resolveModes, resolveTarget } from "../policy.js";
 import { titleFromText } from "../threads/views.js";
 import { nextDueAfter } from "./dueTimes.js";
 import { fireScheduledTask } from "./fire.js";
@@ -72,11 +71,6 @@ function firstDue(ctx: AppContext, trigger: Trigger, enabled: boolean): string |
   return new Date(nextDueAfter(trigger, ctx.clock(), null, ctx.schedules.timeZone)).toISOString();
 }
 
-/** Explicit modes may not be broader than the caller's (the privilege ceiling). */
-function checkModes(acting: ActingCaller, modes: { runtimeMode: RuntimeMode; interactionMode: InteractionMode }): void {
-  checkCeiling(acting, modes);
-}
-
 type Settings = Omit<UpdateScheduledTaskInput, "scheduledTaskId">;
 
 async function createTask(ctx: AppContext, acting: ActingCaller, input: ScheduleTaskInput, tool: ToolName): Promise<ScheduledTaskOutput> {
@@ -114,6 +108,7 @@ async function createTask(ctx: AppContext, acting: ActingCaller, input: Schedule
       createdBy: acting.kind === "owner" ? "user" : "agent",
       createdByThreadId: acting.thread?.id ?? null,
       nextFireAt: firstDue(ctx, trigger, enabled),
+      ceiling: ceilingOf(acting),
     },
   }).catch((error: unknown) => {
     if (keys !== null && !ctx.orchestrator.state.scheduledTasks.has(scheduledTaskId)) ctx.schedules.keys.remove(scheduledTaskId);
@@ -137,7 +132,6 @@ async function updateTask(ctx: AppContext, acting: ActingCaller, scheduledTaskId
     providerInstanceId = target.providerInstanceId;
     model = input.target === undefined ? task.model : target.model;
     modes = { runtimeMode: input.runtimeMode ?? task.runtimeMode, interactionMode: input.interactionMode ?? task.interactionMode };
-    checkModes(acting, modes);
     const offered = target.availability.capabilities?.runtimeModes;
     if (offered !== undefined && !offered.includes(modes.runtimeMode)) fail("invalid_request", `${providerInstanceId} does not offer runtime mode ${modes.runtimeMode}`);
   }
@@ -166,6 +160,7 @@ async function updateTask(ctx: AppContext, acting: ActingCaller, scheduledTaskId
       createdBy: task.createdBy,
       createdByThreadId: task.createdByThreadId,
       nextFireAt,
+      ceiling: ceilingOf(acting),
     },
   });
   if (trigger.type !== "webhook" && task.trigger.type === "webhook") ctx.schedules.keys.remove(task.id);
@@ -214,9 +209,10 @@ export async function deleteScheduledTask(ctx: AppContext, caller: Caller, input
 
 /** run_scheduled_task_now: one fire, now, through the same path as a timed fire (a paused task too); its schedule does not move. */
 export async function runScheduledTaskNow(ctx: AppContext, caller: Caller, input: ScheduledTaskIdOnlyInput): Promise<RunScheduledTaskNowOutput> {
-  resolveCaller(ctx.orchestrator.state, caller, "run_scheduled_task_now");
+  const acting = resolveCaller(ctx.orchestrator.state, caller, "run_scheduled_task_now");
   const task = taskOrFail(ctx, input.scheduledTaskId);
   const { fire } = await fireScheduledTask(ctx, {
+    ceiling: ceilingOf(acting),
     scheduledTaskId: task.id,
     cause: "manual",
     dueAt: new Date(ctx.clock()).toISOString(),

@@ -3,7 +3,6 @@ import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
 import type { ToolName } from "../../contracts/tools/toolContracts.js";
-import { checkCeiling } from "../policy.js";
 
 /** A thread that exists and is not deleted, or thread_not_found. */
 export function liveThreadOrFail(ctx: AppContext, threadId: string): AppThread {
@@ -13,14 +12,13 @@ export function liveThreadOrFail(ctx: AppContext, threadId: string): AppThread {
 }
 
 /**
- * The caller may change the target (spec 000, Policy): an agent needs a live
- * run (resolveCaller), and another thread's modes may not be broader than the
- * caller's. Without a threadId the target is the calling thread.
+ * The caller and the thread it changes (spec 000, Policy): an agent needs a
+ * live run (resolveCaller). That the target is no broader than the caller is
+ * the decider's to say: every command sent for the change carries
+ * `ceilingOf(acting)`. Without a threadId the target is the calling thread.
  */
 export function authorizeChange(ctx: AppContext, caller: Caller, threadId: string | undefined, operation: ToolName): { acting: ActingCaller; target: AppThread } {
   const acting = resolveCaller(ctx.orchestrator.state, caller, operation);
   const targetId = threadId ?? acting.thread?.id ?? fail("invalid_request", "threadId is required for a caller outside a thread");
-  const target = liveThreadOrFail(ctx, targetId);
-  if (target.id !== acting.thread?.id) checkCeiling(acting, target);
-  return { acting, target };
+  return { acting, target: liveThreadOrFail(ctx, targetId) };
 }

@@ -13,10 +13,10 @@ import { estimateTokens, utf8Length } from "../../core/lineage/transcript.js";
 import { threadProvider } from "../../core/run/lifecycle.js";
 import { activeRunOf } from "../../engine/queries.js";
 import type { ProviderAvailability } from "../../providers/registry.js";
-import { type Caller, resolveCaller } from "../caller.js";
+import { type Caller, ceilingOf, resolveCaller } from "../caller.js";
 import { type AppContext, execute, requestIds } from "../context.js";
 import { AppError, fail } from "../errors.js";
-import { availableProvider, checkCeiling } from "../policy.js";
+import { availableProvider, refuseEscalation } from "../policy.js";
 import { authorizeChange, liveThreadOrFail } from "./authorize.js";
 
 /**
@@ -96,12 +96,13 @@ type Change = ThreadConfigureOutput["changed"][number];
 
 /**
  * t3_thread_configure: change any of the modes, the model and the provider
- * instance. Everything is checked before anything changes: the target may be
- * changed by the caller (live run, ceiling), new modes are not broader than
- * the caller's (an agent may narrow its own thread, never widen it), the
- * provider is available, the model advertised, the runtime mode offered.
- * Each field is then one command; a field that already has the value is left
- * as is. With a clientRequestId the command ids are derived, so a retry
+ * instance. Everything is checked before anything changes: the caller has a
+ * live run, the provider is available, the model advertised, the runtime
+ * mode offered, and the decider's privilege ceiling allows every command (the
+ * target is no broader than the caller, and new modes are not broader than
+ * the caller's: an agent may narrow its own thread, never widen it). Each
+ * field is then one command; a field that already has the value is left as
+ * is. With a clientRequestId the command ids are derived, so a retry
  * replays the same receipts and answers the same `changed`.
  */
 export async function configureThread(ctx: AppContext, caller: Caller, input: ThreadConfigureInput): Promise<ThreadConfigureOutput> {
@@ -109,7 +110,6 @@ export async function configureThread(ctx: AppContext, caller: Caller, input: Th
     fail("invalid_request", "nothing to configure: pass providerInstanceId, model, runtimeMode or interactionMode");
   }
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_configure");
-  checkCeiling(acting, { runtimeMode: input.runtimeMode ?? target.runtimeMode, interactionMode: input.interactionMode ?? target.interactionMode });
   const current = threadProvider(target);
   const providerId = input.providerInstanceId ?? current;
   let model: string | null = target.modelSelection?.model ?? null;
@@ -138,19 +138,26 @@ export async function configureThread(ctx: AppContext, caller: Caller, input: Th
   const ids = requestIds(acting, `t3_thread_configure:${target.id}`, input.clientRequestId);
   const planned: { change: Change; command: ClientCommand }[] = [];
   const threadId = target.id;
-  if (runtimeMode !== undefined) planned.push({ change: "runtimeMode", command: { type: "thread.runtime-mode.set", commandId: ids.command("runtime-mode"), data: { threadId, runtimeMode } } });
+  const ceiling = ceilingOf(acting);
+  if (runtimeMode !== undefined) {
+    planned.push({ change: "runtimeMode", command: { type: "thread.runtime-mode.set", commandId: ids.command("runtime-mode"), data: { threadId, runtimeMode, ceiling } } });
+  }
   if (input.interactionMode !== undefined) {
-    planned.push({ change: "interactionMode", command: { type: "thread.interaction-mode.set", commandId: ids.command("interaction-mode"), data: { threadId, interactionMode: input.interactionMode } } });
+    planned.push({
+      change: "interactionMode",
+      command: { type: "thread.interaction-mode.set", commandId: ids.command("interaction-mode"), data: { threadId, interactionMode: input.interactionMode, ceiling } },
+    });
   }
   const selectModel = (provider: string): { change: Change; command: ClientCommand } => ({
     change: "model",
-    command: { type: "thread.model-selection.set", commandId: ids.command("model"), data: { threadId, modelSelection: { providerInstanceId: provider, model } } },
+    command: { type: "thread.model-selection.set", commandId: ids.command("model"), data: { threadId, modelSelection: { providerInstanceId: provider, model }, ceiling } },
   });
   if (input.providerInstanceId !== undefined) {
-    planned.push({ change: "provider", command: { type: "provider.switch", commandId: ids.command("provider"), data: { threadId, providerInstanceId: input.providerInstanceId, model } } });
+    planned.push({ change: "provider", command: { type: "provider.switch", commandId: ids.command("provider"), data: { threadId, providerInstanceId: input.providerInstanceId, model, ceiling } } });
   } else if (input.model !== undefined && current !== null) {
     planned.push(selectModel(current));
   }
+  refuseEscalation(ctx.orchestrator.state, planned.map((step) => step.command));
 
   const changed: Change[] = [];
   const commandIds: string[] = [];

@@ -12,11 +12,11 @@ import { UNOBSERVED_WAIT, waitUntil } from "../waits.js";
 import { workspaceFailure } from "../workspaces/failures.js";
 import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { CreateThreadsInput, CreateThreadsOutput, TargetInput, ThreadLaunchInput, ThreadLaunchOutput } from "../../contracts/tools/threadTools.js";
-import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
+import { type ActingCaller, type Caller, ceilingOf, resolveCaller } from "../caller.js";
 import { type AppContext, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { type RequestClaim, checkClaim, claimField, claimRequest } from "../idempotency.js";
-import { resolveModes, resolveTarget } from "../policy.js";
+import { refuseEscalation, resolveModes, resolveTarget } from "../policy.js";
 import { touched } from "../touched.js";
 import { actorOf, sentMessage } from "./sent.js";
 import { threadLink, titleFromText } from "./views.js";
@@ -48,6 +48,8 @@ function checkWorkspaceScope(ctx: AppContext, caller: ActingCaller, projectId: s
     fail("invalid_request", `worktreePath ${path} is outside project ${projectId} and your own workspace`);
   }
 }
+
+type RequestIds = ReturnType<typeof requestIds>;
 
 interface PlannedThread {
   readonly threadId: string;
@@ -91,22 +93,9 @@ interface Placement {
   readonly workspace?: WorktreeRequest;
 }
 
-/**
- * Create one planned thread (and start its run when it has a prompt). The
- * answer is read from the committed thread, so a retried request reports the
- * work it created the first time.
- */
-async function createPlanned(
-  ctx: AppContext,
-  caller: ActingCaller,
-  ids: ReturnType<typeof requestIds>,
-  index: number,
-  planned: PlannedThread,
-  place: Placement,
-  claim: RequestClaim | null,
-): Promise<CreateThreadsOutput["threads"][number]> {
-  const actor = actorOf(caller.kind);
-  const created = await execute(ctx, {
+/** The thread.create of one planned thread, carrying the caller's ceiling (the decider refuses modes broader than the caller's). */
+function createCommand(caller: ActingCaller, ids: RequestIds, index: number, planned: PlannedThread, place: Placement, claim: RequestClaim | null): ThreadCreateCommand {
+  return {
     type: "thread.create",
     commandId: ids.command(`create:${index}`),
     ...claimField(claim),
@@ -121,9 +110,28 @@ async function createPlanned(
       ...(place.branch === undefined ? {} : { branch: place.branch }),
       ...(place.workspace === undefined ? {} : { workspace: place.workspace }),
       ...(planned.outputSchema === undefined ? {} : { outputSchema: planned.outputSchema }),
-      ...actor,
+      ...actorOf(caller.kind),
+      ceiling: ceilingOf(caller),
     },
-  });
+  };
+}
+
+/**
+ * Create one planned thread (and start its run when it has a prompt). The
+ * answer is read from the committed thread, so a retried request reports the
+ * work it created the first time.
+ */
+async function createPlanned(
+  ctx: AppContext,
+  caller: ActingCaller,
+  ids: RequestIds,
+  index: number,
+  planned: PlannedThread,
+  create: ThreadCreateCommand,
+  claim: RequestClaim | null,
+): Promise<CreateThreadsOutput["threads"][number]> {
+  const actor = actorOf(caller.kind);
+  const created = await execute(ctx, create);
   checkClaim(ctx, claim);
   const thread = touched(created.events).threads.get(planned.threadId) ?? ctx.orchestrator.state.threads.get(planned.threadId)!;
   // The creating thread's timeline points at the new thread.
@@ -143,7 +151,7 @@ async function createPlanned(
     const executed = await execute(ctx, {
       type: "message.dispatch",
       commandId: ids.command(`send:${index}`),
-      data: { threadId: planned.threadId, text: planned.prompt, messageId, runId: ids.run(index), ...actor },
+      data: { threadId: planned.threadId, text: planned.prompt, messageId, runId: ids.run(index), ...actor, ceiling: ceilingOf(caller) },
     });
     run = sentMessage(ctx, executed, planned.threadId, messageId).run;
   }
@@ -184,8 +192,18 @@ export async function createThreads(ctx: AppContext, caller: Caller, input: Crea
     worktreePath: acting.thread?.worktreePath ?? undefined,
     branch: acting.thread?.branch ?? undefined,
   };
+  const creates = planned.map((entry, index) => createCommand(acting, ids, index, entry, place, index === 0 ? claim : null));
+  // Every entry within the ceiling before the first is created, so a refused batch creates nothing.
+  for (const [index, create] of creates.entries()) {
+    try {
+      refuseEscalation(ctx.orchestrator.state, [create]);
+    } catch (error) {
+      if (error instanceof Error) error.message = `threads[${index}]: ${error.message}`;
+      throw error;
+    }
+  }
   const threads = [];
-  for (const [index, entry] of planned.entries()) threads.push(await createPlanned(ctx, acting, ids, index, entry, place, index === 0 ? claim : null));
+  for (const [index, entry] of planned.entries()) threads.push(await createPlanned(ctx, acting, ids, index, entry, creates[index]!, index === 0 ? claim : null));
   return { threads };
 }
 
@@ -226,7 +244,6 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   } else if (strategy === "scratch") {
     projectId = SCRATCH_PROJECT;
     worktreePath = join(ctx.scratchRoot, encodeURIComponent(threadId));
-    mkdirSync(worktreePath, { recursive: true });
   } else if (strategy === "existing_worktree") {
     const path = input.worktreePath ?? fail("invalid_request", "existing_worktree needs a worktreePath");
     if (!existsSync(path) || !statSync(path).isDirectory()) fail("invalid_request", `worktreePath ${path} is not a directory`);
@@ -236,7 +253,12 @@ export async function launchThread(ctx: AppContext, caller: Caller, input: Threa
   } else {
     projectId = projectFor(ctx, acting, input.projectId);
   }
-  const created = await createPlanned(ctx, acting, ids, 0, input.budget === undefined ? planned : { ...planned, budget: input.budget }, { projectId, worktreePath, branch: undefined, workspace }, null);
+  const launched = input.budget === undefined ? planned : { ...planned, budget: input.budget };
+  const create = createCommand(acting, ids, 0, launched, { projectId, worktreePath, branch: undefined, workspace }, null);
+  // Nothing is made (not even the scratch folder) for a launch the ceiling refuses.
+  refuseEscalation(ctx.orchestrator.state, [create]);
+  if (strategy === "scratch") mkdirSync(worktreePath!, { recursive: true });
+  const created = await createPlanned(ctx, acting, ids, 0, launched, create, null);
   if (workspace === undefined) return { ...created, projectId, workspaceStrategy: strategy, worktreePath: worktreePath ?? null };
   const made = await worktreeMade(ctx, threadId, created.runId);
   return { ...created, ...made, projectId, workspaceStrategy: strategy };

@@ -15,10 +15,10 @@ import { joinId } from "../../core/ids.js";
 import { estimateTokens, utf8Length } from "../../core/lineage/transcript.js";
 import { threadProvider } from "../../core/run/lifecycle.js";
 import type { ProviderAvailability } from "../../providers/registry.js";
-import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
+import { type ActingCaller, type Caller, ceilingOf, resolveCaller } from "../caller.js";
 import { type AppContext, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
-import { availableProvider, checkCeiling, resolveTarget } from "../policy.js";
+import { availableProvider, resolveTarget } from "../policy.js";
 import { touched } from "../touched.js";
 import { authorizeChange, liveThreadOrFail } from "./authorize.js";
 import { actorOf, sentMessage } from "./sent.js";
@@ -107,35 +107,36 @@ async function forkTarget(ctx: AppContext, acting: ActingCaller, source: AppThre
 }
 
 /**
- * The fork's modes: explicit ones may not be broader than the caller's and
- * must be offered by the provider; inherited ones are the source's, narrowed
- * to the caller's ceiling and to what the provider offers.
+ * The fork's modes: explicit ones must be offered by the provider (that they
+ * are no broader than the caller's is the decider's to say); inherited ones
+ * are the source's, narrowed to the caller's modes and to what the provider
+ * offers.
  */
 function forkModes(acting: ActingCaller, source: AppThread, availability: ProviderAvailability, input: ThreadForkInput): { runtimeMode: RuntimeMode; interactionMode: InteractionMode } {
   const offered = availability.capabilities?.runtimeModes ?? RUNTIME_MODES;
-  const ceiling = acting.thread;
+  const callerThread = acting.thread;
   let runtimeMode: RuntimeMode;
   if (input.runtimeMode !== undefined && input.runtimeMode !== "inherit") {
     runtimeMode = input.runtimeMode;
     if (!offered.includes(runtimeMode)) fail("invalid_request", `${availability.instance.id} does not offer runtime mode ${runtimeMode}; it offers ${offered.join(", ")}`);
   } else {
-    const cap = ceiling === null || runtimeModeRank(source.runtimeMode) <= runtimeModeRank(ceiling.runtimeMode) ? source.runtimeMode : ceiling.runtimeMode;
+    const cap = callerThread === null || runtimeModeRank(source.runtimeMode) <= runtimeModeRank(callerThread.runtimeMode) ? source.runtimeMode : callerThread.runtimeMode;
     runtimeMode = offered.filter((mode) => runtimeModeRank(mode) <= runtimeModeRank(cap)).sort((a, b) => runtimeModeRank(b) - runtimeModeRank(a))[0] ?? "approval-required";
   }
   let interactionMode: InteractionMode;
   if (input.interactionMode !== undefined && input.interactionMode !== "inherit") interactionMode = input.interactionMode;
-  else interactionMode = ceiling === null || interactionModeRank(source.interactionMode) <= interactionModeRank(ceiling.interactionMode) ? source.interactionMode : ceiling.interactionMode;
-  checkCeiling(acting, { runtimeMode, interactionMode });
+  else interactionMode = callerThread === null || interactionModeRank(source.interactionMode) <= interactionModeRank(callerThread.interactionMode) ? source.interactionMode : callerThread.interactionMode;
   return { runtimeMode, interactionMode };
 }
 
 /**
  * t3_thread_fork: a new thread with lineage fork from the source at a run
  * ordinal (default: its newest run). The fork writes a `fork` item into the
- * source, so forking another thread needs the caller's live run; the fork's
- * modes follow the privilege ceiling. Context moves as a portable transfer
- * (a bounded transcript) that the fork's first run receives: no driver offers
- * a native fork entry point yet. With `message` the first run starts at once.
+ * source, so forking another thread needs the caller's live run; its
+ * commands carry the caller's ceiling, which the fork's modes may not
+ * exceed. Context moves as a portable transfer (a bounded transcript) that
+ * the fork's first run receives: no driver offers a native fork entry point
+ * yet. With `message` the first run starts at once.
  */
 export async function forkThread(ctx: AppContext, caller: Caller, input: ThreadForkInput): Promise<ThreadForkOutput> {
   const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_thread_fork");
@@ -157,6 +158,7 @@ export async function forkThread(ctx: AppContext, caller: Caller, input: ThreadF
       model,
       ...modes,
       ...actor,
+      ceiling: ceilingOf(acting),
     },
   });
   let run: Run | null = null;
@@ -165,7 +167,7 @@ export async function forkThread(ctx: AppContext, caller: Caller, input: ThreadF
     const executed = await execute(ctx, {
       type: "message.dispatch",
       commandId: ids.command("send"),
-      data: { threadId, text: input.message, messageId, runId: ids.run(), ...actor },
+      data: { threadId, text: input.message, messageId, runId: ids.run(), ...actor, ceiling: ceilingOf(acting) },
     });
     run = sentMessage(ctx, executed, threadId, messageId).run;
   }
@@ -195,8 +197,8 @@ export async function forkThread(ctx: AppContext, caller: Caller, input: ThreadF
 /**
  * t3_thread_merge_back: a fork's or delegated child's outcome into its source
  * thread, which the source's next run receives. The change lands in the
- * source, so the caller must be allowed to change the source (live run,
- * privilege ceiling).
+ * source, so the caller must be allowed to change the source: a live run,
+ * and a source no broader than the caller (the decider's check).
  */
 export async function mergeBack(ctx: AppContext, caller: Caller, input: ThreadMergeBackInput): Promise<ThreadMergeBackOutput> {
   const state = ctx.orchestrator.state;
@@ -210,7 +212,12 @@ export async function mergeBack(ctx: AppContext, caller: Caller, input: ThreadMe
   const executed = await execute(ctx, {
     type: "thread.merge_back",
     commandId: ids.command(),
-    data: { threadId: thread.id, ...(input.summary === undefined ? {} : { summary: input.summary }), ...(transferId === undefined ? {} : { transferId }) },
+    data: {
+      threadId: thread.id,
+      ...(input.summary === undefined ? {} : { summary: input.summary }),
+      ...(transferId === undefined ? {} : { transferId }),
+      ceiling: ceilingOf(acting),
+    },
   });
   const created = [...touched(executed.events).transfers.values()].find((t) => t.kind === "merge_back") ?? (transferId === undefined ? undefined : ctx.orchestrator.state.transfers.get(transferId));
   const transfer = created === undefined ? fail("orchestration_error", `the merge back of thread ${thread.id} recorded no transfer`) : (ctx.orchestrator.state.transfers.get(created.id) ?? created);

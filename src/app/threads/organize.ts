@@ -3,40 +3,46 @@ import type { AppThread } from "../../contracts/thread.js";
 import { type OrganizeAction, type OrganizationView, type ThreadOrganizeInput, type ThreadOrganizeOutput } from "../../contracts/tools/organizeTools.js";
 import { isUnread } from "../../engine/projections.js";
 import { currentRunOf } from "../../engine/queries.js";
-import { type Caller, resolveCaller } from "../caller.js";
+import type { Ceiling } from "../../contracts/modes.js";
+import { type Caller, ceilingOf, resolveCaller } from "../caller.js";
 import { type AppContext, type Executed, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { touched } from "../touched.js";
 import { isEffectivelySnoozed } from "./attention.js";
-import { authorizeChange } from "./authorize.js";
+import { authorizeChange, liveThreadOrFail } from "./authorize.js";
 
 /**
  * t3_thread_organize (spec 004 §3.5) over the thread organization commands
  * (docs/threads.md): one action per call. Every action changes threads, so
- * each thread it touches follows the privilege ceiling (authorizeChange).
+ * its command carries the caller's ceiling: the decider refuses it for a
+ * thread broader than the caller.
  * A change that would change nothing is refused by the decider with its own
  * code (thread_already_pinned, ...), which reaches the caller as
  * invalid_request with that code in the message.
  */
 
 type SingleAction = Exclude<OrganizeAction, "reorder_pins">;
-type ThreadCommandOf = (threadId: string, input: ThreadOrganizeInput, commandId: string) => ClientCommand;
+type ThreadCommandOf = (threadId: string, input: ThreadOrganizeInput, commandId: string, ceiling: Ceiling) => ClientCommand;
 
 /** Each single-thread action and the command it is; the compiler checks every action has one. */
 const COMMAND_OF_ACTION: { readonly [A in SingleAction]: ThreadCommandOf } = {
-  pin: (threadId, _input, commandId) => ({ type: "thread.pin", commandId, data: { threadId } }),
-  unpin: (threadId, _input, commandId) => ({ type: "thread.unpin", commandId, data: { threadId } }),
-  archive: (threadId, _input, commandId) => ({ type: "thread.archive", commandId, data: { threadId } }),
-  unarchive: (threadId, _input, commandId) => ({ type: "thread.unarchive", commandId, data: { threadId } }),
-  settle: (threadId, _input, commandId) => ({ type: "thread.settle", commandId, data: { threadId } }),
-  unsettle: (threadId, _input, commandId) => ({ type: "thread.unsettle", commandId, data: { threadId } }),
-  snooze: (threadId, input, commandId) => ({ type: "thread.snooze", commandId, data: { threadId, until: input.until ?? fail("invalid_request", "snooze needs `until`, the time the thread wakes") } }),
-  unsnooze: (threadId, _input, commandId) => ({ type: "thread.unsnooze", commandId, data: { threadId } }),
-  mark_unread: (threadId, _input, commandId) => ({ type: "thread.mark-unread", commandId, data: { threadId } }),
-  auto_settle: (threadId, input, commandId) => ({
+  pin: (threadId, _input, commandId, ceiling) => ({ type: "thread.pin", commandId, data: { threadId, ceiling } }),
+  unpin: (threadId, _input, commandId, ceiling) => ({ type: "thread.unpin", commandId, data: { threadId, ceiling } }),
+  archive: (threadId, _input, commandId, ceiling) => ({ type: "thread.archive", commandId, data: { threadId, ceiling } }),
+  unarchive: (threadId, _input, commandId, ceiling) => ({ type: "thread.unarchive", commandId, data: { threadId, ceiling } }),
+  settle: (threadId, _input, commandId, ceiling) => ({ type: "thread.settle", commandId, data: { threadId, ceiling } }),
+  unsettle: (threadId, _input, commandId, ceiling) => ({ type: "thread.unsettle", commandId, data: { threadId, ceiling } }),
+  snooze: (threadId, input, commandId, ceiling) => ({ type: "thread.snooze", commandId, data: { threadId, until: input.until ?? fail("invalid_request", "snooze needs `until`, the time the thread wakes"), ceiling } }),
+  unsnooze: (threadId, _input, commandId, ceiling) => ({ type: "thread.unsnooze", commandId, data: { threadId, ceiling } }),
+  mark_unread: (threadId, _input, commandId, ceiling) => ({ type: "thread.mark-unread", commandId, data: { threadId, ceiling } }),
+  auto_settle: (threadId, input, commandId, ceiling) => ({
     type: "thread.auto-settle.set",
     commandId,
-    data: { threadId, autoSettle: input.enabled ?? fail("invalid_request", "auto_settle needs `enabled`: true settles the thread when its work finishes, false stops that") },
+    data: {
+      threadId,
+      autoSettle: input.enabled ?? fail("invalid_request", "auto_settle needs `enabled`: true settles the thread when its work finishes, false stops that"),
+      ceiling,
+    },
   }),
 };
 
@@ -85,15 +91,15 @@ export async function organizeThread(ctx: AppContext, caller: Caller, input: Thr
   checkFields(input);
   if (input.action === "reorder_pins") {
     const threadIds = input.threadIds ?? fail("invalid_request", "reorder_pins needs `threadIds`: every pinned thread once, in the new order");
-    // Reordering moves every listed thread: each must be one the caller may change.
-    for (const threadId of threadIds) authorizeChange(ctx, caller, threadId, "t3_thread_organize");
+    // Reordering moves every listed thread: each must exist, and the decider holds each to the caller's ceiling.
     const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_thread_organize");
+    for (const threadId of threadIds) liveThreadOrFail(ctx, threadId);
     const ids = requestIds(acting, "t3_thread_organize:reorder_pins", input.clientRequestId);
-    const executed = await execute(ctx, { type: "thread.pin.reorder", commandId: ids.command(), data: { threadIds } });
+    const executed = await execute(ctx, { type: "thread.pin.reorder", commandId: ids.command(), data: { threadIds, ceiling: ceilingOf(acting) } });
     return result(ctx, input.action, executed, null);
   }
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_organize");
   const ids = requestIds(acting, `t3_thread_organize:${input.action}:${target.id}`, input.clientRequestId);
-  const executed = await execute(ctx, COMMAND_OF_ACTION[input.action](target.id, input, ids.command()));
+  const executed = await execute(ctx, COMMAND_OF_ACTION[input.action](target.id, input, ids.command(), ceilingOf(acting)));
   return result(ctx, input.action, executed, target.id);
 }

@@ -15,7 +15,8 @@ import type {
 } from "../../contracts/tools/queueTools.js";
 import { queuedRunsOf } from "../../core/state.js";
 import { activeRunOf } from "../../engine/queries.js";
-import type { Caller } from "../caller.js";
+import type { Ceiling } from "../../contracts/modes.js";
+import { type Caller, ceilingOf } from "../caller.js";
 import { type AppContext, type Executed, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { touched } from "../touched.js";
@@ -24,8 +25,8 @@ import { authorizeChange, liveThreadOrFail } from "./authorize.js";
 /**
  * The queue tools (spec 004 §3.5) over the queued-run commands of
  * src/core/run/queue.ts. Reads need only the thread; every change is a
- * change of the target thread, so it follows the privilege ceiling
- * (authorizeChange). Decider rejections reach the caller through the
+ * change of the target thread, so its command carries the caller's ceiling
+ * and the decider refuses it for a thread broader than the caller. Decider rejections reach the caller through the
  * failure table: run_not_found, run_not_queued / message_unchanged /
  * invalid_reorder → invalid_request, no steerable turn → thread_not_sendable.
  */
@@ -107,49 +108,57 @@ function changeResult(ctx: AppContext, threadId: string, runId: string | null, e
   };
 }
 
-/** Authorize the change, then run one queue command with an id derived from clientRequestId (tool, thread and run scoped). */
-async function change(ctx: AppContext, caller: Caller, tool: ToolName, threadId: string, key: string, clientRequestId: string | undefined, command: (commandId: string) => Command): Promise<Executed> {
+/** Authorize the change, then run one queue command with an id derived from clientRequestId (tool, thread and run scoped) and the caller's ceiling. */
+async function change(
+  ctx: AppContext,
+  caller: Caller,
+  tool: ToolName,
+  threadId: string,
+  key: string,
+  clientRequestId: string | undefined,
+  command: (commandId: string, ceiling: Ceiling) => Command,
+): Promise<Executed> {
   const { acting, target } = authorizeChange(ctx, caller, threadId, tool);
   const ids = requestIds(acting, `${tool}:${target.id}:${key}`, clientRequestId);
-  return execute(ctx, command(ids.command()));
+  return execute(ctx, command(ids.command(), ceilingOf(acting)));
 }
 
 /** t3_queue_edit: replace a queued run's message before it starts. */
 export async function editQueuedRun(ctx: AppContext, caller: Caller, input: QueueEditInput): Promise<QueueChangeOutput> {
-  const executed = await change(ctx, caller, "t3_queue_edit", input.threadId, input.runId, input.clientRequestId, (commandId) => ({
+  const executed = await change(ctx, caller, "t3_queue_edit", input.threadId, input.runId, input.clientRequestId, (commandId, ceiling) => ({
     type: "queued-run.edit",
     commandId,
-    data: { threadId: input.threadId, runId: input.runId, text: input.message },
+    data: { threadId: input.threadId, runId: input.runId, text: input.message, ceiling },
   }));
   return changeResult(ctx, input.threadId, input.runId, executed);
 }
 
 /** t3_queue_cancel: the run ends cancelled without starting; its message stays in the timeline. */
 export async function cancelQueuedRun(ctx: AppContext, caller: Caller, input: QueueCancelInput): Promise<QueueChangeOutput> {
-  const executed = await change(ctx, caller, "t3_queue_cancel", input.threadId, input.runId, input.clientRequestId, (commandId) => ({
+  const executed = await change(ctx, caller, "t3_queue_cancel", input.threadId, input.runId, input.clientRequestId, (commandId, ceiling) => ({
     type: "queued-run.cancel",
     commandId,
-    data: { threadId: input.threadId, runId: input.runId },
+    data: { threadId: input.threadId, runId: input.runId, ceiling },
   }));
   return changeResult(ctx, input.threadId, input.runId, executed);
 }
 
 /** t3_queue_reorder: the whole queue in its new order. */
 export async function reorderQueue(ctx: AppContext, caller: Caller, input: QueueReorderInput): Promise<QueueChangeOutput> {
-  const executed = await change(ctx, caller, "t3_queue_reorder", input.threadId, "queue", input.clientRequestId, (commandId) => ({
+  const executed = await change(ctx, caller, "t3_queue_reorder", input.threadId, "queue", input.clientRequestId, (commandId, ceiling) => ({
     type: "queued-run.reorder",
     commandId,
-    data: { threadId: input.threadId, runIds: input.runIds },
+    data: { threadId: input.threadId, runIds: input.runIds, ceiling },
   }));
   return changeResult(ctx, input.threadId, null, executed);
 }
 
 /** t3_queue_promote_to_steer: move a queued message into the running turn as steering input. */
 export async function promoteQueuedRun(ctx: AppContext, caller: Caller, input: QueuePromoteInput): Promise<QueueChangeOutput> {
-  const executed = await change(ctx, caller, "t3_queue_promote_to_steer", input.threadId, input.runId, input.clientRequestId, (commandId) => ({
+  const executed = await change(ctx, caller, "t3_queue_promote_to_steer", input.threadId, input.runId, input.clientRequestId, (commandId, ceiling) => ({
     type: "queued-message.promote-to-steer",
     commandId,
-    data: { threadId: input.threadId, runId: input.runId },
+    data: { threadId: input.threadId, runId: input.runId, ceiling },
   }));
   const moved = [...touched(executed.events).items.values()].find((item) => item.type === "user_message" && item.runId !== input.runId);
   const run = ctx.orchestrator.state.runs.get(input.runId);

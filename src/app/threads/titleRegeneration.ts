@@ -4,7 +4,7 @@ import type { TitlesConfig } from "../../config/config.js";
 import { joinId } from "../../core/ids.js";
 import type { NormalizedProviderEvent, ProviderSessionRuntime } from "../../providers/adapter.js";
 import type { ProviderAvailability } from "../../providers/registry.js";
-import type { ActingCaller } from "../caller.js";
+import { type ActingCaller, ceilingOf } from "../caller.js";
 import { type AppContext, type Executed, execute, freshUuid, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { titleFromText } from "./views.js";
@@ -89,7 +89,11 @@ export async function regenerateTitle(ctx: AppContext, acting: ActingCaller, thr
   const fallback = fallbackTitle(ctx, thread) ?? fail("invalid_request", `thread ${thread.id} has no message to make a title from`);
   const ids = requestIds(acting, `t3_thread_update:regenerate_title:${thread.id}`, clientRequestId);
   const provider = await titlingProvider(ctx, thread);
-  const started = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command("start"), data: { threadId: thread.id, title: fallback, titleRegenerating: true } });
+  const started = await execute(ctx, {
+    type: "thread.metadata.update",
+    commandId: ids.command("start"),
+    data: { threadId: thread.id, title: fallback, titleRegenerating: true, ceiling: ceilingOf(acting) },
+  });
   // A retried call finds its regeneration already under way (or done): nothing more to start.
   if (started.events.length === 0) return started;
   const complete = (title: string) =>

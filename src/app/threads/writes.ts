@@ -10,7 +10,7 @@ import type {
   UnlinkPullRequestInput,
 } from "../../contracts/tools/threadTools.js";
 import { activeRunOf } from "../../engine/queries.js";
-import type { Caller } from "../caller.js";
+import { type Caller, ceilingOf } from "../caller.js";
 import { type AppContext, type Executed, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { checkClaim, claimField, claimRequest } from "../idempotency.js";
@@ -30,7 +30,7 @@ export async function sendToThread(ctx: AppContext, caller: Caller, input: Threa
     type: "message.dispatch",
     commandId: ids.command(),
     ...claimField(claim),
-    data: { threadId: target.id, text: input.message, mode: input.mode ?? "auto", messageId, runId: ids.run(), ...actorOf(acting.kind) },
+    data: { threadId: target.id, text: input.message, mode: input.mode ?? "auto", messageId, runId: ids.run(), ...actorOf(acting.kind), ceiling: ceilingOf(acting) },
   });
   checkClaim(ctx, claim);
   const { item, run } = sentMessage(ctx, executed, target.id, messageId);
@@ -59,7 +59,11 @@ export async function interruptThread(ctx: AppContext, caller: Caller, input: Th
   if (isTerminalRunStatus(run.status)) return { threadId: target.id, runId: run.id, outcome: "already_terminal", status: run.status };
   if (run.interruptRequestedAt !== null) return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: run.status };
   const ids = requestIds(acting, "t3_thread_interrupt", undefined, ctx.random);
-  const executed = await execute(ctx, { type: "run.interrupt", commandId: ids.command(), data: { threadId: target.id, runId: run.id, requestedBy: actorOf(acting.kind).createdBy } });
+  const executed = await execute(ctx, {
+    type: "run.interrupt",
+    commandId: ids.command(),
+    data: { threadId: target.id, runId: run.id, requestedBy: actorOf(acting.kind).createdBy, ceiling: ceilingOf(acting) },
+  });
   const after = touched(executed.events).runs.get(run.id) ?? ctx.orchestrator.state.runs.get(run.id)!;
   return { threadId: target.id, runId: run.id, outcome: "interrupt_requested", status: after.status };
 }
@@ -101,7 +105,7 @@ export async function updateThread(ctx: AppContext, caller: Caller, input: Threa
   }
   const title = input.title ?? fail("invalid_request", "rename requires a title");
   const ids = requestIds(acting, `t3_thread_update:${input.action}:${target.id}`, input.clientRequestId, ctx.random);
-  const executed = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, title } });
+  const executed = await execute(ctx, { type: "thread.metadata.update", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, title, ceiling: ceilingOf(acting) } });
   checkClaim(ctx, claim);
   return metadataResult(ctx, target.id, executed);
 }
@@ -114,7 +118,13 @@ export async function linkPullRequest(ctx: AppContext, caller: Caller, input: Li
     type: "thread.pull-request.link",
     commandId: ids.command(),
     ...claimField(claim),
-    data: { threadId: target.id, url: input.url, ...(input.number === undefined ? {} : { number: input.number }), ...(input.title === undefined ? {} : { title: input.title }) },
+    data: {
+      threadId: target.id,
+      url: input.url,
+      ...(input.number === undefined ? {} : { number: input.number }),
+      ...(input.title === undefined ? {} : { title: input.title }),
+      ceiling: ceilingOf(acting),
+    },
   });
   checkClaim(ctx, claim);
   return metadataResult(ctx, target.id, executed);
@@ -125,7 +135,7 @@ export async function unlinkPullRequest(ctx: AppContext, caller: Caller, input: 
   const claim = claimRequest(ctx, acting.requestScope, "unlink_pull_request", input);
   const url = input.url ?? target.pullRequests.find((pr) => pr.unlinkedAt === null)?.url ?? fail("invalid_request", `thread ${target.id} has no linked pull request`);
   const ids = requestIds(acting, `unlink_pull_request:${target.id}`, input.clientRequestId, ctx.random);
-  const executed = await execute(ctx, { type: "thread.pull-request.unlink", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, url } });
+  const executed = await execute(ctx, { type: "thread.pull-request.unlink", commandId: ids.command(), ...claimField(claim), data: { threadId: target.id, url, ceiling: ceilingOf(acting) } });
   checkClaim(ctx, claim);
   return metadataResult(ctx, target.id, executed);
 }

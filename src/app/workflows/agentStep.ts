@@ -13,7 +13,7 @@ import type { AgentCall } from "./sandbox.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { probeWorkingTree } from "../../workspaces/repository.js";
 import { workspacePathOf } from "../workspaces/paths.js";
-import { stepBudget, workflowBudgetReached } from "./budget.js";
+import { workflowBudgetReached } from "../../core/budgets/workflowBudget.js";
 
 /** An agent() call that failed, as the script sees it: catchable, with the failure's code (`budget_exceeded`, ...). */
 export class WorkflowStepError extends Error {
@@ -122,6 +122,7 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
   const release = await rt.acquire();
   try {
     if (journaled === undefined) {
+      // The decider refuses a task of a pool that ran out; asking its rule first journals the refused call without a task.
       const reached = workflowBudgetReached(state, liveWorkflow(rt), now());
       if (reached !== null) {
         const error = { code: "budget_exceeded", message: `the ${reached.kind} budget of workflow ${rt.workflowId} ran out (${reached.spent} of ${reached.limit})` };
@@ -135,7 +136,7 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
     for (;;) {
       if (!state.tasks.has(ids.taskId)) {
         try {
-          await requestTask(rt, liveWorkflow(rt), ids, call, options, now());
+          await requestTask(rt, liveWorkflow(rt), ids, call, options);
         } catch (error) {
           const failure = failureOf(error);
           await journalFinish(rt, ids.stepId, { status: "failed", error: failure });
@@ -232,14 +233,13 @@ export async function journalFinish(rt: StepRuntime, stepId: string, outcome: { 
   });
 }
 
-async function requestTask(rt: StepRuntime, workflow: Workflow, ids: ReturnType<typeof stepIds>, call: AgentCall, options: AgentOptions, now: string) {
+async function requestTask(rt: StepRuntime, workflow: Workflow, ids: ReturnType<typeof stepIds>, call: AgentCall, options: AgentOptions) {
   const state = rt.ctx.orchestrator.state;
   const parent = state.threads.get(workflow.parentThreadId);
   const providerInstanceId = options.target?.providerInstanceId ?? parent?.providerInstanceId ?? null;
   if (parent === undefined || providerInstanceId === null) throw new AppError("provider_unavailable", "the workflow's parent thread has no provider to run agents on");
   const brief = options.role === undefined ? call.prompt : `${ROLE_INSTRUCTIONS[options.role]}\n\n${call.prompt}`;
   const prompt = options.schema === undefined ? brief : `${brief}\n\n${outputInstruction(options.schema)}`;
-  const budget = stepBudget(state, workflow, now, options.budget);
   // worktree: a git worktree of the child's own, branched from the parent's workspace as it is now (as delegate_task's isolation).
   const isolation = options.isolation === "worktree" ? { isolation: "worktree" as const, workspaceRepoPath: await parentRepository(rt.ctx, parent) } : {};
   const outcome = await rt.ctx.orchestrator.execute({
@@ -267,7 +267,8 @@ async function requestTask(rt: StepRuntime, workflow: Workflow, ids: ReturnType<
       wakePolicy: "never",
       ...isolation,
       ...(options.schema === undefined ? {} : { outputSchema: options.schema }),
-      ...(budget === undefined ? {} : { budget }),
+      // The call's own budget; the decider narrows it to what is left of the workflow's pool.
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
       workflowStep: { workflowId: workflow.workflowId, stepId: ids.stepId },
     },
   });

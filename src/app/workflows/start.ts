@@ -4,7 +4,6 @@ import { z } from "zod";
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import { WorkflowPhaseSchema } from "../../contracts/entities/workflows.js";
 import type { WorkflowScriptOutput, WorkflowStartInput, WorkflowStatusInput, WorkflowStopInput } from "../../contracts/tools/workflowTools.js";
-import { exhaustedBudget, narrowedBudget } from "../../core/budgets/budgets.js";
 import { joinId } from "../../core/ids.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type Caller, resolveCaller } from "../caller.js";
@@ -44,9 +43,9 @@ async function namedScript(ctx: AppContext, thread: AppThread, name: string): Pr
 
 /**
  * t3_workflow_start: check the script (it compiles, its code up to the first
- * agent() call runs, its meta is well formed), the args and the budget, then
- * record the workflow; the runner picks it up from the log. Nothing is
- * recorded for a bad script, args or budget.
+ * agent() call runs, its meta is well formed) and the args, then record the
+ * workflow (whose budget the decider checks); the runner picks it up from the
+ * log. Nothing is recorded for a bad script, args or budget.
  */
 export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, caller: Caller, input: WorkflowStartInput, wait: WaitContext) {
   const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_workflow_start");
@@ -59,10 +58,6 @@ export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, cal
   if (!ctx.orchestrator.state.workflows.has(workflowId)) {
     const script = input.script ?? (await namedScript(ctx, thread, input.name!));
     const args = input.args ?? null;
-    const budget = narrowedBudget(ctx.orchestrator.state, thread.id, input.budget);
-    if (typeof budget === "string") fail("invalid_request", `a workflow can only narrow the budget it runs under: ${budget}`);
-    const exhausted = exhaustedBudget(ctx.orchestrator.state, thread.id, now(ctx));
-    if (exhausted !== null) fail("budget_exceeded", `the ${exhausted.exceeded.kind} budget of ${exhausted.holder.label} ran out (${exhausted.exceeded.spent} of ${exhausted.exceeded.limit})`);
     if (input.resumeFrom !== undefined) resumable(ctx, thread.id, input.resumeFrom);
     const inspection = await inspectWorkflowScript(script, args, WORKFLOW_LIBRARY);
     if (!inspection.ok) fail("invalid_request", `the workflow script does not run: ${inspection.error}`);
@@ -82,7 +77,8 @@ export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, cal
         phases: meta.data.phases ?? [],
         script,
         args,
-        budget,
+        // The decider holds the pool to the budgets this thread runs under (src/core/workflows/workflows.ts).
+        budget: input.budget ?? null,
         clientRequestId: input.clientRequestId ?? null,
         resumeFrom: input.resumeFrom ?? null,
       },

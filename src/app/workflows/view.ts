@@ -1,7 +1,7 @@
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { WorkflowOutput } from "../../contracts/tools/workflowTools.js";
 import type { OrchestrationState } from "../../core/state.js";
-import { workflowSpend } from "./budget.js";
+import { workflowSpend } from "../../core/budgets/workflowBudget.js";
 
 /** t3_workflow_start / status / stop answer: the workflow read from its journal. */
 export function workflowView(state: OrchestrationState, workflow: Workflow, waitTimedOut: boolean, now: string): WorkflowOutput {

@@ -44,7 +44,7 @@ export const DelegatedTaskRequestCommandSchema = command(
       workspaceRepoPath: z.string().min(1).optional(),
       /** A JSON Schema the final answer must match (structured results); the prompt already carries the instruction. */
       outputSchema: z.record(z.string(), z.unknown()).optional(),
-      /** The budget asked for the child's subtree; narrowed by the inherited one (docs/budgets.md). */
+      /** The budget asked for the child's subtree; narrowed by the inherited one and, for a workflow's agent(), by what is left of its pool (docs/budgets.md). */
       budget: BudgetLimitsSchema.optional(),
       /** parent: the child's approval requests are routed to the parent as notices (docs/delegation.md, Approvals). Default owner. */
       approvalRouting: z.enum(["owner", "parent"]).optional(),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { IdSchema, commandSchema as command } from "./commandSchema.js";
-import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+import { CeilingSchema, InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { CreatedBySchema, CreationSourceSchema } from "../thread.js";
 
 /**
@@ -24,6 +24,8 @@ export const ProviderSwitchCommandSchema = command(
       providerInstanceId: IdSchema,
       /** Null or absent: the provider's default model. */
       model: z.string().min(1).nullable().optional(),
+      /** The caller whose modes the thread may not exceed (src/core/policy/ceiling.ts); absent: none. */
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );
@@ -47,6 +49,8 @@ export const ThreadForkCommandSchema = command(
       interactionMode: InteractionModeSchema,
       createdBy: CreatedBySchema.optional(),
       creationSource: CreationSourceSchema.optional(),
+      /** The caller whose modes bound the fork's (src/core/policy/ceiling.ts); absent: none. */
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );
@@ -65,6 +69,8 @@ export const ThreadMergeBackCommandSchema = command(
       summary: z.string().min(1).max(MAX_MERGE_SUMMARY_LENGTH).optional(),
       /** The transfer's id, chosen by the caller so a retried call names the same transfer; allocated when absent. */
       transferId: IdSchema.optional(),
+      /** The caller whose modes the source (which the change lands in) may not exceed; absent: none. */
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );

@@ -3,6 +3,7 @@ import { IdSchema, commandSchema as command } from "./commandSchema.js";
 import { RunKindSchema } from "../entities/runs.js";
 import { ApprovalDecisionSchema, UserInputAnswersSchema } from "../turnItemParts.js";
 import { CreatedBySchema, CreationSourceSchema } from "../thread.js";
+import { CeilingSchema } from "../modes.js";
 
 /** Largest message accepted into a thread, in characters. */
 export const MAX_MESSAGE_LENGTH = 200_000;
@@ -29,29 +30,31 @@ export const MessageDispatchCommandSchema = command(
       runKind: RunKindSchema.optional(),
       createdBy: CreatedBySchema.optional(),
       creationSource: CreationSourceSchema.optional(),
+      /** The caller whose modes the thread may not exceed (src/core/policy/ceiling.ts); absent: none. */
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );
 
 export const RunInterruptCommandSchema = command(
   "run.interrupt",
-  z.object({ threadId: IdSchema, runId: IdSchema.optional(), reason: z.string().max(2_000).optional(), requestedBy: CreatedBySchema.optional() }).strict(),
+  z.object({ threadId: IdSchema, runId: IdSchema.optional(), reason: z.string().max(2_000).optional(), requestedBy: CreatedBySchema.optional(), ceiling: CeilingSchema.optional() }).strict(),
 );
 export const ThreadStopCommandSchema = command("thread.stop", z.object({ threadId: IdSchema, reason: z.string().max(2_000).optional() }).strict());
 export const QueueResumeCommandSchema = command("queue.resume", z.object({ threadId: IdSchema }).strict());
 export const QueuedRunStartCommandSchema = command("queued-run.start", z.object({ threadId: IdSchema, runId: IdSchema }).strict());
 export const QueuedRunReorderCommandSchema = command(
   "queued-run.reorder",
-  z.object({ threadId: IdSchema, runIds: z.array(IdSchema).max(1_000) }).strict(),
+  z.object({ threadId: IdSchema, runIds: z.array(IdSchema).max(1_000), ceiling: CeilingSchema.optional() }).strict(),
 );
-export const QueuedRunCancelCommandSchema = command("queued-run.cancel", z.object({ threadId: IdSchema, runId: IdSchema }).strict());
+export const QueuedRunCancelCommandSchema = command("queued-run.cancel", z.object({ threadId: IdSchema, runId: IdSchema, ceiling: CeilingSchema.optional() }).strict());
 export const QueuedRunEditCommandSchema = command(
   "queued-run.edit",
-  z.object({ threadId: IdSchema, runId: IdSchema, text: z.string().min(1).max(MAX_MESSAGE_LENGTH) }).strict(),
+  z.object({ threadId: IdSchema, runId: IdSchema, text: z.string().min(1).max(MAX_MESSAGE_LENGTH), ceiling: CeilingSchema.optional() }).strict(),
 );
 export const QueuedMessagePromoteToSteerCommandSchema = command(
   "queued-message.promote-to-steer",
-  z.object({ threadId: IdSchema, runId: IdSchema }).strict(),
+  z.object({ threadId: IdSchema, runId: IdSchema, ceiling: CeilingSchema.optional() }).strict(),
 );
 
 /** An approval takes a decision; a question takes answers keyed by question id. */
@@ -63,11 +66,11 @@ export type RuntimeResponse = z.infer<typeof RuntimeResponseSchema>;
 
 export const RuntimeRequestRespondCommandSchema = command(
   "runtime-request.respond",
-  z.object({ threadId: IdSchema, requestId: IdSchema, response: RuntimeResponseSchema }).strict(),
+  z.object({ threadId: IdSchema, requestId: IdSchema, response: RuntimeResponseSchema, ceiling: CeilingSchema.optional() }).strict(),
 );
 export const ThreadUserInputDismissCommandSchema = command(
   "thread.user-input.dismiss",
-  z.object({ threadId: IdSchema, requestId: IdSchema }).strict(),
+  z.object({ threadId: IdSchema, requestId: IdSchema, ceiling: CeilingSchema.optional() }).strict(),
 );
 export const ProviderSessionDetachCommandSchema = command(
   "provider-session.detach",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { IdSchema, commandSchema as command } from "./commandSchema.js";
-import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+import { CeilingSchema, InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { FireCauseSchema, OverlapPolicySchema, TriggerSchema } from "../entities/scheduledTasks.js";
 import { CreatedBySchema } from "../thread.js";
 
@@ -34,6 +34,8 @@ export const ScheduledTaskSaveCommandSchema = command(
       createdByThreadId: IdSchema.nullable(),
       /** The first due instant after now (null for webhooks and paused tasks). */
       nextFireAt: z.string().nullable(),
+      /** The caller whose modes the task's work may not exceed (src/core/policy/ceiling.ts); absent: none. */
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );
@@ -66,6 +68,8 @@ export const ScheduledTaskFireCommandSchema = command(
       messageId: IdSchema,
       /** Untrusted context (a webhook body), already bounded; null for none. */
       context: z.string().nullable(),
+      /** run now by a caller: whose modes the work it starts may not exceed; absent (timed fires, webhooks): none. */
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { IdSchema, commandSchema } from "./commandSchema.js";
-import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
+import { CeilingSchema, InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { CreatedBySchema, CreationSourceSchema, ModelSelectionSchema } from "../thread.js";
 
 const ThreadIdSchema = IdSchema;
@@ -41,13 +41,19 @@ export const ThreadCreateCommandSchema = command(
       outputSchema: z.record(z.string(), z.unknown()).optional(),
       createdBy: CreatedBySchema.optional(),
       creationSource: CreationSourceSchema.optional(),
+      /** The caller whose modes bound the new thread's (src/core/policy/ceiling.ts); absent: none. */
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );
 export type ThreadCreateCommand = z.infer<typeof ThreadCreateCommandSchema>;
 
-/** Commands that name only their thread. */
-const threadOnly = z.object({ threadId: ThreadIdSchema }).strict();
+/**
+ * Commands that name only their thread. `ceiling` on a command that changes a
+ * thread is the caller whose modes the thread may not exceed
+ * (src/core/policy/ceiling.ts); absent: none.
+ */
+const threadOnly = z.object({ threadId: ThreadIdSchema, ceiling: CeilingSchema.optional() }).strict();
 
 export const ThreadArchiveCommandSchema = command("thread.archive", threadOnly);
 export type ThreadArchiveCommand = z.infer<typeof ThreadArchiveCommandSchema>;
@@ -67,12 +73,12 @@ export const ThreadAutoSettleCommandSchema = command("thread.auto-settle", threa
 export type ThreadAutoSettleCommand = z.infer<typeof ThreadAutoSettleCommandSchema>;
 export const ThreadAutoSettleSetCommandSchema = command(
   "thread.auto-settle.set",
-  z.object({ threadId: ThreadIdSchema, autoSettle: z.boolean() }).strict(),
+  z.object({ threadId: ThreadIdSchema, autoSettle: z.boolean(), ceiling: CeilingSchema.optional() }).strict(),
 );
 export type ThreadAutoSettleSetCommand = z.infer<typeof ThreadAutoSettleSetCommandSchema>;
 export const ThreadSnoozeCommandSchema = command(
   "thread.snooze",
-  z.object({ threadId: ThreadIdSchema, until: IsoDateTimeSchema }).strict(),
+  z.object({ threadId: ThreadIdSchema, until: IsoDateTimeSchema, ceiling: CeilingSchema.optional() }).strict(),
 );
 export type ThreadSnoozeCommand = z.infer<typeof ThreadSnoozeCommandSchema>;
 export const ThreadUnsnoozeCommandSchema = command("thread.unsnooze", threadOnly);
@@ -89,7 +95,7 @@ export type ThreadPinCommand = z.infer<typeof ThreadPinCommandSchema>;
 export const ThreadUnpinCommandSchema = command("thread.unpin", threadOnly);
 export type ThreadUnpinCommand = z.infer<typeof ThreadUnpinCommandSchema>;
 /** `threadIds` is the new full order (first = rank 0). */
-const reorder = z.object({ threadIds: z.array(ThreadIdSchema).max(MAX_REORDER_IDS) }).strict();
+const reorder = z.object({ threadIds: z.array(ThreadIdSchema).max(MAX_REORDER_IDS), ceiling: CeilingSchema.optional() }).strict();
 export const ThreadPinReorderCommandSchema = command("thread.pin.reorder", reorder);
 export type ThreadPinReorderCommand = z.infer<typeof ThreadPinReorderCommandSchema>;
 export const ThreadActiveReorderCommandSchema = command("thread.active.reorder", reorder);
@@ -105,6 +111,7 @@ export const ThreadMetadataUpdateCommandSchema = command(
       title: TitleSchema,
       /** True: a title regeneration starts; `title` is shown meanwhile (thread.title.regeneration.complete ends it). */
       titleRegenerating: z.literal(true).optional(),
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );
@@ -117,27 +124,28 @@ export const ThreadPullRequestLinkCommandSchema = command(
       url: z.string().url(),
       number: z.number().int().positive().optional(),
       title: z.string().max(500).optional(),
+      ceiling: CeilingSchema.optional(),
     })
     .strict(),
 );
 export type ThreadPullRequestLinkCommand = z.infer<typeof ThreadPullRequestLinkCommandSchema>;
 export const ThreadPullRequestUnlinkCommandSchema = command(
   "thread.pull-request.unlink",
-  z.object({ threadId: ThreadIdSchema, url: z.string().min(1) }).strict(),
+  z.object({ threadId: ThreadIdSchema, url: z.string().min(1), ceiling: CeilingSchema.optional() }).strict(),
 );
 export type ThreadPullRequestUnlinkCommand = z.infer<typeof ThreadPullRequestUnlinkCommandSchema>;
 export const ThreadRuntimeModeSetCommandSchema = command(
   "thread.runtime-mode.set",
-  z.object({ threadId: ThreadIdSchema, runtimeMode: RuntimeModeSchema }).strict(),
+  z.object({ threadId: ThreadIdSchema, runtimeMode: RuntimeModeSchema, ceiling: CeilingSchema.optional() }).strict(),
 );
 export type ThreadRuntimeModeSetCommand = z.infer<typeof ThreadRuntimeModeSetCommandSchema>;
 export const ThreadInteractionModeSetCommandSchema = command(
   "thread.interaction-mode.set",
-  z.object({ threadId: ThreadIdSchema, interactionMode: InteractionModeSchema }).strict(),
+  z.object({ threadId: ThreadIdSchema, interactionMode: InteractionModeSchema, ceiling: CeilingSchema.optional() }).strict(),
 );
 export type ThreadInteractionModeSetCommand = z.infer<typeof ThreadInteractionModeSetCommandSchema>;
 export const ThreadModelSelectionSetCommandSchema = command(
   "thread.model-selection.set",
-  z.object({ threadId: ThreadIdSchema, modelSelection: ModelSelectionSchema.strict() }).strict(),
+  z.object({ threadId: ThreadIdSchema, modelSelection: ModelSelectionSchema.strict(), ceiling: CeilingSchema.optional() }).strict(),
 );
 export type ThreadModelSelectionSetCommand = z.infer<typeof ThreadModelSelectionSetCommandSchema>;

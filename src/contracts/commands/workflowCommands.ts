@@ -6,8 +6,9 @@ import { WorkflowPhaseSchema, WorkflowStepRefSchema } from "../entities/workflow
 
 /**
  * Workflow scripts (docs/workflows.md). Loom's own and engine-only, like the
- * scheduled-task commands: the app sends them after it checked the script,
- * its arguments and the budget; the HTTP API refuses their names. Each
+ * scheduled-task commands: the app sends them after it checked the script
+ * and its arguments (the decider checks the budget); the HTTP API refuses
+ * their names. Each
  * journals one fact of a running script, with a command id derived from the
  * fact, so a re-run after a restart that repeats one changes nothing.
  */
@@ -27,6 +28,7 @@ export const WorkflowStartCommandSchema = command(
       phases: z.array(WorkflowPhaseSchema).readonly(),
       script: z.string().min(1),
       args: z.unknown(),
+      /** The pool asked for its agents; refused when wider than a budget the parent runs under, or when one of those ran out. */
       budget: BudgetLimitsSchema.nullable(),
       clientRequestId: z.string().min(1).nullable(),
       /** An ended workflow of the same parent thread whose finished calls this one reuses (docs/workflows.md, Resuming an edited script). */

@@ -9,6 +9,7 @@ import { isActiveRunStatus, newRun, startRun } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { exhaustedBudget, narrowedBudget } from "../budgets/budgets.js";
+import { stepBudget, workflowBudgetReached } from "../budgets/workflowBudget.js";
 import { forkTransfer } from "../lineage/fork.js";
 import { newThreadRecord } from "../thread/fresh.js";
 
@@ -68,7 +69,14 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
     const { kind, limit, spent } = exhausted.exceeded;
     return reject("budget_exceeded", `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit})`);
   }
-  const budget = narrowedBudget(state, parent.id, data.budget);
+  // An agent() task draws on its workflow's pool: none once it ran out, else at most what is left of it.
+  let requested = data.budget;
+  if (forWorkflow && workflow.budget !== null) {
+    const reached = workflowBudgetReached(state, workflow, ctx.now);
+    if (reached !== null) return reject("budget_exceeded", `the ${reached.kind} budget of workflow ${workflow.workflowId} ran out (${reached.spent} of ${reached.limit})`);
+    requested = stepBudget(state, workflow, ctx.now, data.budget);
+  }
+  const budget = narrowedBudget(state, parent.id, requested);
   if (typeof budget === "string") return reject("budget_widening_denied", `a task can only narrow its inherited budget: ${budget}`);
 
   const now = ctx.now;

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { ScheduledTaskFireCommand, ScheduledTaskSaveCommand } from "../../contracts/commands/scheduleCommands.js";
 import type { ScheduledTask } from "../../contracts/entities/scheduledTasks.js";
 import { scheduledTaskEvent, type DomainEvent } from "../../contracts/events.js";
 import type { Run } from "../../contracts/entities/runs.js";
@@ -7,51 +6,16 @@ import { RejectionCode } from "../rejections.js";
 import { cmd, existing } from "../testing/fixtures.js";
 import { aProviderThread, aRun, runCreated } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, fold, given } from "../testing/scenario.js";
+import { DUE, NEXT, TASK, fire, save } from "../testing/scheduleFixtures.js";
 import type { Decision } from "../decision.js";
 
-const TASK = "scheduled-task:1";
-const DUE = "2026-03-01T11:59:00.000Z";
-const NEXT = "2026-03-01T12:59:00.000Z";
-
-function save(overrides: Partial<ScheduledTaskSaveCommand["data"]> = {}) {
-  return cmd("scheduled-task.save", {
-    scheduledTaskId: TASK,
-    mode: "create",
-    projectId: "project:1",
-    title: "Nightly audit",
-    prompt: "audit the dependencies",
-    trigger: { type: "interval", everyMs: 3_600_000 },
-    boundThreadId: null,
-    enabled: true,
-    overlap: "skip",
-    providerInstanceId: "steerable",
-    model: "m1",
-    runtimeMode: "approval-required",
-    interactionMode: "default",
-    createdBy: "user",
-    createdByThreadId: null,
-    nextFireAt: DUE,
-    ...overrides,
-  });
-}
 
 function aTask(overrides: Partial<ScheduledTask> = {}): ScheduledTask {
-  const data = save().data;
+  // The task a plain save() creates, with the fields a save sets.
+  const { scheduledTaskId: _id, mode: _mode, nextFireAt: _due, ...fields } = save().data;
   return {
     id: TASK,
-    projectId: data.projectId,
-    title: data.title,
-    prompt: data.prompt,
-    trigger: data.trigger,
-    boundThreadId: null,
-    enabled: true,
-    overlap: "skip",
-    providerInstanceId: "steerable",
-    model: "m1",
-    runtimeMode: "approval-required",
-    interactionMode: "default",
-    createdBy: "user",
-    createdByThreadId: null,
+    ...fields,
     createdAt: NOW,
     updatedAt: NOW,
     nextFireAt: DUE,
@@ -59,21 +23,6 @@ function aTask(overrides: Partial<ScheduledTask> = {}): ScheduledTask {
     fireCount: 0,
     ...overrides,
   };
-}
-
-function fire(overrides: Partial<ScheduledTaskFireCommand["data"]> = {}) {
-  return cmd("scheduled-task.fire", {
-    scheduledTaskId: TASK,
-    dueAt: DUE,
-    cause: "timer",
-    instants: 1,
-    nextFireAt: NEXT,
-    threadId: "thread:fire-1",
-    runId: "run:fire-1",
-    messageId: "message:fire-1",
-    context: null,
-    ...overrides,
-  });
 }
 
 const withTask = (task: ScheduledTask): DomainEvent => scheduledTaskEvent("scheduled-task.updated", task);

@@ -1,4 +1,5 @@
 import type { DelegatedTaskRequestCommand } from "../../contracts/commands/delegationCommands.js";
+import type { BudgetLimits } from "../../contracts/entities/budgets.js";
 import type { TurnEndStatus } from "../../contracts/providerEvents.js";
 import type { DomainEvent } from "../../contracts/events.js";
 import type { AppThread } from "../../contracts/thread.js";
@@ -84,6 +85,23 @@ export function delegate(
     interactionMode: "default",
     clientRequestId: null,
     ...overrides,
+  });
+}
+
+/** workflow.start of `workflowId` on the root's running turn, with `budget` as its pool. */
+export function startWorkflow(workflowId: string, budget: BudgetLimits | null = null): Command {
+  return cmd("workflow.start", {
+    workflowId,
+    parentThreadId: ROOT,
+    parentRunId: ROOT_RUN,
+    itemId: `turn-item:${workflowId}`,
+    name: null,
+    description: null,
+    phases: [],
+    script: "await agent('a')",
+    args: null,
+    budget,
+    clientRequestId: null,
   });
 }
 

@@ -6,7 +6,7 @@ import type {
 } from "../../contracts/commands/threadCommands.js";
 import { EffectKind } from "../../contracts/effects.js";
 import { threadEvent } from "../../contracts/events.js";
-import { INTERACTION_MODES, RUNTIME_MODES } from "../../contracts/modes.js";
+import { INTERACTION_MODES, type InteractionMode, RUNTIME_MODES, type RuntimeMode } from "../../contracts/modes.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type DecideContext, type Decision, accept, reject } from "../decision.js";
 import { RejectionCode } from "../rejections.js";
@@ -19,6 +19,9 @@ import { newThreadRecord } from "./fresh.js";
 
 /** Title of a thread created without one. */
 export const DEFAULT_THREAD_TITLE = "New thread";
+
+/** Modes of a thread created without them. */
+export const NEW_THREAD_MODES: { readonly runtimeMode: RuntimeMode; readonly interactionMode: InteractionMode } = { runtimeMode: "full-access", interactionMode: "default" };
 
 export function decideThreadCreate(state: OrchestrationState, command: ThreadCreateCommand, ctx: DecideContext): Decision {
   const data = command.data;
@@ -36,8 +39,8 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
     if (valid.kind === "rejected") return valid;
     title = valid.title;
   }
-  const runtimeMode = data.runtimeMode ?? "full-access";
-  const interactionMode = data.interactionMode ?? "default";
+  const runtimeMode = data.runtimeMode ?? NEW_THREAD_MODES.runtimeMode;
+  const interactionMode = data.interactionMode ?? NEW_THREAD_MODES.interactionMode;
   const badMode =
     invalidModeRejection("runtime", runtimeMode, RUNTIME_MODES) ??
     invalidModeRejection("interaction", interactionMode, INTERACTION_MODES);

@@ -17,6 +17,7 @@ import { Changes } from "../run/changes.js";
 import { deliverNotice } from "../run/notify.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
+import { exhaustedBudget, narrowedBudget } from "../budgets/budgets.js";
 
 /**
  * Workflow scripts (docs/workflows.md), pure: the journal of a running script.
@@ -96,7 +97,7 @@ function isDecision(value: Workflow | Decision): value is Decision {
   return "kind" in value;
 }
 
-/** workflow.start: the record and the parent's workflow item, on a live run of the parent. */
+/** workflow.start: the record and the parent's workflow item, on a live run of the parent, with a pool within the parent's budgets. */
 export function decideWorkflowStart(state: OrchestrationState, command: WorkflowStartCommand, ctx: DecideContext): Decision {
   const data = command.data;
   if (state.workflows.has(data.workflowId)) return reject(RejectionCode.workflowAlreadyExists, `workflow ${data.workflowId} already exists`);
@@ -110,6 +111,14 @@ export function decideWorkflowStart(state: OrchestrationState, command: Workflow
   const run = state.runs.get(data.parentRunId);
   if (run === undefined || run.threadId !== data.parentThreadId || run.endedAt !== null) {
     return reject(RejectionCode.parentNotActive, `run ${data.parentRunId} is not an active run of thread ${data.parentThreadId}`);
+  }
+  // The pool is no wider than the budgets the parent runs under, and none of those may have run out.
+  const budget = narrowedBudget(state, data.parentThreadId, data.budget ?? undefined);
+  if (typeof budget === "string") return reject(RejectionCode.budgetWideningDenied, `a workflow can only narrow the budget it runs under: ${budget}`);
+  const exhausted = exhaustedBudget(state, data.parentThreadId, ctx.now);
+  if (exhausted !== null) {
+    const { kind, limit, spent } = exhausted.exceeded;
+    return reject(RejectionCode.budgetExceeded, `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit})`);
   }
   const workflow: Workflow = {
     workflowId: data.workflowId,
@@ -125,7 +134,7 @@ export function decideWorkflowStart(state: OrchestrationState, command: Workflow
     status: "running",
     steps: [],
     error: null,
-    budget: data.budget,
+    budget,
     clientRequestId: data.clientRequestId,
     resumeFrom: data.resumeFrom ?? null,
     stopReason: null,

@@ -1,12 +1,14 @@
 import { BUDGET_KINDS, type BudgetLimits, type BudgetSpend } from "../../contracts/entities/budgets.js";
 import type { Workflow } from "../../contracts/entities/workflows.js";
-import { reachedLimit, spendOf } from "../../core/budgets/budgets.js";
-import type { OrchestrationState } from "../../core/state.js";
+import type { OrchestrationState } from "../state.js";
+import { reachedLimit, spendOf } from "./budgets.js";
 
 /**
- * A workflow's budget (docs/workflows.md): one pool for all of its agent()
- * tasks and their subtrees. Spawns count the agent() tasks and everything
- * they delegated; wall-clock time runs from the workflow's start.
+ * A workflow's budget (docs/workflows.md), pure: one pool for all of its
+ * agent() tasks and their subtrees. Spawns count the agent() tasks and
+ * everything they delegated; wall-clock time runs from the workflow's start.
+ * The decider holds each agent() task's request to it
+ * (src/core/delegation/request.ts).
  */
 export function workflowSpend(state: OrchestrationState, workflow: Workflow, now: string): BudgetSpend {
   const spend = { tokens: 0, turns: 0, wallClockMs: Math.max(0, Date.parse(now) - Date.parse(workflow.createdAt)), spawns: 0, costUsd: 0 };
