@@ -75,7 +75,8 @@ import {
  * when its key was first used for a different request; the first accepted
  * claim of a key is recorded with the command's own events.
  */
-export function decide(state: OrchestrationState, command: Command, ctx: DecideContext): Decision {
+export function decide(state: OrchestrationState, command: Command, given: DecideContext): Decision {
+  const ctx = "traceParent" in command && command.traceParent !== undefined ? { ...given, traceParent: command.traceParent } : given;
   const claim = "clientRequest" in command ? command.clientRequest : undefined;
   if (claim === undefined) return decideCommand(state, command, ctx);
   const known = state.clientRequests.get(claim.key);

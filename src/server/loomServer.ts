@@ -58,6 +58,7 @@ import { ProviderSessionManager } from "../providers/sessionManager.js";
 import { WarmPools } from "../providers/warmPool.js";
 import { LOOM_VERSION } from "../version.js";
 import { builtInDrivers, providerFacts } from "./providerWiring.js";
+import { type TraceWiring, openTraceWiring, telemetrySettings } from "./telemetryWiring.js";
 import type { ProviderDriver } from "../providers/adapter.js";
 import { type StateDir, ensureEnvironmentId, ensureOwnerToken, openStateDir, removeServerInfo, writeServerInfo } from "./stateDir.js";
 
@@ -121,6 +122,8 @@ export interface LoomServer {
   readonly waiters: TaskWaiters;
   /** Fires timed scheduled tasks. */
   readonly scheduler: Scheduler;
+  /** Trace export (docs/telemetry.md); `live` is null while it is off. */
+  readonly traces: TraceWiring;
   /**
    * Resolves once the node stopped itself because it lost its leases (another
    * node declared it lost, or the database stayed unreachable): its agent
@@ -165,6 +168,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   if (config.scheduler.timeZone !== null && !isTimeZone(config.scheduler.timeZone)) {
     throw new ConfigError(ConfigErrorCode.invalid, `invalid config: scheduler.timeZone ${JSON.stringify(config.scheduler.timeZone)} is not an IANA time zone this runtime knows`);
   }
+  const telemetry = telemetrySettings(config, (secret) => serverLog.addSecret(secret));
   const ownerToken = ensureOwnerToken(dir);
   serverLog.addSecret(ownerToken);
   const registry = new ProviderRegistry(config.providers, drivers);
@@ -177,6 +181,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   const credentials = new StoredCredentialRegistry({ store: backend.credentials, environmentId, nodeId, idleTtlMs: config.credentials.idleTtlMs, maxLifetimeMs: config.credentials.maxLifetimeMs });
   await credentials.registerOwnerToken(ownerToken);
   const orchestrator = await Orchestrator.open({ store, providers: providerFacts(registry), limits: config.limits, turnCheckpoints: config.workspaces.checkpoints });
+  const traces = await openTraceWiring(telemetry, { orchestrator, version: LOOM_VERSION, log });
   const workspaces: WorkspaceSettings = {
     worktreesRoot: config.workspaces.worktreesDir ?? join(dir.root, "worktrees"),
     branchPrefix: config.workspaces.branchPrefix,
@@ -218,6 +223,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     agentHome: (providerInstanceId, threadId) => join(dir.root, "agents", providerInstanceId, agentHomeName(threadId)),
     forgetAgentHomes: (threadId) => forgetAgentHomes(join(dir.root, "agents"), threadId),
     secrets,
+    traceEnvironment: (runId) => traces.traceEnvironment(runId),
   });
   const workspaceEffects = new WorkspaceEffects({ ...workspaceLayout, log });
   const workspaceHandlers = workspaceEffects.handlers();
@@ -340,6 +346,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
   baseUrl = url;
   await nodes.register({ nodeId, url, pid: process.pid, hostname: nodeHostname(), startedAt: Date.now() });
   await heartbeats.start();
+  await traces.start();
   worker.start();
   await reactor.start();
   await budgets.start();
@@ -374,6 +381,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
       // Hand the node's leases back at once: its sessions ended above, its credentials end here.
       await heartbeats.stop();
       stopKicking();
+      await traces.stop();
       await search.stop();
       await orchestrator.close();
       await backend.credentials.close();
@@ -402,6 +410,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     titles,
     waiters,
     scheduler,
+    traces,
     halted,
     close,
   };

@@ -1,4 +1,4 @@
-import { callerOfScope } from "../../callerOfScope.js";
+import { callerOfCall, callerOfScope } from "../../callerOfScope.js";
 import { McpCapability } from "../../credentialRegistry.js";
 import type { AppContext } from "../../../app/context.js";
 import { delegateTask } from "../../../app/delegation/delegate.js";
@@ -15,7 +15,7 @@ export function delegationToolkit(ctx: AppContext): McpToolkit {
       description:
         "Hand a task to a new child agent on any provider. The child gets only `task` (plus a role instruction), never your conversation. mode async returns at once; mode wait returns on the result, a blocking question (hasPendingQuestion), a pending approval, or the wait cap (waitTimedOut; the child keeps running). Use a distinct clientRequestId per round, stable across retries.",
       capability: orchestration,
-      handler: (input, tool) => delegateTask(ctx, callerOfScope(tool.scope), input, tool),
+      handler: (input, tool) => delegateTask(ctx, callerOfCall(tool), input, tool),
     }),
     contractTool("task_status", {
       description: "A delegated task's durable state and published result. latestTerminal* report later follow-ups without replacing the result.",

@@ -1,4 +1,4 @@
-import { callerOfScope } from "../../callerOfScope.js";
+import { callerOfCall, callerOfScope } from "../../callerOfScope.js";
 import { McpCapability } from "../../credentialRegistry.js";
 import { contractTool, defineToolkit, type McpToolkit } from "../../toolkit.js";
 import type { AppContext } from "../../../app/context.js";
@@ -21,12 +21,12 @@ export function threadToolkit(ctx: AppContext): McpToolkit {
     contractTool("create_threads", {
       description: "Create 1 to 20 ordinary top-level threads in your project. Entries with a prompt start a run at once; the others stay idle.",
       capability: orchestration,
-      handler: (input, tool) => createThreads(ctx, callerOfScope(tool.scope), input),
+      handler: (input, tool) => createThreads(ctx, callerOfCall(tool), input),
     }),
     contractTool("t3_thread_launch", {
       description: "Launch one top-level thread bound to a workspace (root, scratch or existing_worktree) and start it with `message`.",
       capability: orchestration,
-      handler: (input, tool) => launchThread(ctx, callerOfScope(tool.scope), input),
+      handler: (input, tool) => launchThread(ctx, callerOfCall(tool), input),
     }),
     contractTool("t3_thread_list", {
       description: "List thread shells in one project (yours unless projectId is given), newest first, bounded and offset-paginated.",
@@ -57,7 +57,7 @@ export function threadToolkit(ctx: AppContext): McpToolkit {
     contractTool("t3_thread_send", {
       description: "Send a message to any thread: starts an idle thread, steers a steerable running turn, or queues. See `mode`.",
       capability: orchestration,
-      handler: (input, tool) => sendToThread(ctx, callerOfScope(tool.scope), input),
+      handler: (input, tool) => sendToThread(ctx, callerOfCall(tool), input),
     }),
     contractTool("t3_thread_wait", {
       description: "Wait for a run (default: the latest) to end, up to the server's wait cap. A timeout returns waitTimedOut: true and cancels nothing.",
