@@ -5,7 +5,9 @@ import { Attr } from "../traces/spanAttributes.js";
 import type { TraceSpan, TreeTrace } from "../traces/spanModel.js";
 import { DELEGATION_PROVIDERS, delegateStep, launchParent, onlyTask, waitForResult } from "../testkit/delegationHarness.js";
 import type { LoomHarness } from "../testkit/loomHarness.js";
-import { LoomHarness as Harness } from "../testkit/loomHarness.js";
+import { LoomHarness as Harness, script } from "../testkit/loomHarness.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { OtlpReceiver, type ReceivedSpan } from "../testkit/otlpReceiver.js";
 import { LOOM_VERSION } from "../version.js";
 import { exportTrace } from "./traceFiles.js";
@@ -68,7 +70,7 @@ describe.each([OtlpProtocol.json, OtlpProtocol.protobuf])("live export over %s",
     const parent = await launchParent(h, [{ run: "echo traced" }, delegateStep([{ say: "the child answers at some length" }], { mode: "wait", clientRequestId: "child" }), { say: "parent done" }]);
     await h.waitForEnd(parent.runId, 20_000);
     const task = await waitForResult(h, onlyTask(h, parent.threadId).taskId, 20_000);
-    await h.waitForEnd(task.childRunId, 20_000);
+    await h.waitForEnd(task.childRunId!, 20_000);
     const trace = await readTrace(h, parent.threadId);
     await h.server.traces.live!.flush();
 
@@ -85,7 +87,7 @@ describe.each([OtlpProtocol.json, OtlpProtocol.protobuf])("live export over %s",
     const byEntity = new Map(trace.spans.map((span) => [span.entityId, span]));
     const parentRun = byEntity.get(parent.runId)!;
     const delegation = byEntity.get(task.taskId)!;
-    const childRun = byEntity.get(task.childRunId)!;
+    const childRun = byEntity.get(task.childRunId!)!;
     expect(parentRun).toMatchObject({ parentSpanId: null, name: "invoke_agent a", kind: "client", status: { code: "ok" } });
     expect(parentRun.attributes).toMatchObject({ [Attr.operationName]: "invoke_agent", [Attr.providerName]: "scripted", [Attr.requestModel]: "scripted-1", [Attr.threadId]: parent.threadId, [Attr.runId]: parent.runId });
     expect(delegation).toMatchObject({ parentSpanId: parentRun.spanId, name: "execute_tool delegate_task", links: [{ spanId: childRun.spanId, kind: "delegated_to" }] });
@@ -133,6 +135,29 @@ describe.each([OtlpProtocol.json, OtlpProtocol.protobuf])("live export over %s",
       await again.close();
     }
   }, 60_000);
+});
+
+describe("trace context in over MCP", () => {
+  it("a t3_thread_launch call with a traceparent header puts the tree in the caller's trace, under its span", async () => {
+    receiver = await OtlpReceiver.start();
+    h = await Harness.start({ config: { providers: PROVIDERS, telemetry: { endpoint: receiver.url, protocol: OtlpProtocol.json } } });
+    const caller = { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" };
+    const client = new Client({ name: "traced-caller", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(h.server.mcpUrl), { requestInit: { headers: { authorization: `Bearer ${h.ownerToken}`, traceparent: `00-${caller.traceId}-${caller.spanId}-01` } } }));
+    try {
+      const result = await client.callTool({ name: "t3_thread_launch", arguments: { title: "traced", message: script({ say: "hi" }), target: { providerInstanceId: "a" } } });
+      const { threadId, runId } = result.structuredContent as { threadId: string; runId: string };
+      expect(h.state.runs.get(runId)!.traceParent).toBe(`00-${caller.traceId}-${caller.spanId}-01`);
+      await h.waitForEnd(runId);
+      await h.server.traces.live!.flush();
+      const trace = await readTrace(h, threadId);
+      expect(trace.traceId).toBe(caller.traceId);
+      const run = receiver.byId().get(trace.spans.find((span) => span.entityId === runId)!.spanId);
+      expect(run).toMatchObject({ traceId: caller.traceId, parentSpanId: caller.spanId, kind: KIND_NUMBER.server });
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe("off by default", () => {

@@ -160,7 +160,7 @@ export function workflowStepSpan(state: SpanState, workflow: Workflow, step: Wor
   const firstRunId = step.taskId === null ? undefined : state.tasks.get(step.taskId)?.childRunId;
   const failed = step.status === "failed";
   return span(
-    { ...placement, links: firstRunId === undefined ? [] : [{ traceId: placement.traceId, spanId: spanIdOf(firstRunId), kind: SpanLinkKind.delegatedTo }] },
+    { ...placement, links: firstRunId === undefined || firstRunId === null ? [] : [{ traceId: placement.traceId, spanId: spanIdOf(firstRunId), kind: SpanLinkKind.delegatedTo }] },
     {
       spanId: stepSpanId(workflow.workflowId, step.stepId),
       name: `agent ${step.label ?? `#${step.index}`}`,

@@ -72,8 +72,9 @@ export function runPlacement(state: TraceState, run: Run): Placement {
 }
 
 /** A delegation's place: under the parent's run, or under the agent's own tool span when its call carried that context. */
-export function delegationPlacement(state: TraceState, parentThreadId: string, parentRunId: string, childRunId: string): Placement {
+export function delegationPlacement(state: TraceState, parentThreadId: string, parentRunId: string, childRunId: string | null): Placement {
   const traceId = traceIdOfThread(state, parentThreadId);
+  if (childRunId === null) return placeUnder(traceId, spanIdOf(parentRunId), undefined, []);
   const links: SpanLink[] = [{ traceId, spanId: spanIdOf(childRunId), kind: SpanLinkKind.delegatedTo }];
   return placeUnder(traceId, spanIdOf(parentRunId), state.runs.get(childRunId)?.traceParent, links);
 }
