@@ -129,6 +129,25 @@ describe("the span model of a tree", () => {
   });
 });
 
+describe("forks", () => {
+  it("puts a fork's runs in its source's tree, at the top", () => {
+    const ctx = setupContext();
+    const history = steps(
+      rootWithRun("plain"),
+      [
+        turnEnds(ROOT, ROOT_RUN),
+        cmd("thread.fork", { sourceThreadId: ROOT, sourceRunOrdinal: 1, threadId: "thread:fork", providerInstanceId: "plain", model: "m1", runtimeMode: "full-access", interactionMode: "default" }),
+        cmd("message.dispatch", { threadId: "thread:fork", text: "go on", messageId: "message:fork", runId: "run:fork" }),
+        turnEnds("thread:fork", "run:fork"),
+      ] as Command[],
+      ctx,
+    );
+    const state = fold(history);
+    const spans = byEntity(treeTrace(source(state), ROOT).spans);
+    expect(spans.get("run:fork")).toMatchObject({ traceId: traceIdOfRoot(ROOT), parentSpanId: null });
+  });
+});
+
 describe("trace context in", () => {
   const newRoot = (traceParent: string) => [
     cmd("thread.create", { threadId: "thread:called", projectId: "project:9", title: "called", modelSelection: { providerInstanceId: "plain", model: null } }),

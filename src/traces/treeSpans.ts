@@ -3,7 +3,6 @@ import { isTerminalExecutionNodeStatus, isTerminalRunAttemptStatus, isTerminalRu
 import { isTerminalWorkflowStatus } from "../contracts/entities/workflows.js";
 import type { DomainEvent } from "../contracts/events.js";
 import type { TurnItem } from "../contracts/turnItems.js";
-import { treeThreads } from "../core/budgets/budgets.js";
 import type { OrchestrationState } from "../core/state.js";
 import { attemptSpan, delegationSpan, requestSpan, runSpan, type SpanState, waitSpan, workflowSpan, workflowStepSpan } from "./entitySpans.js";
 import { isEnded, type TraceSpan, type TreeTrace } from "./spanModel.js";
@@ -16,7 +15,7 @@ import { rootOf, traceIdOfTree } from "./treeContext.js";
  * functions, so a trace exported live equals one exported after the fact.
  */
 
-export type TreeState = SpanState & Readonly<Pick<OrchestrationState, "runtimeRequests" | "tasks">>;
+export type TreeState = SpanState & Readonly<Pick<OrchestrationState, "runtimeRequests">>;
 
 export interface TraceSource {
   readonly state: TreeState;
@@ -31,7 +30,8 @@ const WAIT_NODE = "tool_call";
 export function treeTrace(source: TraceSource, threadId: string): TreeTrace {
   const { state } = source;
   const rootThreadId = rootOf(state, threadId);
-  const threads = new Set(treeThreads(state as OrchestrationState, rootThreadId));
+  // Delegated children and forks alike name the root in their lineage.
+  const threads = new Set([rootThreadId, ...[...state.threads.values()].filter((thread) => thread.lineage.rootThreadId === rootThreadId).map((thread) => thread.id)]);
   const spans: TraceSpan[] = [];
   for (const id of threads) {
     for (const runId of state.threadRuns.get(id) ?? []) {
