@@ -25,8 +25,8 @@ export interface LiveTraceExportOptions {
   readonly log: (line: string) => void;
   /** The exporter to use instead of the settings' OTLP one (benchmarks). */
   readonly exporter?: SpanExporter;
-  /** How long ended spans wait to be sent together (default: the SDK's, or OTEL_BSP_SCHEDULE_DELAY). */
-  readonly scheduledDelayMillis?: number;
+  /** How long ended spans wait to be sent together, and how many may wait (defaults: otlpExport.ts's, or OTEL_BSP_*). */
+  readonly batch?: { readonly scheduledDelayMillis?: number; readonly maxQueueSize?: number };
 }
 
 /**
@@ -44,10 +44,12 @@ export class LiveTraceExport {
   private readonly sampled: (traceId: string, caller: Parameters<ReturnType<typeof traceSampler>>[1]) => boolean;
   private readonly decisions = new Map<string, boolean>();
   private readonly sent = new Set<string>();
+  private readonly counts = { ended: 0, exported: 0 };
 
   constructor(private readonly options: LiveTraceExportOptions) {
     const inner = options.exporter ?? otlpExporter(options.settings);
-    this.processor = batchProcessor(reportingExporter(inner, options.settings.tracesUrl, options.log), options.scheduledDelayMillis === undefined ? {} : { scheduledDelayMillis: options.scheduledDelayMillis });
+    const exporter = reportingExporter(inner, options.settings.tracesUrl, options.log, (count) => (this.counts.exported += count));
+    this.processor = batchProcessor(exporter, options.batch);
     this.resource = loomResource(options.settings.serviceName, options.version);
     this.sampled = traceSampler(options.settings);
   }
@@ -66,6 +68,11 @@ export class LiveTraceExport {
     if (this.decisions.size >= REMEMBERED_TRACES) this.decisions.clear();
     this.decisions.set(traceId, decision);
     return decision;
+  }
+
+  /** Spans handed to the batch so far, and those the collector accepted (the rest wait, or were dropped by a full queue). */
+  stats(): { readonly ended: number; readonly exported: number } {
+    return { ...this.counts };
   }
 
   /** Send what is batched now (tests, shutdown). */
@@ -91,16 +98,18 @@ export class LiveTraceExport {
     if (typeof threadId === "string" && !this.isSampled(span.traceId, threadId)) return;
     if (this.sent.size >= REMEMBERED_SPANS) this.sent.clear();
     this.sent.add(span.spanId);
+    this.counts.ended += 1;
     this.processor.onEnd(toReadableSpan({ ...span, endTimeMs: span.endTimeMs }, this.resource));
   }
 }
 
-/** The exporter, reporting a failed export to the log by the URL and the count only. */
-function reportingExporter(inner: SpanExporter, url: string, log: (line: string) => void): SpanExporter {
+/** The exporter, counting what it sent and reporting a failed export to the log by the URL and the count only. */
+function reportingExporter(inner: SpanExporter, url: string, log: (line: string) => void, exported: (count: number) => void): SpanExporter {
   return {
     export: (spans, done) =>
       inner.export(spans, (result) => {
         if (result.error !== undefined || result.code !== ExportResultCode.SUCCESS) log(`telemetry: exporting ${spans.length} span(s) to ${url} failed: ${result.error?.message ?? "refused"}`);
+        else exported(spans.length);
         done(result);
       }),
     shutdown: () => inner.shutdown(),

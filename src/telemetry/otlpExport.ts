@@ -58,7 +58,18 @@ export async function exportOnce(exporter: SpanExporter, spans: ReadableSpan[]):
   }
 }
 
-/** Batches ended spans for a live exporter (OTEL_BSP_* tune it). */
-export function batchProcessor(exporter: SpanExporter, options: { readonly scheduledDelayMillis?: number } = {}): BatchSpanProcessor {
-  return new BatchSpanProcessor(exporter, options);
+/**
+ * Loom's batch limits where OTEL_BSP_* set none: a tree ends spans in bursts
+ * (a fan-out's children end together), so the queue holds more than the
+ * SDK's 2,048 before it drops, and a batch is sent as soon as 1,024 wait.
+ */
+const BATCH_DEFAULTS = { maxQueueSize: 16_384, maxExportBatchSize: 1_024 } as const;
+
+/** Batches ended spans for a live exporter (OTEL_BSP_* tune it; a full queue drops spans, the SDK's rule). */
+export function batchProcessor(exporter: SpanExporter, options: { readonly scheduledDelayMillis?: number; readonly maxQueueSize?: number } = {}, env: Readonly<Record<string, string | undefined>> = process.env): BatchSpanProcessor {
+  return new BatchSpanProcessor(exporter, {
+    ...(env.OTEL_BSP_MAX_QUEUE_SIZE === undefined ? { maxQueueSize: BATCH_DEFAULTS.maxQueueSize } : {}),
+    ...(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE === undefined ? { maxExportBatchSize: BATCH_DEFAULTS.maxExportBatchSize } : {}),
+    ...options,
+  });
 }
