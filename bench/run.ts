@@ -18,6 +18,7 @@ import { runRestartBench } from "./restartBench.js";
 import { runScaleBench } from "./scaleBench.js";
 import { runSearchBench } from "./searchBench.js";
 import { runSimBench } from "./simBench.js";
+import { runTelemetryBench } from "./telemetryBench.js";
 import { runUiBench } from "./uiBench.js";
 import { runWireBench } from "./wireBench.js";
 import { runWorkflowBench } from "./workflowBench.js";
@@ -48,6 +49,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   restart: () => runRestartBench({ events: quick ? 100_000 : 1_000_000, tail: quick ? 5_000 : 50_000 }),
   memory: () => runMemoryBench({ threads: quick ? 2_000 : 10_000 }),
   workflow: () => runWorkflowBench({ rounds: quick ? 1 : 3, journalCalls: 200 }),
+  telemetry: () => runTelemetryBench({ threads: quick ? 2_000 : 10_000, rounds: quick ? 1 : 3, fanoutRounds: quick ? 1 : 5, children: 16 }),
   sim: () => runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 }),
 };
 

@@ -8,6 +8,7 @@ import { type WsTicketBook, isOwnerRequest } from "./ownerAuth.js";
 import { threadRoute } from "./threadRoutes.js";
 import { ownerRoute } from "./ownerRoutes.js";
 import { sessionRoute } from "./sessionRoutes.js";
+import { traceRoute } from "./traceRoutes.js";
 import { providerRoute } from "./providerRoutes.js";
 import { compactRecord, wireOptionsOf } from "./wireCompaction.js";
 
@@ -89,6 +90,7 @@ export function orchestrationRoutes(options: ApiOptions): RouteHandler {
     if (await threadRoute(app, owner, req, res, url)) return true;
     if (await ownerRoute(app, owner, req, res, url)) return true;
     if (await sessionRoute(app, owner, req, res, url)) return true;
+    if (await traceRoute(app, owner, req, res, url)) return true;
     if (await providerRoute(app, req, res, url)) return true;
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);
   };

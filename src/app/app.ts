@@ -31,6 +31,7 @@ import { followPullRequestWatches, pullRequestWatches, recordPullRequestSync } f
 import { cancelQueuedRun, editQueuedRun, listQueue, promoteQueuedRun, readQueuedRun, reorderQueue } from "./threads/queue.js";
 import { listThreads, readThread } from "./threads/reads.js";
 import { waitForThread } from "./threads/threadWait.js";
+import { readThreadTrace } from "./traces/threadTrace.js";
 import { resolveThreadId, threadTree } from "./threads/tree.js";
 import { interruptThread, linkPullRequest, sendToThread, unlinkPullRequest, updateThread } from "./threads/writes.js";
 import { getWorkflowScript, startWorkflow, stopWorkflow, workflowStatus } from "./workflows/start.js";
@@ -70,6 +71,7 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     launchThread: on(launchThread),
     listThreads: on(listThreads),
     readThread: on(readThread),
+    readThreadTrace: on(readThreadTrace),
     waitForThread: on(waitForThread),
     updateThread: on(updateThread),
     sendToThread: on(sendToThread),

@@ -17,6 +17,8 @@ export type Caller = OwnerCaller | AgentCaller;
 export interface OwnerCaller {
   readonly kind: "owner";
   readonly environmentId: string;
+  /** The call's W3C traceparent: a run the call starts keeps it (docs/telemetry.md). */
+  readonly traceParent?: string;
 }
 
 export interface AgentCaller {
@@ -25,6 +27,12 @@ export interface AgentCaller {
   readonly threadId: string;
   readonly providerInstanceId: string;
   readonly providerSessionId: string;
+  readonly traceParent?: string;
+}
+
+/** The envelope field that hands a caller's trace context to the command it sends. */
+export function traceField(caller: Caller): { traceParent?: string } {
+  return caller.traceParent === undefined ? {} : { traceParent: caller.traceParent };
 }
 
 export function ownerCaller(environmentId: string): OwnerCaller {

@@ -14,6 +14,7 @@ import { TASKS_USAGE, runTasks } from "./tasksCommand.js";
 import { MCP_CONFIG_USAGE, runMcpConfig } from "./mcpConfigCommand.js";
 import { DOCTOR_USAGE, runDoctor } from "./doctorCommand.js";
 import { SESSIONS_USAGE, runSessions } from "./sessionsCommand.js";
+import { TRACE_USAGE, runTrace } from "./traceCommand.js";
 import { LOG_LEVELS } from "../config/config.js";
 
 const HELP = `loom ${LOOM_VERSION} — orchestration server for coding agents
@@ -30,6 +31,7 @@ ${TASKS_USAGE}
 ${MCP_CONFIG_USAGE}
 ${DOCTOR_USAGE}
 ${SESSIONS_USAGE}
+${TRACE_USAGE}
   loom nodes [--state-dir DIR] [--json]
   loom --help
   loom --version
@@ -67,6 +69,9 @@ Commands:
             executable and credentials, and the running server; print fixes.
   sessions  The agent sessions the server holds, and releasing one
             (loom sessions --help).
+  trace     A tree's spans as a waterfall (name, duration, status, tokens,
+            cost), written as OTLP/JSON, or sent to an OTLP collector
+            (loom trace --help; docs/telemetry.md).
   nodes     The nodes sharing the running server's database: heartbeat age,
             status (live, stopped, lost), the sessions and leases each holds.
 
@@ -99,6 +104,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "doctor") return runDoctor(rest);
   if (command === "nodes") return runNodes(rest);
   if (command === "sessions") return runSessions(rest);
+  if (command === "trace") return runTrace(rest);
   if (command === "serve") {
     const { values } = parseArgs({
       args: [...rest],

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { z } from "zod";
 import { formatZodIssues } from "../contracts/zodIssues.js";
+import { ConfigError, ConfigErrorCode } from "./configError.js";
+import { TelemetrySchema, type TelemetryFileConfig } from "./telemetry.js";
 
 /**
  * The Loom config file. Every section is optional: without a file Loom runs
@@ -220,6 +222,8 @@ export const LoomConfigSchema = z
     database: DatabaseSchema.optional(),
     nodes: NodesSchema.optional(),
     workflows: WorkflowsSchema.optional(),
+    /** Trace export (docs/telemetry.md); the OTEL_* variables win over it. */
+    telemetry: TelemetrySchema.optional(),
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
@@ -353,6 +357,8 @@ export interface LoomConfig {
   readonly database: DatabaseConfig;
   readonly nodes: NodesConfig;
   readonly workflows: WorkflowsConfig;
+  /** The file's telemetry section as written (null: none); resolveTelemetry adds the environment. */
+  readonly telemetry: TelemetryFileConfig | null;
 }
 
 export const DEFAULT_DATABASE: DatabaseConfig = { url: null, schema: "public" };
@@ -377,24 +383,7 @@ export const DEFAULT_PROVIDER: ProviderInstanceConfig = {
   options: {},
 };
 
-export const ConfigErrorCode = {
-  notFound: "config_not_found",
-  unreadable: "config_unreadable",
-  invalid: "invalid_config",
-} as const;
-export type ConfigErrorCode = (typeof ConfigErrorCode)[keyof typeof ConfigErrorCode];
-
-/** A config problem is never retryable: the file has to change. */
-export class ConfigError extends Error {
-  readonly retryable = false;
-  constructor(
-    readonly code: ConfigErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = "ConfigError";
-  }
-}
+export { ConfigError, ConfigErrorCode } from "./configError.js";
 
 /**
  * Read the config. An explicit `path` must exist; the default file
@@ -489,6 +478,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
     workflows: {
       maxConcurrentAgents: file.workflows?.maxConcurrentAgents ?? Math.min(DEFAULT_WORKFLOWS.maxConcurrentAgents, file.limits?.maxActiveChildrenPerThread ?? DEFAULT_LIMITS.maxActiveChildrenPerThread),
     },
+    telemetry: file.telemetry ?? null,
   };
 }
 

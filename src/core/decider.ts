@@ -77,7 +77,8 @@ import {
  * claim of a key is recorded with the command's own events. Every command
  * is held to its caller's privilege ceiling before its family decides it.
  */
-export function decide(state: OrchestrationState, command: Command, ctx: DecideContext): Decision {
+export function decide(state: OrchestrationState, command: Command, given: DecideContext): Decision {
+  const ctx = "traceParent" in command && command.traceParent !== undefined ? { ...given, traceParent: command.traceParent } : given;
   const claim = "clientRequest" in command ? command.clientRequest : undefined;
   if (claim === undefined) return decideBounded(state, command, ctx);
   const known = state.clientRequests.get(claim.key);

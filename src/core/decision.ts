@@ -22,6 +22,8 @@ export interface DecideContext {
    * that is not told captures nothing.
    */
   readonly turnCheckpoints?: boolean;
+  /** The W3C traceparent the command carries: a run it creates keeps it (docs/telemetry.md). */
+  readonly traceParent?: string;
 }
 
 export interface DelegationLimits {

@@ -9,6 +9,7 @@ import { formatZodIssues } from "../contracts/zodIssues.js";
 import type { McpProgressUpdate, McpToolContext, McpToolDefinition, McpToolkit } from "./toolkit.js";
 import { TOOL_NAME_PATTERN } from "./toolkit.js";
 import { REFUSED_ARGUMENTS_META } from "./toolArguments.js";
+import { formatTraceParent, parseTraceParent } from "../contracts/traceContext.js";
 
 /**
  * The SDK's low-level `Server` wired to Loom's toolkits. Loom, not the SDK,
@@ -98,10 +99,12 @@ export function createToolServer(options: ToolServerOptions): Server {
     const responseSignal = options.responseSignal?.(extra.requestId);
     const signal = responseSignal === undefined ? extra.signal : AbortSignal.any([extra.signal, responseSignal]);
     let progressFailed = false;
+    const traceParent = inboundTraceParent(extra.requestInfo?.headers.traceparent);
     const ctx: McpToolContext = {
       scope: options.scope(),
       signal,
       requestId: extra.requestId,
+      ...(traceParent === null ? {} : { traceParent }),
       async progress(update: McpProgressUpdate) {
         if (progressToken === undefined || signal.aborted || progressFailed) return;
         try {
@@ -160,6 +163,12 @@ export async function callTool(
     const failure = toFailure(error);
     return { isError: true, content: [{ type: "text", text: `${failure.code}: ${failure.message}` }], structuredContent: { error: failure } };
   }
+}
+
+/** A malformed or repeated traceparent header is ignored, as W3C trace context asks: the call runs untraced. */
+function inboundTraceParent(header: string | string[] | undefined): string | null {
+  const parsed = typeof header === "string" ? parseTraceParent(header) : null;
+  return parsed === null ? null : formatTraceParent(parsed);
 }
 
 function progressParams(update: McpProgressUpdate): McpProgressUpdate {

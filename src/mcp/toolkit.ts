@@ -34,6 +34,8 @@ export interface McpToolContext extends WaitContext {
   progress(update: McpProgressUpdate): Promise<void>;
   /** The JSON-RPC id of the tools/call request. */
   readonly requestId: RequestId;
+  /** The request's W3C `traceparent` header when it carried a valid one: work the call starts joins that trace (docs/telemetry.md). */
+  readonly traceParent?: string;
 }
 
 /** What a handler returns: it becomes `structuredContent` and a JSON text block. */

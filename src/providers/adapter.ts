@@ -61,6 +61,14 @@ export interface OpenSessionInput {
    * restart.
    */
   readonly outputSchema?: Readonly<Record<string, unknown>> | null;
+  /**
+   * Trace context for the agent's process (docs/telemetry.md): TRACEPARENT,
+   * the span of the run the session opens for, and while Loom exports
+   * traces the OTLP exporter variables (their headers are secrets: never log
+   * them). A driver that starts an agent CLI that speaks OpenTelemetry puts
+   * them in its environment; a warm session's process started without them.
+   */
+  readonly traceEnvironment?: Readonly<Record<string, string>>;
   /** Aborts opening (process spawn, handshake); it does not stop an open session. */
   readonly signal?: AbortSignal;
   /**

@@ -51,6 +51,8 @@ export interface ProviderSessionManagerOptions {
   readonly secrets?: SecretVault;
   /** Warm sessions a thread's first session on an instance takes instead of starting an agent (docs/warm-pools.md). */
   readonly pools?: WarmPools;
+  /** The trace context (and OTLP exporter variables) of the agent process a run's session starts (OpenSessionInput.traceEnvironment); none when absent. */
+  readonly traceEnvironment?: (runId: string) => Readonly<Record<string, string>>;
 }
 
 /** Where the manager reports the sessions it opens, holds and releases. */
@@ -246,7 +248,7 @@ export class ProviderSessionManager {
     if (run === undefined || thread === undefined || run.status !== "starting") return;
     if (this.skipIfInterrupted(threadId, runId)) return;
     // The run's input: its message, after the context the decider attached to the run (a handoff, a fork or merge-back transfer).
-    const session = await this.ensureSession(thread, run.providerInstanceId);
+    const session = await this.ensureSession(thread, run.providerInstanceId, runId);
     const recap = session.recapPending ? resumeRecap(this.options.orchestrator.state, this.options.orchestrator.timeline, thread, run, session.providerInstanceId) : null;
     const text = runInput(this.options.orchestrator.state, this.options.orchestrator.timeline, run, recap === null ? [] : [recap]);
     // Opening a session takes time: the run may have ended or been stopped meanwhile.
@@ -285,7 +287,7 @@ export class ProviderSessionManager {
     return true;
   }
 
-  private async ensureSession(thread: AppThread, providerInstanceId: string | null): Promise<LiveSession> {
+  private async ensureSession(thread: AppThread, providerInstanceId: string | null, runId: string): Promise<LiveSession> {
     const existing = this.sessions.get(thread.id);
     if (existing !== undefined && existing.providerInstanceId === providerInstanceId) return existing;
     if (existing !== undefined) await this.release(thread.id, "detached", "The thread moved to another provider instance.");
@@ -315,6 +317,7 @@ export class ProviderSessionManager {
       model: thread.modelSelection?.model ?? null,
       outputSchema: openOutputSchema(state, thread.id),
       mcp: { url: this.options.mcpUrl(), token: credential.token },
+      ...(this.options.traceEnvironment === undefined ? {} : { traceEnvironment: this.options.traceEnvironment(runId) }),
       onEvent: (event: NormalizedProviderEvent) => this.onProviderEvent(thread.id, event),
     };
     // A thread's first session on the instance may take a warm one: it has no conversation to resume.

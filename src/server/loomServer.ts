@@ -19,6 +19,8 @@ import { buildProviders } from "./serverProviders.js";
 import { buildReactors } from "./serverReactors.js";
 import { ServerAddress, buildTransports } from "./serverTransports.js";
 import { type StateDir, openStateDir } from "./stateDir.js";
+import { type TraceWiring, openTraceWiring, telemetrySettings } from "./telemetryWiring.js";
+import { LOOM_VERSION } from "../version.js";
 
 export type { LoomServerOptions } from "./serverOptions.js";
 
@@ -46,6 +48,8 @@ export interface LoomServer {
   readonly waiters: TaskWaiters;
   /** Fires timed scheduled tasks. */
   readonly scheduler: Scheduler;
+  /** Trace export (docs/telemetry.md); `live` is null while it is off. */
+  readonly traces: TraceWiring;
   /**
    * Resolves once the node stopped itself because it lost its leases (another
    * node declared it lost, or the database stayed unreachable): its agent
@@ -75,15 +79,17 @@ export async function startLoomServer(options: LoomServerOptions): Promise<LoomS
 /** The start in its steps, each built on the ones before it; then serving, and closing in the reverse order. */
 async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog: ServerLog): Promise<LoomServer> {
   const setup = loadServerConfig(options, dir, serverLog);
+  const telemetry = telemetrySettings(setup.config, (secret) => serverLog.addSecret(secret));
   const base = await openServerBackend(dir, setup.config, options.database, serverLog, setup.log);
   const engine = await openEngine(dir, setup, base);
+  const traces = await openTraceWiring(telemetry, { orchestrator: engine.orchestrator, version: LOOM_VERSION, log: setup.log });
   const address = new ServerAddress();
-  const providers = buildProviders(dir, setup, base, engine, serverLog, () => address.mcpUrl);
+  const providers = buildProviders(dir, setup, base, engine, serverLog, () => address.mcpUrl, traces);
   const reactors = buildReactors(dir, setup, engine);
   const app = await buildApp(dir, options, { setup, base, engine, providers, reactors }, () => address.url);
   const transports = buildTransports(dir, options, { setup, base, engine, app }, address);
   const { heartbeats, halted } = buildHeartbeats(setup, base, engine, providers, () => close());
-  const parts: ServerParts = { dir, serverLog, setup, base, engine, providers, reactors, app, transports, heartbeats };
+  const parts: ServerParts = { dir, serverLog, setup, base, engine, traces, providers, reactors, app, transports, heartbeats };
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => (closing ??= stopServing(parts));
   await startServing(parts, address, options.host ?? "127.0.0.1", options.port ?? 0);
@@ -106,6 +112,7 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     titles: app.titles,
     waiters: reactors.waiters,
     scheduler: app.scheduler,
+    traces,
     halted,
     close,
   };

@@ -11,6 +11,7 @@ import type { ServerProviders } from "./serverProviders.js";
 import type { ServerReactors } from "./serverReactors.js";
 import type { ServerAddress, ServerTransports } from "./serverTransports.js";
 import { type StateDir, removeServerInfo, writeServerInfo } from "./stateDir.js";
+import type { TraceWiring } from "./telemetryWiring.js";
 
 /** Every built part of a server, started and stopped here in the orders they need. */
 export interface ServerParts {
@@ -19,6 +20,8 @@ export interface ServerParts {
   readonly setup: ServerConfig;
   readonly base: ServerBackend;
   readonly engine: ServerEngine;
+  /** Trace export: follows the log once serving starts (docs/telemetry.md). */
+  readonly traces: TraceWiring;
   readonly providers: ServerProviders;
   readonly reactors: ServerReactors;
   readonly app: ServerApp;
@@ -75,6 +78,7 @@ export async function startServing(parts: ServerParts, address: ServerAddress, h
   await transports.listen(host, port);
   await base.backend.nodes.register({ nodeId: base.nodeId, url: address.url, pid: process.pid, hostname: nodeHostname(), startedAt: Date.now() });
   await parts.heartbeats.start();
+  await parts.traces.start();
   providers.worker.start();
   await reactors.reactor.start();
   await reactors.budgets.start();
@@ -110,6 +114,7 @@ export async function stopServing(parts: ServerParts): Promise<void> {
   await providers.sessions.shutdown();
   // Hand the node's leases back at once: its sessions ended above, its credentials end here.
   await parts.heartbeats.stop();
+  await parts.traces.stop();
   await reactors.search.stop();
   await engine.orchestrator.close();
   await base.backend.credentials.close();

@@ -11,6 +11,7 @@ import type { ServerConfig } from "./serverConfig.js";
 import type { ServerEngine } from "./serverEngine.js";
 import type { ServerLog } from "./serverLog.js";
 import type { StateDir } from "./stateDir.js";
+import type { TraceWiring } from "./telemetryWiring.js";
 
 /** What runs the outbox's effects: agents' sessions (warm or not) and the workspace effects, claimed by one worker. */
 export interface ServerProviders {
@@ -26,7 +27,7 @@ export interface ServerProviders {
  * reaper and the pools start once the server listens. `mcpUrl` is read when
  * an agent starts, by then the server's.
  */
-export function buildProviders(dir: StateDir, setup: ServerConfig, base: ServerBackend, engine: ServerEngine, serverLog: ServerLog, mcpUrl: () => string): ServerProviders {
+export function buildProviders(dir: StateDir, setup: ServerConfig, base: ServerBackend, engine: ServerEngine, serverLog: ServerLog, mcpUrl: () => string, traces: TraceWiring): ServerProviders {
   const { config, registry, log } = setup;
   const { orchestrator } = engine;
   const { backend, nodeId } = base;
@@ -49,6 +50,7 @@ export function buildProviders(dir: StateDir, setup: ServerConfig, base: ServerB
     agentHome: (providerInstanceId, threadId) => join(dir.root, "agents", providerInstanceId, agentHomeName(threadId)),
     forgetAgentHomes: (threadId) => forgetAgentHomes(join(dir.root, "agents"), threadId),
     secrets,
+    traceEnvironment: (runId) => traces.traceEnvironment(runId),
   });
   const workspaceEffects = new WorkspaceEffects({ orchestrator, workspaces: engine.workspaces, projects: config.projects, log });
   const workspaceHandlers = workspaceEffects.handlers();

@@ -2,7 +2,7 @@ import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { DelegateTaskInput } from "../../contracts/tools/delegationTools.js";
 import { outputInstruction, schemaProblem } from "../../core/delegation/structuredResult.js";
 import { joinId } from "../../core/ids.js";
-import { type ActingCaller, type Caller, resolveCaller } from "../caller.js";
+import { type ActingCaller, type Caller, resolveCaller, traceField } from "../caller.js";
 import { type AppContext, execute, freshUuid } from "../context.js";
 import { AppError, fail } from "../errors.js";
 import { type RequestClaim, claimField, claimRequest } from "../idempotency.js";
@@ -90,6 +90,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
       // so a duplicate is refused (task_already_exists) and answered below.
       commandId: joinId("command:delegate_task", "client-request", parent.threadId, "request", key, "attempt", freshUuid(ctx)),
       ...claimField(claim),
+      ...traceField(parent.acting.identity),
       data: {
         taskId,
         parentThreadId: parent.threadId,

@@ -12,7 +12,7 @@ import { UNOBSERVED_WAIT, waitUntil } from "../waits.js";
 import { workspaceFailure } from "../workspaces/failures.js";
 import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { CreateThreadsInput, CreateThreadsOutput, TargetInput, ThreadLaunchInput, ThreadLaunchOutput } from "../../contracts/tools/threadTools.js";
-import { type ActingCaller, type Caller, ceilingOf, resolveCaller } from "../caller.js";
+import { type ActingCaller, type Caller, ceilingOf, resolveCaller, traceField } from "../caller.js";
 import { type AppContext, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { type RequestClaim, checkClaim, claimField, claimRequest } from "../idempotency.js";
@@ -151,6 +151,7 @@ async function createPlanned(
     const executed = await execute(ctx, {
       type: "message.dispatch",
       commandId: ids.command(`send:${index}`),
+      ...traceField(caller.identity),
       data: { threadId: planned.threadId, text: planned.prompt, messageId, runId: ids.run(index), ...actor, ceiling: ceilingOf(caller) },
     });
     run = sentMessage(ctx, executed, planned.threadId, messageId).run;

@@ -10,7 +10,7 @@ import type {
   UnlinkPullRequestInput,
 } from "../../contracts/tools/threadTools.js";
 import { activeRunOf } from "../../engine/queries.js";
-import { type Caller, ceilingOf } from "../caller.js";
+import { type Caller, ceilingOf, traceField } from "../caller.js";
 import { type AppContext, type Executed, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { checkClaim, claimField, claimRequest } from "../idempotency.js";
@@ -30,6 +30,7 @@ export async function sendToThread(ctx: AppContext, caller: Caller, input: Threa
     type: "message.dispatch",
     commandId: ids.command(),
     ...claimField(claim),
+    ...traceField(acting.identity),
     data: { threadId: target.id, text: input.message, mode: input.mode ?? "auto", messageId, runId: ids.run(), ...actorOf(acting.kind), ceiling: ceilingOf(acting) },
   });
   checkClaim(ctx, claim);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TraceParentSchema } from "../traceContext.js";
 
 /**
  * A command's idempotency key. The ids Loom derives for its own commands join
@@ -29,8 +30,10 @@ export type ClientRequestClaim = z.infer<typeof ClientRequestClaimSchema>;
 /**
  * A command schema: the readonly record `{ type, commandId, data }`, plus the
  * optional `clientRequest` claim the server's tools attach (outside clients
- * may not send it: src/contracts/commands.ts).
+ * may not send it: src/contracts/commands.ts) and the optional `traceParent`
+ * of the call that sent it, which a run the command starts keeps
+ * (docs/telemetry.md).
  */
 export function commandSchema<T extends string, D extends z.ZodType>(type: T, data: D) {
-  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data, clientRequest: ClientRequestClaimSchema.optional() }).strict();
+  return z.object({ type: z.literal(type), commandId: CommandIdSchema, data, clientRequest: ClientRequestClaimSchema.optional(), traceParent: TraceParentSchema.optional() }).strict();
 }

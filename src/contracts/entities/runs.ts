@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { IsoTimeSchema, ModelSelectionSchema } from "../thread.js";
+import { TraceParentSchema } from "../traceContext.js";
 import { CountSchema, EntityIdSchema, FailureSchema, NullableEntityIdSchema } from "./fields.js";
 
 /** Why a run exists (spec 004 §2, OrchestrationV2Run.kind). */
@@ -117,6 +118,8 @@ export const RunSchema = z.object({
   endReason: z.string().nullable(),
   /** Work done before the provider starts (a prepared run); absent for a run that needs none. */
   preparation: RunPreparationSchema.optional(),
+  /** The W3C traceparent of the call that started the run (an MCP request's header), when it carried one (docs/telemetry.md). */
+  traceParent: TraceParentSchema.optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
   startedAt: IsoTimeSchema.nullable(),

@@ -88,6 +88,7 @@ export function newRun(changes: Changes, thread: AppThread, facts: ProviderFacts
     startedAt: null,
     endedAt: null,
     ...(input.preparation === undefined ? {} : { preparation: input.preparation }),
+    ...(changes.ctx.traceParent === undefined ? {} : { traceParent: changes.ctx.traceParent }),
   });
 }
 

@@ -90,6 +90,7 @@ export function createClaudeDriver(deps: ClaudeDriverDeps = {}): ProviderDriver 
               persist,
               options,
               baseEnv: process.env,
+              ...(input.traceEnvironment === undefined ? {} : { traceEnvironment: input.traceEnvironment }),
               isRoot,
             },
             hooks,

@@ -1,5 +1,6 @@
 import type { CanUseTool, McpServerConfig, Options, PermissionMode } from "@anthropic-ai/claude-agent-sdk";
 import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
+import { AGENT_OTLP_VARIABLES } from "../../config/telemetry.js";
 import { assertNever } from "../adapter.js";
 import type { ClaudeOptions } from "./options.js";
 
@@ -28,6 +29,8 @@ export interface ClaudeSessionSettings {
   readonly options: ClaudeOptions;
   /** The Loom process's own environment (inherited by the agent, below the instance env). */
   readonly baseEnv: Readonly<Record<string, string | undefined>>;
+  /** TRACEPARENT and, while Loom exports traces, the OTLP exporter variables (OpenSessionInput.traceEnvironment); secrets inside. */
+  readonly traceEnvironment?: Readonly<Record<string, string>>;
   /** Whether Loom runs as root: Claude Code refuses bypassPermissions as root outside a sandbox. */
   readonly isRoot: boolean;
 }
@@ -72,8 +75,10 @@ export function permissionModeFor(runtimeMode: RuntimeMode, interactionMode: Int
 
 /**
  * The agent's environment. The SDK's `env` replaces the child's environment,
- * so Loom's is the base. Claude Code defaults sit below the instance's `env`
- * (which may change them); CLAUDE_CONFIG_DIR is always the session's.
+ * so Loom's is the base. Claude Code defaults and Loom's trace context sit
+ * below the instance's `env` (which may change them); CLAUDE_CONFIG_DIR is
+ * always the session's. Given an OTLP endpoint, Claude Code's session
+ * tracing is turned on (docs/providers/claude.md, Telemetry).
  */
 export function buildEnv(settings: ClaudeSessionSettings, permissionMode: PermissionMode): Record<string, string | undefined> {
   const defaults: Record<string, string> = {
@@ -88,8 +93,13 @@ export function buildEnv(settings: ClaudeSessionSettings, permissionMode: Permis
     // "--dangerously-skip-permissions cannot be used with root/sudo privileges" otherwise.
     defaults.IS_SANDBOX = "1";
   }
-  return { ...settings.baseEnv, ...defaults, ...settings.options.env, CLAUDE_CONFIG_DIR: settings.configDir };
+  const trace = settings.traceEnvironment ?? {};
+  const tracing = trace[AGENT_OTLP_VARIABLES.endpoint] === undefined ? {} : CLAUDE_TRACING;
+  return { ...settings.baseEnv, ...defaults, ...tracing, ...trace, ...settings.options.env, CLAUDE_CONFIG_DIR: settings.configDir };
 }
+
+/** Claude Code exports its own spans (a trace per turn, continuing TRACEPARENT) only with these. */
+const CLAUDE_TRACING: Readonly<Record<string, string>> = { CLAUDE_CODE_ENABLE_TELEMETRY: "1", CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1" };
 
 /** Loom's endpoint as Claude Code's MCP server config, with the session's bearer token (never log it). */
 export function loomMcpServer(mcp: { readonly url: string; readonly token: string }): McpServerConfig {

@@ -39,7 +39,7 @@ export async function openClaudeWarm(input: WarmOpenInput, deps: ClaudeWarmDeps)
   const removeDir = async (): Promise<void> => {
     if (own) await rm(configDir, { recursive: true, force: true });
   };
-  const settings = (mcp: ClaudeSessionSettings["mcp"], dir: string): ClaudeSessionSettings => ({
+  const settings = (mcp: ClaudeSessionSettings["mcp"], dir: string, traceEnvironment?: Readonly<Record<string, string>>): ClaudeSessionSettings => ({
     cwd: like.cwd,
     model: like.model,
     runtimeMode: like.runtimeMode,
@@ -49,6 +49,7 @@ export async function openClaudeWarm(input: WarmOpenInput, deps: ClaudeWarmDeps)
     persist: !temp,
     options,
     baseEnv: process.env,
+    ...(traceEnvironment === undefined ? {} : { traceEnvironment }),
     isRoot: deps.isRoot,
   });
   const session = new ClaudeSession({
@@ -84,7 +85,7 @@ export async function openClaudeWarm(input: WarmOpenInput, deps: ClaudeWarmDeps)
           cleanup = () => Promise.resolve(); // the thread keeps its home
         }
         await session.bind(
-          { providerSessionId: binding.providerSessionId, buildOptions: (hooks) => buildQueryOptions(settings(binding.mcp, dir), hooks), secret: binding.mcp?.token ?? null, onEvent: binding.onEvent, cleanup },
+          { providerSessionId: binding.providerSessionId, buildOptions: (hooks) => buildQueryOptions(settings(binding.mcp, dir, binding.traceEnvironment), hooks), secret: binding.mcp?.token ?? null, onEvent: binding.onEvent, cleanup },
           binding.mcp === null ? null : loomMcpServer(binding.mcp),
         );
       } catch (error) {

@@ -1,3 +1,4 @@
+import { AGENT_OTLP_VARIABLES } from "../../config/telemetry.js";
 import type { RuntimeMode } from "../../contracts/modes.js";
 import { assertNever } from "../adapter.js";
 import type { CodexModelProvider, CodexOptions } from "./options.js";
@@ -142,9 +143,27 @@ export function appServerArgs(options: CodexOptions): string[] {
 }
 
 /**
- * The child's environment: Loom's own, the instance's `env` on top, and
- * CODEX_HOME. Loom's MCP token is not in it.
+ * The child's environment: Loom's own, Loom's trace context (TRACEPARENT,
+ * and the OTLP exporter variables while Loom exports traces), the
+ * instance's `env` on top, and CODEX_HOME. Loom's MCP token is not in it.
  */
-export function appServerEnv(options: CodexOptions, base: NodeJS.ProcessEnv, codexHome: string): NodeJS.ProcessEnv {
-  return { ...base, ...options.env, CODEX_HOME: codexHome };
+export function appServerEnv(options: CodexOptions, base: NodeJS.ProcessEnv, codexHome: string, trace: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  return { ...base, ...trace, ...options.env, CODEX_HOME: codexHome };
+}
+
+/** codex's name for an OTLP/HTTP encoding. */
+const CODEX_OTLP_PROTOCOL: Readonly<Record<string, string>> = { "http/protobuf": "binary", "http/json": "json" };
+
+/**
+ * `-c otel.trace_exporter=...` when Loom exports traces: codex exports its
+ * own spans only when its config names an exporter. The endpoint and the
+ * encoding go on the command line; the headers (secrets) stay in the
+ * environment (OTEL_EXPORTER_OTLP_TRACES_HEADERS), which codex's OTLP
+ * exporter reads itself.
+ */
+export function otelTraceFlags(trace: Readonly<Record<string, string>>): string[] {
+  const endpoint = trace[AGENT_OTLP_VARIABLES.endpoint];
+  if (endpoint === undefined) return [];
+  const protocol = CODEX_OTLP_PROTOCOL[trace[AGENT_OTLP_VARIABLES.protocol] ?? "http/protobuf"] ?? "binary";
+  return ["-c", `otel.trace_exporter={ otlp-http = { endpoint = ${tomlString(endpoint)}, protocol = ${tomlString(protocol)} } }`];
 }

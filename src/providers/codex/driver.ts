@@ -5,7 +5,7 @@ import type { ProviderCapabilities } from "../../contracts/capabilities.js";
 import type { OpenSessionInput, ProviderDriver, ProviderProbe, ProviderSessionRuntime, WarmOpenInput, WarmProviderSession } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
-import { appServerArgs, appServerEnv } from "./codexConfig.js";
+import { appServerArgs, appServerEnv, otelTraceFlags } from "./codexConfig.js";
 import type { CodexOptions } from "./options.js";
 import { optionsForSession } from "../kit/driverOptions.js";
 import { CODEX_DRIVER, CodexOptionsSchema, codexCapabilities, codexOptions } from "./options.js";
@@ -71,7 +71,7 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
       const cleanup = async (): Promise<void> => {
         if (tempHome !== null) await rm(tempHome, { recursive: true, force: true });
       };
-      const spawn = spawnFor(options, executable, codexHome, input.cwd);
+      const spawn = spawnFor(options, executable, codexHome, input.cwd, input.traceEnvironment ?? {});
       const session = new CodexSession({
         spawn: { ...spawn, secrets: [...spawn.secrets, ...(input.mcp === null ? [] : [input.mcp.token])] },
         thread: { cwd: input.cwd, model: input.model, runtimeMode: input.runtimeMode, mcp: input.mcp },
@@ -106,14 +106,14 @@ export function createCodexDriver(deps: CodexDriverDeps = {}): ProviderDriver {
 }
 
 /** How a codex process of this instance is started; the session's MCP token is added by the caller. */
-function spawnFor(options: CodexOptions, executable: CodexExecutable, codexHome: string, cwd: string): CodexSessionSpawn {
+function spawnFor(options: CodexOptions, executable: CodexExecutable, codexHome: string, cwd: string, trace: Readonly<Record<string, string>> = {}): CodexSessionSpawn {
   return {
     command: executable.command,
-    args: [...executable.prefixArgs, ...appServerArgs(options)],
-    env: appServerEnv(options, process.env, codexHome),
+    args: [...executable.prefixArgs, ...appServerArgs(options), ...otelTraceFlags(trace)],
+    env: appServerEnv(options, process.env, codexHome, trace),
     cwd,
     requestTimeoutMs: options.requestTimeoutMs,
-    secrets: Object.values(options.env).filter((value) => value.length >= 8),
+    secrets: [...Object.values(options.env), ...Object.values(trace)].filter((value) => value.length >= 8),
   };
 }
 

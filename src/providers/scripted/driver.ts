@@ -251,7 +251,10 @@ export class ScriptedSession implements ProviderSessionRuntime {
     turn.controller.abort();
     // Between turns the agent holds no MCP connection; the next call opens one.
     void this.mcp?.release();
-    this.onEvent({ type: "usage", runId: turn.runId, inputTokens: scriptedTokens(turn.inputChars), outputTokens: scriptedTokens(turn.outputChars) });
+    const inputTokens = scriptedTokens(turn.inputChars);
+    const outputTokens = scriptedTokens(turn.outputChars);
+    const rate = this.options.costPerTokenUsd;
+    this.onEvent({ type: "usage", runId: turn.runId, inputTokens, outputTokens, ...(rate === null ? {} : { costUsd: (inputTokens + outputTokens) * rate }) });
     this.onEvent({
       type: "turn.completed",
       runId: turn.runId,

@@ -34,6 +34,8 @@ export const ScriptedOptionsSchema = z.strictObject(
     turnDelayMs: DelayMs.optional(),
     /** Kill a `run` step's command after this long. */
     commandTimeoutMs: DelayMs.positive({ error: "must be greater than 0" }).optional(),
+    /** The cost a turn's usage reports per token (input plus output), in US dollars; none when absent. */
+    costPerTokenUsd: z.number({ error: "must be a number" }).nonnegative({ error: "must be at least 0" }).max(1, { error: "must be at most 1" }).optional(),
     /** Overrides of the default capability record. */
     capabilities: z
       .strictObject(
@@ -63,6 +65,8 @@ export interface ScriptedOptions {
   readonly startupDelayMs: number;
   readonly turnDelayMs: number;
   readonly commandTimeoutMs: number;
+  /** Null: usage reports no cost. */
+  readonly costPerTokenUsd: number | null;
   readonly capabilities: ProviderCapabilities;
 }
 
@@ -100,6 +104,7 @@ export const scriptedOptions = defineDriverOptions({
       startupDelayMs: options.startupDelayMs ?? 0,
       turnDelayMs: options.turnDelayMs ?? 0,
       commandTimeoutMs: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+      costPerTokenUsd: options.costPerTokenUsd ?? null,
       capabilities: {
         ...DEFAULT_SCRIPTED_CAPABILITIES,
         ...overrides,

@@ -1,4 +1,4 @@
-import { callerOfScope } from "../../callerOfScope.js";
+import { callerOfCall, callerOfScope } from "../../callerOfScope.js";
 import { McpCapability } from "../../credentialRegistry.js";
 import type { App } from "../../../app/app.js";
 import { contractTool, defineToolkit, type McpToolkit } from "../../toolkit.js";
@@ -12,7 +12,7 @@ export function delegationToolkit(app: App): McpToolkit {
       description:
         "Hand a task to a new child agent on any provider. The child gets only `task` (plus a role instruction), never your conversation. mode async returns at once; mode wait returns on the result, a blocking question (hasPendingQuestion), a pending approval, or the wait cap (waitTimedOut; the child keeps running). Use a distinct clientRequestId per round, stable across retries.",
       capability: orchestration,
-      handler: (input, tool) => app.delegateTask(callerOfScope(tool.scope), input, tool),
+      handler: (input, tool) => app.delegateTask(callerOfCall(tool), input, tool),
     }),
     contractTool("task_status", {
       description: "A delegated task's durable state and published result. latestTerminal* report later follow-ups without replacing the result.",

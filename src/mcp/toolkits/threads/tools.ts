@@ -1,4 +1,4 @@
-import { callerOfScope } from "../../callerOfScope.js";
+import { callerOfCall, callerOfScope } from "../../callerOfScope.js";
 import { McpCapability } from "../../credentialRegistry.js";
 import { contractTool, defineToolkit, type McpToolkit } from "../../toolkit.js";
 import type { App } from "../../../app/app.js";
@@ -16,12 +16,12 @@ export function threadToolkit(app: App): McpToolkit {
     contractTool("create_threads", {
       description: "Create 1 to 20 ordinary top-level threads in your project. Entries with a prompt start a run at once; the others stay idle.",
       capability: orchestration,
-      handler: (input, tool) => app.createThreads(callerOfScope(tool.scope), input),
+      handler: (input, tool) => app.createThreads(callerOfCall(tool), input),
     }),
     contractTool("t3_thread_launch", {
       description: "Launch one top-level thread bound to a workspace (root, scratch or existing_worktree) and start it with `message`.",
       capability: orchestration,
-      handler: (input, tool) => app.launchThread(callerOfScope(tool.scope), input),
+      handler: (input, tool) => app.launchThread(callerOfCall(tool), input),
     }),
     contractTool("t3_thread_list", {
       description: "List thread shells in one project (yours unless projectId is given), newest first, bounded and offset-paginated.",
@@ -52,7 +52,7 @@ export function threadToolkit(app: App): McpToolkit {
     contractTool("t3_thread_send", {
       description: "Send a message to any thread: starts an idle thread, steers a steerable running turn, or queues. See `mode`.",
       capability: orchestration,
-      handler: (input, tool) => app.sendToThread(callerOfScope(tool.scope), input),
+      handler: (input, tool) => app.sendToThread(callerOfCall(tool), input),
     }),
     contractTool("t3_thread_wait", {
       description: "Wait for a run (default: the latest) to end, up to the server's wait cap. A timeout returns waitTimedOut: true and cancels nothing.",

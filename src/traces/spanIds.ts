@@ -1,0 +1,29 @@
+import { createHash } from "node:crypto";
+
+/**
+ * Deterministic trace and span ids (docs/telemetry.md, "Ids"): a hash of the
+ * Loom id they stand for, so a span exported live, after a restart or by
+ * `loom trace --otlp` later has the same id every time, and an agent CLI
+ * given a run's traceparent nests its spans under that run.
+ */
+
+function hex(label: string, id: string, digits: number): string {
+  const value = createHash("sha256").update(`loom:${label}:${id}`).digest("hex").slice(0, digits);
+  // An all-zero id is invalid in W3C trace context; a sha256 prefix of zeros is astronomically rare.
+  return /^0+$/.test(value) ? `${value.slice(0, -1)}1` : value;
+}
+
+/** The trace of a root thread's tree when no caller's trace context was recorded with it. */
+export function traceIdOfRoot(rootThreadId: string): string {
+  return hex("trace", rootThreadId, 32);
+}
+
+/** The span of one Loom entity (a run, an attempt, a turn item, a task, a workflow, a request, a wait). */
+export function spanIdOf(entityId: string): string {
+  return hex("span", entityId, 16);
+}
+
+/** The span of a workflow's agent() step: step ids are unique within their workflow only. */
+export function stepSpanId(workflowId: string, stepId: string): string {
+  return spanIdOf(`${workflowId}/${stepId}`);
+}
