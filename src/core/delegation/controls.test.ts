@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { Run } from "../../contracts/entities/runs.js";
 import { contextTransferEvent, subagentEvent } from "../../contracts/events.js";
 import { RejectionCode } from "../rejections.js";
 import { cmd } from "../testing/fixtures.js";
@@ -254,7 +253,7 @@ describe("subagent.stop (task_cancel)", () => {
     const run = fold(history).runs.get(CHILD_RUN)!;
     const queued = [...history, runUpdated({ ...run, status: "queued", queueRank: 0 })];
     const decision = given(...queued).when(stop(TASK), labelledContext("w")).decision;
-    expect(decision.kind === "accepted" && decision.events.filter((event) => event.type === "run.updated").map((event) => (event.data as { run: Run }).run)).toEqual([
+    expect(decision.kind === "accepted" && decision.events.filter((event) => event.type === "run.updated").map((event) => (event.data).run)).toEqual([
       after(run, { status: "queued", queueRank: 0, held: true }),
       after(run, { status: "cancelled", queueRank: null, held: false, endReason: "cancelled", endedAt: NOW }),
     ]);

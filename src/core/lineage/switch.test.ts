@@ -152,7 +152,7 @@ describe("queued runs and the start effect", () => {
     const decision = given(...switched).when(cmd("provider-runtime.turn-completed", { threadId: A, runId: "run:2", status: "completed", error: null }), ctx).decision;
     expect(decision.kind === "accepted" && decision.effects).toEqual([effects.startTurn(A, "run:3")]);
     const handoffs = decision.kind === "accepted" ? decision.events.filter((e) => e.type === "context-handoff.updated") : [];
-    expect(handoffs.map((e) => (e.data as { handoff: ContextHandoff }).handoff)).toEqual([
+    expect(handoffs.map((e) => (e.data).handoff)).toEqual([
       expect.objectContaining({ status: "ready", coveredRunOrdinals: { from: 1, to: 2 }, delivery: { runId: "run:3", deliveredAt: NOW } }),
     ]);
   });

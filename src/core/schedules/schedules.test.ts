@@ -38,7 +38,7 @@ function taskAfter(decision: Decision): ScheduledTask {
 }
 
 function runsOf(decision: Decision): Run[] {
-  return accepted(decision).events.flatMap((e) => (e.type === "run.created" || e.type === "run.updated" ? [(e.data as { run: Run }).run] : []));
+  return accepted(decision).events.flatMap((e) => (e.type === "run.created" || e.type === "run.updated" ? [(e.data).run] : []));
 }
 
 describe("scheduled-task.save and delete", () => {

@@ -36,7 +36,7 @@ const stepStart = (stepId = "step:1") =>
 /** The workflow journal's events of a decision: the whole record, or one step. */
 function journalOf(decision: Decision): DomainEvent[] {
   if (decision.kind !== "accepted") throw new Error(`rejected: ${decision.rejection.code}`);
-  return decision.events.filter((candidate) => candidate.type === "workflow.updated" || candidate.type === "workflow.step.updated") as DomainEvent[];
+  return decision.events.filter((candidate) => candidate.type === "workflow.updated" || candidate.type === "workflow.step.updated");
 }
 
 /** The workflow as the decision leaves it, folded from its journal events (no history needed for a start). */
