@@ -2,9 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { DIST_TESTKIT } from "../testkit/loomProcess.js";
 
 /**
  * Export off costs nothing (docs/telemetry.md): a built server started in a
@@ -14,7 +12,8 @@ import { DIST_TESTKIT } from "../testkit/loomProcess.js";
  * endpoint it has loaded them and follows the log.
  */
 
-const SERVER = pathToFileURL(join(DIST_TESTKIT, "..", "server", "loomServer.js")).href;
+/** The built server (`npm run build`), as `loom serve` runs it. */
+const SERVER = new URL("../../dist/server/loomServer.js", import.meta.url).href;
 
 /** Start the built server on `dir`, report which SDK packages are loaded and whether a live exporter exists, and stop it. */
 const PROBE = `
