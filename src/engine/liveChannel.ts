@@ -140,6 +140,17 @@ export class LiveChannel {
     return { tail, close: () => stream.listeners.delete(listener) };
   }
 
+  /**
+   * The run ended: every output stream of it still open ends too, so no
+   * reader follows a command its turn no longer runs (a provider that never
+   * reported the command finished, an interrupt, a released session).
+   */
+  endRunOutputs(runId: string): void {
+    for (const [outputStreamId, stream] of this.streams) {
+      if (stream.runId === runId && !stream.ended) this.endOutput(outputStreamId);
+    }
+  }
+
   /** The thread's command output streams that have not ended, oldest first (a new subscriber learns of them). */
   runningOutputs(threadId: string): { runId: string; itemId: string; outputStreamId: string }[] {
     const out: { runId: string; itemId: string; outputStreamId: string }[] = [];
