@@ -363,6 +363,25 @@ describe("provider-runtime.session-released", () => {
   const notice = (runId: string, position: number, text: string) =>
     itemEvent(anItem(A, runId, position, testId("turn-item", 1), { type: "system_notice", level: "warning", text }, { createdAt: NOW }));
 
+  it("fails a command the crashed session never reported finished, with the run it ended", () => {
+    const running = aRun(thread, { id: R0 });
+    const command = anItem(A, R0, 1, "turn-item:cmd", {
+      type: "command_execution",
+      command: "sleep 60",
+      cwd: null,
+      status: "in_progress",
+      exitCode: null,
+      durationMs: null,
+      outputPreview: "",
+      outputTruncated: false,
+      outputStreamId: null,
+    });
+    const state = given(...withRuns(thread, running), sessionAttached(session), itemEvent(command))
+      .when(released("crashed", "the agent process exited"))
+      .thenIncludes(itemEvent({ ...command, status: "failed", updatedAt: NOW }));
+    expect(state.runs.get(R0)?.status).toBe("interrupted");
+  });
+
   it("interrupts a run still on a reaped session with session_reaped and a notice, never as completed", () => {
     const running = aRun(thread, { id: R0 });
     const state = given(...withRuns(thread, running), sessionAttached(session))
