@@ -10,7 +10,8 @@ import { Orchestrator } from "./orchestrator.js";
  * A command's live output ends with its run: a turn that ends while a
  * command still streams (interrupted, failed, or completed without the
  * provider reporting the command finished) leaves no output stream open, so
- * no reader shows that command running after its turn is over.
+ * no reader shows that command running after its turn is over. A stream
+ * keeps the command line its provider told with the first chunk.
  */
 
 async function running(): Promise<Orchestrator> {
@@ -27,12 +28,15 @@ describe("live command output at the end of its run", () => {
     it(`ends when the turn ends ${status}; another run's stream stays open`, async () => {
       const orchestrator = await running();
       const channel = orchestrator.liveChannel;
-      channel.appendOutput({ threadId: ROOT, runId: ROOT_RUN, itemId: "turn-item:cmd", outputStreamId: "output-stream:cmd", text: "line-1\n" });
+      channel.appendOutput({ threadId: ROOT, runId: ROOT_RUN, itemId: "turn-item:cmd", outputStreamId: "output-stream:cmd", text: "line-1\n", command: "npm test" });
       channel.appendOutput({ threadId: ROOT, runId: "run:other", itemId: "turn-item:other", outputStreamId: "output-stream:other", text: "other\n" });
       const heard: OutputEvent[] = [];
       const followed = channel.followOutput("output-stream:cmd", 0, (event) => heard.push(event));
       expect(followed?.tail).toMatchObject({ text: "line-1\n", ended: false });
-      expect(channel.runningOutputs(ROOT).map((o) => o.outputStreamId)).toEqual(["output-stream:cmd", "output-stream:other"]);
+      expect(channel.runningOutputs(ROOT)).toEqual([
+        { runId: ROOT_RUN, itemId: "turn-item:cmd", outputStreamId: "output-stream:cmd", command: "npm test" },
+        { runId: "run:other", itemId: "turn-item:other", outputStreamId: "output-stream:other", command: null },
+      ]);
 
       expect(await orchestrator.dispatch(turnEnds(ROOT, ROOT_RUN, status, status === "failed" ? "boom" : null))).toMatchObject({ status: "accepted" });
 

@@ -2,6 +2,7 @@ import { useState, type ReactNode } from "react";
 import type { CheckpointStatus } from "../../src/contracts/entities/checkpoints.js";
 import type { TurnItem, TurnItemOf, TurnItemType } from "../../src/contracts/turnItems.js";
 import type { RunInterruptOutcome, UserInputAnswers } from "../../src/contracts/turnItemParts.js";
+import { CommandOutput } from "./commandOutput.js";
 import { DiffView } from "./diffView.js";
 import { Markdown } from "./markdown.js";
 import type { RollbackTarget } from "./rollbackDialog.js";
@@ -152,7 +153,7 @@ function CommandView({ item, ctx }: { item: TurnItemOf<"command_execution">; ctx
   const text = live !== undefined && live.text.length >= item.outputPreview.length ? live.text : item.outputPreview;
   return (
     <Card kind="command_execution" title={<code>$ {item.command}</code>} status={item.status}>
-      <pre className="output">{text}</pre>
+      <CommandOutput text={text} />
       <div className="muted">
         {item.exitCode === null ? "" : `exit ${item.exitCode}`}
         {item.durationMs === null ? "" : ` · ${(item.durationMs / 1000).toFixed(1)} s`}
