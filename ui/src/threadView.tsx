@@ -15,6 +15,7 @@ import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
 import { BudgetView } from "./budgetView.js";
 import { CommandOutput } from "./commandOutput.js";
+import { type StatusWord, statusWords } from "./statusWords.js";
 import { ThreadActions } from "./threadActions.js";
 import { ThreadSearch } from "./threadSearch.js";
 import { badgeOf, badgeOfRunStatus, withWorkingChildren } from "./status.js";
@@ -162,7 +163,7 @@ export function ThreadView(props: {
                   <div key={o.outputStreamId} className="item item-command_execution live-output" data-kind="live-output">
                     <div className="item-head">
                       <span className="item-title">{command === null ? "Running command" : <code>$ {command}</code>}</span>
-                      <span className={`pill pill-${status === "running" || status === "finishing" ? "in_progress" : status}`}>{status}</span>
+                      <span className={`pill pill-${status === "running" || status === "finishing" ? "in_progress" : status}`}>{statusWords(status)}</span>
                     </div>
                     <CommandOutput text={o.text} />
                   </div>
@@ -187,7 +188,7 @@ function commandOf(items: readonly TurnItem[], itemId: string): string | null {
 }
 
 /** A live output's word: running, finishing once its stream ended, or its run's terminal status when the run ended without the command's item. */
-function liveOutputStatus(output: LiveOutput, run: Run | undefined): string {
+function liveOutputStatus(output: LiveOutput, run: Run | undefined): StatusWord {
   if (!output.ended) return "running";
   return run !== undefined && isTerminalRunStatus(run.status) ? run.status : "finishing";
 }

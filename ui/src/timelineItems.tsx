@@ -3,6 +3,7 @@ import type { CheckpointStatus } from "../../src/contracts/entities/checkpoints.
 import type { TurnItem, TurnItemOf, TurnItemType } from "../../src/contracts/turnItems.js";
 import type { RunInterruptOutcome, UserInputAnswers } from "../../src/contracts/turnItemParts.js";
 import { CommandOutput } from "./commandOutput.js";
+import { statusWords } from "./statusWords.js";
 import { DiffView } from "./diffView.js";
 import { Markdown } from "./markdown.js";
 import type { RollbackTarget } from "./rollbackDialog.js";
@@ -47,7 +48,7 @@ function Card({ kind, title, status, children, className }: { kind: string; titl
     <div className={`item item-${kind} ${className ?? ""}`} data-kind={kind}>
       <div className="item-head">
         <span className="item-title">{title}</span>
-        {status ? <span className={`pill pill-${status}`}>{status.replaceAll("_", " ")}</span> : null}
+        {status ? <span className={`pill pill-${status}`}>{statusWords(status)}</span> : null}
       </div>
       {children === undefined ? null : <div className="item-body">{children}</div>}
     </div>
