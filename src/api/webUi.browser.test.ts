@@ -130,10 +130,13 @@ describe("the web UI in chromium", () => {
     await first.getByRole("button", { name: "Approve" }).click();
     await item("assistant_message", "first: accept").waitFor({ timeout: WAIT });
     expect(await first.getByRole("button", { name: "Approve" }).count()).toBe(0);
+    // The decision reads in people's words, not the wire's ("accept", "decline").
+    expect(await first.locator(".pill").innerText()).toBe("approved");
     const second = item("approval_request", "Edit the README");
     await second.getByRole("button", { name: "Decline" }).click();
     await item("assistant_message", "second: decline").waitFor({ timeout: WAIT });
     await item("assistant_message", "Approval declined: Edit the README").waitFor({ timeout: WAIT });
+    expect(await second.locator(".pill").innerText()).toBe("declined");
   }, 60_000);
 
   it("steers a running turn, then interrupts it", async () => {

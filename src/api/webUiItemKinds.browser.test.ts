@@ -76,7 +76,7 @@ describe("turn item kinds in chromium", () => {
     const request = item("secret_request", "Deploy token");
     expect(await request.locator(".item-title").innerText()).toBe("Secret requested: Deploy token as DEPLOY_TOKEN");
     expect(await request.locator(".item-body").innerText()).toContain("To push the release tag.");
-    expect(await request.locator(".pill").innerText()).toBe("pending");
+    expect(await request.locator(".pill").innerText()).toBe("waiting for you");
 
     const listed = (await (await owner("GET", `/api/orchestration/threads/${encodeURIComponent(threadId)}/secret-requests`)).json()) as { requests: { requestId: string }[] };
     expect(listed.requests).toHaveLength(1);

@@ -8,7 +8,7 @@ import { script } from "../testkit/loomHarness.js";
  * The web UI's keyboard and Markdown in a real browser (Debian chromium via
  * playwright-core) against a real `loom serve` whose agents are the scripted
  * driver: j/k/Enter through the sidebar, `w` to the next thread waiting on
- * the reader, `a`/`d` on its approval, `n`, `/`, `?`, Ctrl+Enter in the
+ * the reader, `a`/`d` on its approval, `n`, `/`, `?`, Enter, Shift+Enter and Ctrl+Enter in the
  * composer, shortcuts inert while typing; and highlighted code blocks.
  */
 
@@ -38,6 +38,12 @@ describe("the keyboard in chromium", () => {
     // `n` opens the dialog (launchFromUi would click the button; here the key does).
     await page.keyboard.press("n");
     const dialog = page.getByRole("dialog", { name: "New thread" });
+    // Every picker lists each option once; interaction mode is default or plan.
+    expect(await dialog.getByLabel("Interaction mode").locator("option").allInnerTexts()).toEqual(["default", "plan"]);
+    for (const picker of await dialog.locator("select").all()) {
+      const options = await picker.locator("option").allInnerTexts();
+      expect(new Set(options).size).toBe(options.length);
+    }
     await dialog.getByLabel("Title").fill("First waiter");
     await dialog.getByLabel("First message").fill(waitsOnYou("first"));
     await dialog.getByRole("button", { name: "Launch" }).click();
@@ -85,7 +91,7 @@ describe("the keyboard in chromium", () => {
     await page.waitForURL(`**/t/${encodeURIComponent(ids[1] ?? "")}`);
   }, 30_000);
 
-  it("focuses the search box with /, shows the help with ?, and ignores shortcuts while typing; Ctrl+Enter sends", async () => {
+  it("focuses the search box with /, shows the help with ?, and ignores shortcuts while typing; Ctrl+Enter and Enter send, Shift+Enter is a new line", async () => {
     await page.keyboard.press("/");
     expect(await page.evaluate<string | null>("document.activeElement?.getAttribute('aria-label') ?? null")).toBe("Search threads");
     await page.keyboard.press("Escape");
@@ -93,7 +99,7 @@ describe("the keyboard in chromium", () => {
     await page.keyboard.press("?");
     const help = page.getByRole("dialog", { name: "Keyboard shortcuts" });
     await help.waitFor();
-    expect(await help.locator("kbd").allInnerTexts()).toEqual(expect.arrayContaining(["j / k", "w", "a / d", "Ctrl+Enter", "?"]));
+    expect(await help.locator("kbd").allInnerTexts()).toEqual(expect.arrayContaining(["j / k", "w", "a / d", "Enter / Shift+Enter", "?"]));
     await page.screenshot({ path: join(shots, "shortcuts.png") });
     await page.keyboard.press("Escape");
     await help.waitFor({ state: "detached" });
@@ -106,6 +112,17 @@ describe("the keyboard in chromium", () => {
     await item("assistant_message", "Echo: n w j ? a /").waitFor({ timeout: UI_WAIT });
     expect(threadIdOfPage(page)).toBe(threadId);
     expect(await page.getByRole("dialog").count()).toBe(0);
+    expect(await page.getByLabel("Message").inputValue()).toBe("");
+
+    // Shift+Enter is a new line and sends nothing; Enter sends both lines.
+    await page.keyboard.type("first line");
+    await page.keyboard.press("Shift+Enter");
+    await page.keyboard.type("second line");
+    expect(await page.getByLabel("Message").inputValue()).toBe("first line\nsecond line");
+    expect(await item("user_message", "first line").count()).toBe(0);
+    await page.keyboard.press("Enter");
+    await item("assistant_message", "second line").waitFor({ timeout: UI_WAIT });
+    expect(await item("user_message", "first line").count()).toBe(1);
     expect(await page.getByLabel("Message").inputValue()).toBe("");
   }, 60_000);
 });

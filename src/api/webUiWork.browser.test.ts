@@ -158,7 +158,7 @@ describe("diffs and rollback in chromium", () => {
     const shown = JSON.parse(await tool.locator("pre").innerText()) as { arguments: unknown; result: unknown };
     expect(shown.arguments).toEqual({});
     expect(shown.result).not.toBeNull();
-    expect(["completed", "failed"]).toContain(status);
+    expect(["done", "failed"]).toContain(status);
     expect(errors).toEqual([]);
   }, 60_000);
 

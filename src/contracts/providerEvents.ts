@@ -259,6 +259,8 @@ export interface ItemOutputEvent {
   readonly runId: string;
   readonly itemId: string;
   readonly text: string;
+  /** The command line, where the provider tells it before the command ends (the first chunk's is kept). */
+  readonly command?: string;
 }
 
 /**

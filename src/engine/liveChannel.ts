@@ -10,8 +10,8 @@
 /** Live messages about one thread, in the order the provider produced them. */
 export type LiveThreadMessage =
   | { readonly kind: "delta"; readonly threadId: string; readonly runId: string; readonly itemId: string; readonly text: string }
-  /** The first output chunk of a command: its stream exists from now on. */
-  | { readonly kind: "output"; readonly threadId: string; readonly runId: string; readonly itemId: string; readonly outputStreamId: string };
+  /** The first output chunk of a command: its stream exists from now on (`command`: its command line, when the provider told it). */
+  | { readonly kind: "output"; readonly threadId: string; readonly runId: string; readonly itemId: string; readonly outputStreamId: string; readonly command: string | null };
 
 export type LiveThreadListener = (message: LiveThreadMessage) => void;
 
@@ -35,6 +35,7 @@ interface OutputStream {
   readonly threadId: string;
   readonly runId: string;
   readonly itemId: string;
+  readonly command: string | null;
   /** Retained tail and its offset in the whole output. */
   tail: string;
   tailOffset: number;
@@ -88,15 +89,16 @@ export class LiveChannel {
   }
 
   /** Append a chunk of a command's output; the first chunk opens the stream and tells the thread's listeners. */
-  appendOutput(chunk: { readonly threadId: string; readonly runId: string; readonly itemId: string; readonly outputStreamId: string; readonly text: string }): void {
+  appendOutput(chunk: { readonly threadId: string; readonly runId: string; readonly itemId: string; readonly outputStreamId: string; readonly text: string; readonly command?: string }): void {
     if (chunk.text === "") return;
     let stream = this.streams.get(chunk.outputStreamId);
     if (stream?.ended === true) return;
     if (stream === undefined) {
-      stream = { threadId: chunk.threadId, runId: chunk.runId, itemId: chunk.itemId, tail: "", tailOffset: 0, ended: false, listeners: new Set() };
+      const command = chunk.command ?? null;
+      stream = { threadId: chunk.threadId, runId: chunk.runId, itemId: chunk.itemId, command, tail: "", tailOffset: 0, ended: false, listeners: new Set() };
       this.streams.set(chunk.outputStreamId, stream);
       this.evict();
-      this.toThread({ kind: "output", threadId: chunk.threadId, runId: chunk.runId, itemId: chunk.itemId, outputStreamId: chunk.outputStreamId });
+      this.toThread({ kind: "output", threadId: chunk.threadId, runId: chunk.runId, itemId: chunk.itemId, outputStreamId: chunk.outputStreamId, command });
     }
     const offset = stream.tailOffset + stream.tail.length;
     stream.tail += chunk.text;
@@ -140,11 +142,22 @@ export class LiveChannel {
     return { tail, close: () => stream.listeners.delete(listener) };
   }
 
-  /** The thread's command output streams that have not ended, oldest first (a new subscriber learns of them). */
-  runningOutputs(threadId: string): { runId: string; itemId: string; outputStreamId: string }[] {
-    const out: { runId: string; itemId: string; outputStreamId: string }[] = [];
+  /**
+   * The run ended: every output stream of it still open ends too, so no
+   * reader follows a command its turn no longer runs (a provider that never
+   * reported the command finished, an interrupt, a released session).
+   */
+  endRunOutputs(runId: string): void {
     for (const [outputStreamId, stream] of this.streams) {
-      if (stream.threadId === threadId && !stream.ended) out.push({ runId: stream.runId, itemId: stream.itemId, outputStreamId });
+      if (stream.runId === runId && !stream.ended) this.endOutput(outputStreamId);
+    }
+  }
+
+  /** The thread's command output streams that have not ended, oldest first (a new subscriber learns of them). */
+  runningOutputs(threadId: string): { runId: string; itemId: string; outputStreamId: string; command: string | null }[] {
+    const out: { runId: string; itemId: string; outputStreamId: string; command: string | null }[] = [];
+    for (const [outputStreamId, stream] of this.streams) {
+      if (stream.threadId === threadId && !stream.ended) out.push({ runId: stream.runId, itemId: stream.itemId, outputStreamId, command: stream.command });
     }
     return out;
   }

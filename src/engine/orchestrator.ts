@@ -1,6 +1,7 @@
 import type { Command } from "../contracts/commands.js";
 import type { AcceptedReceipt, CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
-import { toDomainEvent } from "../contracts/events.js";
+import { isTerminalRunStatus } from "../contracts/entities/runs.js";
+import { type DomainEvent, toDomainEvent } from "../contracts/events.js";
 import type { DelegationLimits, ProviderFacts } from "../core/decision.js";
 import type { UuidSource } from "../core/ids.js";
 import { evolve, type OrchestrationState } from "../core/state.js";
@@ -88,7 +89,7 @@ export class Orchestrator {
       maxBatch: options.maxBatch,
       providers: options.providers ?? (() => null),
       limits: options.limits,
-      onEvolved: (event) => this.index.apply(event),
+      onEvolved: (event) => this.evolved(event),
       turnCheckpoints: options.turnCheckpoints,
       onCommitted: (_events, wroteEffects) => this.committed(wroteEffects, options.wakeOutbox),
       rebuild: async () => {
@@ -179,10 +180,16 @@ export class Orchestrator {
     if (event.sequence <= this.live.lastSequence) return;
     const domain = toDomainEvent(event);
     evolve(this.live, domain);
-    this.index.apply(domain);
+    this.evolved(domain);
     this.live.lastSequence = event.sequence;
     trimTurnItems(this.live, this.hotThreads);
     this.snapshots?.progressed();
+  }
+
+  /** What follows an event the state folded: the thread index, and a run's end closes its live output streams. */
+  private evolved(event: DomainEvent): void {
+    this.index.apply(event);
+    if (event.type === "run.updated" && isTerminalRunStatus(event.data.run.status)) this.liveChannel.endRunOutputs(event.data.run.id);
   }
 
   /**

@@ -392,7 +392,7 @@ export class ProviderSessionManager {
         this.options.orchestrator.liveChannel.publishDelta({ threadId, runId: event.runId, itemId: liveIds(session.driver, event).itemId, text: event.text });
         return;
       case "item.output":
-        this.options.orchestrator.liveChannel.appendOutput({ threadId, runId: event.runId, ...liveIds(session.driver, event), text: event.text });
+        this.options.orchestrator.liveChannel.appendOutput({ threadId, runId: event.runId, ...liveIds(session.driver, event), text: event.text, ...(event.command === undefined ? {} : { command: event.command }) });
         return;
       default: {
         const exhaustive: never = event;

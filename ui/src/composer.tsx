@@ -22,6 +22,14 @@ export function modeBlocked(mode: Mode, provider: Provider | undefined, live: bo
   return null;
 }
 
+/**
+ * Enter sends (Ctrl/Cmd+Enter too); Shift+Enter is a new line. A key that
+ * ends an input method's composition (keyCode 229) never sends.
+ */
+export function sendsOnKey(e: { readonly key: string; readonly shiftKey: boolean; readonly nativeEvent: { readonly isComposing: boolean; readonly keyCode: number } }): boolean {
+  return e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing && e.nativeEvent.keyCode !== 229;
+}
+
 /** Send to the thread (auto / queue / steer / restart), interrupt its run, or stop it. */
 export function Composer(props: { readonly client: LoomWsClient; readonly threadId: string; readonly provider: Provider | undefined; readonly live: boolean }) {
   const [text, setText] = useState("");
@@ -52,11 +60,11 @@ export function Composer(props: { readonly client: LoomWsClient; readonly thread
     <div className="composer">
       <textarea
         aria-label="Message"
-        placeholder="Message the agent (Ctrl+Enter to send)"
+        placeholder="Message the agent (Enter to send, Shift+Enter for a new line)"
         value={text}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
-          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+          if (sendsOnKey(e)) {
             e.preventDefault();
             send();
           }

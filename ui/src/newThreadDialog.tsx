@@ -66,7 +66,7 @@ export function NewThreadDialog(props: {
           Model
           <select aria-label="Model" value={model} onChange={(e) => setModel(e.target.value)}>
             <option value="">provider default</option>
-            {(provider?.models ?? []).map((m) => (
+            {[...new Set(provider?.models ?? [])].map((m) => (
               <option key={m} value={m}>{m}</option>
             ))}
           </select>
@@ -85,8 +85,7 @@ export function NewThreadDialog(props: {
           </label>
           <label>
             Interaction
-            <select aria-label="Interaction mode" value={interactionMode} onChange={(e) => setInteractionMode(e.target.value)}>
-              <option value="">default</option>
+            <select aria-label="Interaction mode" value={interactionMode === "" ? "default" : interactionMode} onChange={(e) => setInteractionMode(e.target.value)}>
               {INTERACTION_MODES.map((m) => (
                 <option key={m} value={m}>{m}</option>
               ))}

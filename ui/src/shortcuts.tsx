@@ -10,7 +10,7 @@ export const SHORTCUTS: readonly { readonly keys: string; readonly what: string 
   { keys: "n", what: "new thread" },
   { keys: "/", what: "search" },
   { keys: "a / d", what: "approve / decline the open thread's first pending approval" },
-  { keys: "Ctrl+Enter", what: "send the message (in the composer)" },
+  { keys: "Enter / Shift+Enter", what: "send the message / start a new line (in the composer; Ctrl+Enter sends too)" },
   { keys: "Alt+↑ / Alt+↓", what: "move a focused pinned thread up / down the sidebar (or drag it)" },
   { keys: "g i / g s / g p", what: "inbox / schedules / providers" },
   { keys: "?", what: "this help" },

@@ -13,6 +13,8 @@ export interface LiveOutput {
   readonly outputStreamId: string;
   readonly itemId: string;
   readonly runId: string;
+  /** The command line, when the provider told it while the command runs. */
+  readonly command: string | null;
   readonly text: string;
   readonly ended: boolean;
 }
@@ -120,14 +122,14 @@ export class ThreadStore extends Store<ThreadState> {
         this.update((s) => ({ ...s, deltas: new Map(s.deltas).set(update.itemId, (s.deltas.get(update.itemId) ?? "") + update.text) }));
         return;
       case "output":
-        this.followOutput(update.outputStreamId, update.itemId, update.runId);
+        this.followOutput(update.outputStreamId, update.itemId, update.runId, update.command);
         return;
     }
   }
 
-  private followOutput(outputStreamId: string, itemId: string, runId: string): void {
+  private followOutput(outputStreamId: string, itemId: string, runId: string, command: string | null): void {
     if (this.outputSubscriptions.has(outputStreamId)) return;
-    this.update((s) => ({ ...s, outputs: new Map(s.outputs).set(outputStreamId, { outputStreamId, itemId, runId, text: "", ended: false }) }));
+    this.update((s) => ({ ...s, outputs: new Map(s.outputs).set(outputStreamId, { outputStreamId, itemId, runId, command, text: "", ended: false }) }));
     const change = (f: (o: LiveOutput) => LiveOutput) =>
       this.update((s) => {
         const current = s.outputs.get(outputStreamId);

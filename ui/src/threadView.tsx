@@ -1,9 +1,10 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
-import { isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
+import { type Run, isTerminalRunStatus } from "../../src/contracts/entities/runs.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
 import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import type { TurnItem } from "../../src/contracts/turnItems.js";
 import { dispatch } from "./api.js";
 import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
@@ -13,13 +14,15 @@ import { RollbackDialog, type RollbackTarget } from "./rollbackDialog.js";
 import { isTyping } from "./shortcuts.js";
 import { Badge } from "./sidebar.js";
 import { BudgetView } from "./budgetView.js";
+import { CommandOutput } from "./commandOutput.js";
+import { type StatusWord, statusWords } from "./statusWords.js";
 import { ThreadActions } from "./threadActions.js";
 import { ThreadSearch } from "./threadSearch.js";
 import { badgeOf, badgeOfRunStatus, withWorkingChildren } from "./status.js";
 import { useStore } from "./store.js";
 import type { ItemContext } from "./timelineItems.js";
 import { type JumpTarget, TimelineList } from "./timelineList.js";
-import { ThreadStore, activeRun } from "./threadStore.js";
+import { type LiveOutput, ThreadStore, activeRun } from "./threadStore.js";
 
 /** The lineage from the root down to this thread, from the shell rows. */
 function lineage(threads: ReadonlyMap<string, ThreadShell>, threadId: string): ThreadShell[] {
@@ -153,15 +156,19 @@ export function ThreadView(props: {
           jumpTo={props.jumpTo}
           footer={
             <>
-              {pendingOutputs.map((o) => (
-                <div key={o.outputStreamId} className="item item-command_execution live-output" data-kind="live-output">
-                  <div className="item-head">
-                    <span className="item-title">Running command</span>
-                    <span className="pill pill-in_progress">{o.ended ? "finishing" : "running"}</span>
+              {pendingOutputs.map((o) => {
+                const command = o.command ?? commandOf(state.items, o.itemId);
+                const status = liveOutputStatus(o, state.runs.get(o.runId));
+                return (
+                  <div key={o.outputStreamId} className="item item-command_execution live-output" data-kind="live-output">
+                    <div className="item-head">
+                      <span className="item-title">{command === null ? "Running command" : <code>$ {command}</code>}</span>
+                      <span className={`pill pill-${status === "running" || status === "finishing" ? "in_progress" : status}`}>{statusWords(status)}</span>
+                    </div>
+                    <CommandOutput text={o.text} />
                   </div>
-                  <pre className="output">{o.text}</pre>
-                </div>
-              ))}
+                );
+              })}
               {latest !== null && (latest.status === "running" || latest.status === "starting") ? <div className="working muted">Working…</div> : null}
             </>
           }
@@ -172,4 +179,16 @@ export function ThreadView(props: {
       {rollbackTarget !== null ? <RollbackDialog client={client} threadId={threadId} target={rollbackTarget} close={() => setRollbackTarget(null)} /> : null}
     </div>
   );
+}
+
+/** The command line of the loaded item a live output belongs to, for a provider that did not tell it with the output. */
+function commandOf(items: readonly TurnItem[], itemId: string): string | null {
+  const item = items.find((candidate) => candidate.id === itemId);
+  return item?.type === "command_execution" ? item.command : null;
+}
+
+/** A live output's word: running, finishing once its stream ended, or its run's terminal status when the run ended without the command's item. */
+function liveOutputStatus(output: LiveOutput, run: Run | undefined): StatusWord {
+  if (!output.ended) return "running";
+  return run !== undefined && isTerminalRunStatus(run.status) ? run.status : "finishing";
 }

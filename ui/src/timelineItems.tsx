@@ -2,6 +2,8 @@ import { useState, type ReactNode } from "react";
 import type { CheckpointStatus } from "../../src/contracts/entities/checkpoints.js";
 import type { TurnItem, TurnItemOf, TurnItemType } from "../../src/contracts/turnItems.js";
 import type { RunInterruptOutcome, UserInputAnswers } from "../../src/contracts/turnItemParts.js";
+import { CommandOutput } from "./commandOutput.js";
+import { statusWords } from "./statusWords.js";
 import { DiffView } from "./diffView.js";
 import { Markdown } from "./markdown.js";
 import type { RollbackTarget } from "./rollbackDialog.js";
@@ -46,7 +48,7 @@ function Card({ kind, title, status, children, className }: { kind: string; titl
     <div className={`item item-${kind} ${className ?? ""}`} data-kind={kind}>
       <div className="item-head">
         <span className="item-title">{title}</span>
-        {status ? <span className={`pill pill-${status}`}>{status.replaceAll("_", " ")}</span> : null}
+        {status ? <span className={`pill pill-${status}`}>{statusWords(status)}</span> : null}
       </div>
       {children === undefined ? null : <div className="item-body">{children}</div>}
     </div>
@@ -152,7 +154,7 @@ function CommandView({ item, ctx }: { item: TurnItemOf<"command_execution">; ctx
   const text = live !== undefined && live.text.length >= item.outputPreview.length ? live.text : item.outputPreview;
   return (
     <Card kind="command_execution" title={<code>$ {item.command}</code>} status={item.status}>
-      <pre className="output">{text}</pre>
+      <CommandOutput text={text} />
       <div className="muted">
         {item.exitCode === null ? "" : `exit ${item.exitCode}`}
         {item.durationMs === null ? "" : ` · ${(item.durationMs / 1000).toFixed(1)} s`}

@@ -60,7 +60,7 @@ export async function subscribeThread(
   for (const running of orchestrator.liveChannel.runningOutputs(threadId)) sink.next({ kind: "output", ...running });
   const stopLive = orchestrator.liveChannel.subscribeThread(threadId, (message) => {
     if (message.kind === "delta") sink.next({ kind: "delta", runId: message.runId, itemId: message.itemId, text: message.text });
-    else sink.next({ kind: "output", runId: message.runId, itemId: message.itemId, outputStreamId: message.outputStreamId });
+    else sink.next({ kind: "output", runId: message.runId, itemId: message.itemId, outputStreamId: message.outputStreamId, command: message.command });
   });
   const handle: StreamHandle = {
     close() {

@@ -157,8 +157,8 @@ export type ThreadStreamUpdate =
   | { readonly kind: "event"; readonly event: WireEvent }
   /** Assistant text as the provider streams it (live only, never stored; the completed item follows as an event). */
   | { readonly kind: "delta"; readonly runId: string; readonly itemId: string; readonly text: string }
-  /** A command started streaming its output: follow it with subscribeCommandOutput (live only). */
-  | { readonly kind: "output"; readonly runId: string; readonly itemId: string; readonly outputStreamId: string };
+  /** A command started streaming its output: follow it with subscribeCommandOutput (live only); `command` is its command line when the provider told it. */
+  | { readonly kind: "output"; readonly runId: string; readonly itemId: string; readonly outputStreamId: string; readonly command: string | null };
 
 /** orchestration.subscribeShell / subscribeArchivedShell updates, in order. */
 export type ShellStreamUpdate =

@@ -248,6 +248,23 @@ export class Changes {
     return accept(this.events, this.effects);
   }
 
+  /**
+   * The run's items as this decision leaves them, in timeline order, read back
+   * from the timeline's tail only as far as the run's creation.
+   */
+  runItems(run: Run): TurnItem[] {
+    const found = new Map<string, TurnItem>();
+    for (const item of this.items.values()) if (item.runId === run.id) found.set(item.id, item);
+    const items = this.state.turnItems.get(run.threadId) ?? [];
+    for (let i = items.length - 1; i >= 0; i--) {
+      const item = items[i];
+      if (item === undefined) continue;
+      if (item.createdAt < run.createdAt) break;
+      if (item.runId === run.id && !found.has(item.id)) found.set(item.id, item);
+    }
+    return [...found.values()].sort((a, b) => a.position - b.position);
+  }
+
   /** An item as this decision leaves it (one added or updated earlier in it included). */
   existingItem(id: string): TurnItem | undefined {
     const changed = this.items.get(id);

@@ -262,6 +262,53 @@ describe("provider-runtime.turn-completed", () => {
       ]);
   });
 
+  describe("tool items still in progress", () => {
+    const command = anItem(A, R0, 1, "turn-item:cmd", {
+      type: "command_execution",
+      command: "npm test",
+      cwd: "/work",
+      status: "in_progress",
+      exitCode: null,
+      durationMs: null,
+      outputPreview: "",
+      outputTruncated: false,
+      outputStreamId: "output-stream:cmd",
+    });
+    const tool = anItem(A, R0, 2, "turn-item:tool", { type: "dynamic_tool", toolName: "lookup", arguments: {}, result: null, status: "in_progress" });
+    const finished = anItem(A, R0, 3, "turn-item:done", { ...command, status: "completed", exitCode: 0 });
+    const otherRun = anItem(A, "run:other", 4, "turn-item:other", { ...command, runId: "run:other" });
+    const history = [...withRuns(thread, running), itemEvent(command), itemEvent(tool), itemEvent(finished), itemEvent(otherRun)];
+
+    it("end failed when the turn is interrupted, with the run; finished items and other runs' stay as they are", () => {
+      const state = given(...history)
+        .when(turnCompleted("interrupted"))
+        .then([
+          itemEvent({ ...command, status: "failed", updatedAt: NOW }),
+          itemEvent({ ...tool, status: "failed", updatedAt: NOW }),
+          runUpdated(after(running, { status: "interrupted", endReason: "interrupted", endedAt: NOW })),
+        ]);
+      const items = state.turnItems.get(A) ?? [];
+      expect(items.find((item) => item?.id === command.id)).toMatchObject({ type: "command_execution", status: "failed" });
+      expect(items.find((item) => item?.id === otherRun.id)).toMatchObject({ status: "in_progress" });
+    });
+
+    it("end completed when the turn completes", () => {
+      given(...history)
+        .when(turnCompleted("completed"))
+        .then([
+          itemEvent({ ...command, status: "completed", updatedAt: NOW }),
+          itemEvent({ ...tool, status: "completed", updatedAt: NOW }),
+          runUpdated(after(running, { status: "completed", endReason: "completed", endedAt: NOW })),
+        ]);
+    });
+
+    it("end failed when the turn fails", () => {
+      given(...history)
+        .when(turnCompleted("failed", "boom"))
+        .thenIncludes(itemEvent({ ...tool, status: "failed", updatedAt: NOW }));
+    });
+  });
+
   it("takes an explicit endReason", () => {
     given(...withRuns(thread, running))
       .when(turnCompleted("interrupted", null, { endReason: "context_exhausted" }))
@@ -315,6 +362,25 @@ describe("provider-runtime.session-released", () => {
   const detached = (reason: string) => providerSessionEvent("provider-session.detached", after(session, { status: "released", releasedAt: NOW, releaseReason: reason }));
   const notice = (runId: string, position: number, text: string) =>
     itemEvent(anItem(A, runId, position, testId("turn-item", 1), { type: "system_notice", level: "warning", text }, { createdAt: NOW }));
+
+  it("fails a command the crashed session never reported finished, with the run it ended", () => {
+    const running = aRun(thread, { id: R0 });
+    const command = anItem(A, R0, 1, "turn-item:cmd", {
+      type: "command_execution",
+      command: "sleep 60",
+      cwd: null,
+      status: "in_progress",
+      exitCode: null,
+      durationMs: null,
+      outputPreview: "",
+      outputTruncated: false,
+      outputStreamId: null,
+    });
+    const state = given(...withRuns(thread, running), sessionAttached(session), itemEvent(command))
+      .when(released("crashed", "the agent process exited"))
+      .thenIncludes(itemEvent({ ...command, status: "failed", updatedAt: NOW }));
+    expect(state.runs.get(R0)?.status).toBe("interrupted");
+  });
 
   it("interrupts a run still on a reaped session with session_reaped and a notice, never as completed", () => {
     const running = aRun(thread, { id: R0 });

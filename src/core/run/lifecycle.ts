@@ -2,6 +2,7 @@ import { EffectKind } from "../../contracts/effects.js";
 import type { Failure } from "../../contracts/entities/fields.js";
 import { type Run, type RunKind, type RunPreparation, type RunStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import type { AppThread, CreatedBy } from "../../contracts/thread.js";
+import type { ToolItemStatus } from "../../contracts/turnItemParts.js";
 import { type DecideContext, type ProviderFacts, type Rejected, reject } from "../decision.js";
 import { deliverContext, releaseContext } from "../lineage/context.js";
 import { beginRun, captureAfterTurn, closeSetupItem } from "../workspace/turns.js";
@@ -139,6 +140,7 @@ export interface RunEnd {
  */
 export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
   closeSetupItem(changes, run);
+  closeToolItems(changes, run, end.status);
   const attempt = openAttempt(changes, run.id);
   if (attempt !== undefined) {
     const attemptStatus = end.attemptStatus ?? (end.status === "cancelled" ? "interrupted" : end.status);
@@ -159,6 +161,27 @@ export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
   captureAfterTurn(changes, run);
   startNext(changes, run.threadId);
   return ended;
+}
+
+/** The status a tool item still in progress takes when its run ends: only a completed turn completes it. */
+const TOOL_ITEM_STATUS_AT_RUN_END = {
+  completed: "completed",
+  failed: "failed",
+  interrupted: "failed",
+  cancelled: "failed",
+} as const satisfies Record<RunEnd["status"], ToolItemStatus>;
+
+/**
+ * Tool items (commands, file changes, dynamic tool calls) the provider never
+ * reported finished end with their run, so no reader sees one running after
+ * its turn is over.
+ */
+function closeToolItems(changes: Changes, run: Run, status: RunEnd["status"]): void {
+  for (const item of changes.runItems(run)) {
+    if ((item.type === "command_execution" || item.type === "file_change" || item.type === "dynamic_tool") && item.status === "in_progress") {
+      changes.updateItem(item, { status: TOOL_ITEM_STATUS_AT_RUN_END[status] });
+    }
+  }
 }
 
 function expirePendingRequests(changes: Changes, run: Run): void {

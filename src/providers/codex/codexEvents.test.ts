@@ -105,6 +105,10 @@ describe("codex notifications → normalized events (recorded transcripts)", () 
     });
     expect(command?.type === "item.completed" && command.item.kind === "command_execution" ? command.item.outputPreview : "").toMatch(/hi\n$/);
     expect(events.at(-1)).toMatchObject({ type: "turn.completed", status: "completed" });
+    // Its live output, while it runs, carries the command line item/started told.
+    const output = replay("command-approved").filter((event) => event.type === "item.output");
+    expect(output.length).toBeGreaterThan(0);
+    expect(output.every((event) => event.type === "item.output" && event.itemId === "call_3" && event.command === "/bin/bash -lc 'echo hi > out.txt && cat out.txt'")).toBe(true);
   });
 
   it("a declined command has no exit code (Loom shows it failed)", () => {

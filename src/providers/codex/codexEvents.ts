@@ -54,9 +54,12 @@ export class CodexEventMapper {
       }
       case "item/agentMessage/delta":
         return [{ type: "item.delta", runId, itemId: notification.params.itemId, text: notification.params.delta }];
-      case "item/commandExecution/outputDelta":
-        // Live only: the command item completes with its own aggregated output.
-        return [{ type: "item.output", runId, itemId: notification.params.itemId, text: notification.params.delta }];
+      case "item/commandExecution/outputDelta": {
+        // Live only: the command item completes with its own aggregated output. The started item tells the command line.
+        const { itemId, delta } = notification.params;
+        const started = this.started.get(itemId);
+        return [{ type: "item.output", runId, itemId, text: delta, ...(started?.type === "commandExecution" ? { command: started.command } : {}) }];
+      }
       case "turn/plan/updated": {
         const { turnId, plan } = notification.params;
         // One list per turn, updated in place (Loom upserts items by id).

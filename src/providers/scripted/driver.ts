@@ -222,7 +222,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
         tools: this.mcp,
         emitItem: (item, itemId) => this.emitItem(turn, item, itemId),
         nextItemId: () => this.nextItemId(),
-        emitOutput: (itemId, text) => this.emit(turn, { type: "item.output", runId: turn.runId, itemId, text }),
+        emitOutput: (itemId, text, command) => this.emit(turn, { type: "item.output", runId: turn.runId, itemId, text, command }),
         emitDelta: (itemId, text) => this.emit(turn, { type: "item.delta", runId: turn.runId, itemId, text }),
         setNextSteps: (steps) => {
           this.nextSteps = steps;

@@ -39,7 +39,8 @@ export interface StepContext {
   /** Reserve the id of an item that streams before it completes (a command's output). */
   nextItemId(): string;
   /** Stream a chunk of the running command `itemId`'s output to live subscribers (never stored). */
-  emitOutput(itemId: string, text: string): void;
+  /** A chunk of a running command's output, with its command line. */
+  emitOutput(itemId: string, text: string, command: string): void;
   /** Stream a piece of the assistant message `itemId` to live subscribers (never stored). */
   emitDelta(itemId: string, text: string): void;
 
@@ -91,7 +92,7 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
         env: ctx.env,
         timeoutMs: ctx.commandTimeoutMs,
         signal: ctx.signal,
-        onOutput: (text) => ctx.emitOutput(itemId, text),
+        onOutput: (text) => ctx.emitOutput(itemId, text, step.command),
       });
       ctx.signal.throwIfAborted();
       ctx.emitItem({
