@@ -34,6 +34,20 @@ export interface WsEndpoint {
 /** How long a closing connection may take to answer the close frame before it is dropped. */
 const CLOSE_GRACE_MS = 500;
 
+/**
+ * permessage-deflate with bounded memory per connection: an 8 KiB window
+ * (13 bits) each way, a small zlib memLevel, messages under 1 KiB sent as
+ * they are, and at most 4 compressions at once.
+ */
+const PER_MESSAGE_DEFLATE = {
+  serverMaxWindowBits: 13,
+  clientMaxWindowBits: 13,
+  zlibDeflateOptions: { memLevel: 4, windowBits: 13 },
+  zlibInflateOptions: { windowBits: 13 },
+  threshold: 1024,
+  concurrencyLimit: 4,
+} as const;
+
 /** Largest accepted client message. */
 const MAX_PAYLOAD_BYTES = 1024 * 1024;
 
@@ -60,7 +74,7 @@ export function createWsEndpoint(options: WsEndpointOptions): WsEndpoint {
   const log = options.log ?? (() => undefined);
   const methods = wsMethodTable(options.app);
   const caller = ownerCaller(options.app.environmentId);
-  const server = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES, clientTracking: false });
+  const server = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES, clientTracking: false, perMessageDeflate: PER_MESSAGE_DEFLATE });
   const connections = new Map<WebSocket, { alive: boolean; connection: WsConnection }>();
   const heartbeat = setInterval(() => {
     for (const [socket, peer] of connections) {

@@ -42,6 +42,23 @@ function upgrade(url: string, headers: Record<string, string> = {}): Promise<{ o
   });
 }
 
+describe("WebSocket compression", () => {
+  it("negotiates permessage-deflate with a capped window", async () => {
+    const socket = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${h.ownerToken}` } });
+    const opened = new Promise<void>((resolve) => socket.once("open", () => resolve()));
+    const negotiated = await new Promise<string>((resolve, reject) => {
+      socket.once("upgrade", (res) => resolve(String(res.headers["sec-websocket-extensions"])));
+      socket.once("error", reject);
+    });
+    expect(negotiated).toContain("permessage-deflate");
+    expect(negotiated).toContain("server_max_window_bits=13");
+    expect(negotiated).toContain("client_max_window_bits=13");
+    await opened;
+    expect(socket.extensions).toBe("permessage-deflate");
+    socket.close();
+  });
+});
+
 async function refused(url: string, headers: Record<string, string> = {}): Promise<{ status: number; error: { code: string; message: string } }> {
   const answer = await upgrade(url, headers);
   if (answer.opened) {

@@ -17,6 +17,7 @@ beforeAll(async () => {
   writeFileSync(join(root, "index.html"), "<!doctype html><title>app</title>");
   writeFileSync(join(root, "assets", "index-abc123.js"), "console.log(1)");
   writeFileSync(join(root, "assets", "index-abc123.css"), "body{}");
+  writeFileSync(join(root, "assets", "big-abc123.js"), "console.log('a long line of script');\n".repeat(100));
   writeFileSync(join(root, "..", "secret.txt"), "outside");
   const route = staticFiles({ root, reserved: (path) => path.startsWith("/api/") });
   server = createServer((req, res) => {
@@ -58,6 +59,21 @@ describe("staticFiles", () => {
     expect((await fetch(`${url}/`, { method: "POST" })).status).toBe(404);
     const head = await fetch(`${url}/assets/index-abc123.js`, { method: "HEAD" });
     expect(head.headers.get("content-length")).toBe("14");
+  });
+
+  it("serves a large asset compressed by Accept-Encoding, a small one as it is", async () => {
+    const br = await fetch(`${url}/assets/big-abc123.js`, { headers: { "accept-encoding": "br" } });
+    expect(br.headers.get("content-encoding")).toBe("br");
+    expect(br.headers.get("vary")).toBe("Accept-Encoding");
+    expect(Number(br.headers.get("content-length"))).toBeLessThan(500);
+    expect(await br.text()).toBe("console.log('a long line of script');\n".repeat(100));
+    const gzip = await fetch(`${url}/assets/big-abc123.js`, { headers: { "accept-encoding": "gzip" } });
+    expect(gzip.headers.get("content-encoding")).toBe("gzip");
+    const plain = await fetch(`${url}/assets/big-abc123.js`, { headers: { "accept-encoding": "identity" } });
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(plain.headers.get("content-length")).toBe("3800");
+    const small = await fetch(`${url}/assets/index-abc123.js`, { headers: { "accept-encoding": "br" } });
+    expect(small.headers.get("content-encoding")).toBeNull();
   });
 
   it("never serves a file outside its root", async () => {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, join, normalize, sep } from "node:path";
+import { type ContentCoding, MIN_COMPRESSED_BYTES, encodeBody, negotiateCoding } from "./compression.js";
 import type { RouteHandler } from "./http.js";
 
 /** Content types by extension; anything else is served as bytes. */
@@ -44,6 +45,8 @@ interface LoadedFile {
   readonly body: Buffer;
   readonly etag: string;
   readonly mtimeMs: number;
+  /** The body in each coding asked for so far, compressed once. */
+  readonly encoded: Map<ContentCoding, Buffer>;
 }
 
 /**
@@ -67,7 +70,7 @@ export function staticFiles(options: StaticFilesOptions): RouteHandler {
     const cached = cache.get(file);
     if (cached !== undefined && cached.mtimeMs === mtimeMs) return cached;
     const body = readFileSync(file);
-    const loaded = { body, mtimeMs, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
+    const loaded = { body, mtimeMs, encoded: new Map<ContentCoding, Buffer>(), etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
     cache.set(file, loaded);
     return loaded;
   };
@@ -105,9 +108,17 @@ export function staticFiles(options: StaticFilesOptions): RouteHandler {
       res.end();
       return Promise.resolve(true);
     }
-    headers["content-length"] = String(loaded.body.length);
+    headers.vary = "Accept-Encoding";
+    const coding = loaded.body.length < MIN_COMPRESSED_BYTES ? "identity" : negotiateCoding(req.headers["accept-encoding"]);
+    let body = loaded.body;
+    if (coding !== "identity") {
+      body = loaded.encoded.get(coding) ?? encodeBody(loaded.body, coding);
+      loaded.encoded.set(coding, body);
+      headers["content-encoding"] = coding;
+    }
+    headers["content-length"] = String(body.length);
     res.writeHead(200, headers);
-    res.end(req.method === "HEAD" ? undefined : loaded.body);
+    res.end(req.method === "HEAD" ? undefined : body);
     return Promise.resolve(true);
   };
 }
