@@ -41,6 +41,36 @@ function snapshot(h: LoomHarness): Promise<{ headers: Record<string, string | st
   });
 }
 
+/** A raw MCP POST as the owner offering br; `sessionId` once one is open. */
+function mcpPost(h: LoomHarness, body: unknown, sessionId?: string): Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    authorization: `Bearer ${h.ownerToken}`,
+    "accept-encoding": "br",
+    ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" }),
+  };
+  return new Promise((resolve, reject) => {
+    const req = request(h.server.mcpUrl, { method: "POST", headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** tools/list in a fresh MCP session, raw: its content-encoding and its decoded text. */
+async function toolsList(h: LoomHarness): Promise<{ coding: string; text: string }> {
+  const init = await mcpPost(h, { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  const sessionId = String(init.headers["mcp-session-id"]);
+  await mcpPost(h, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
+  const list = await mcpPost(h, { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }, sessionId);
+  const coding = String(list.headers["content-encoding"] ?? "identity");
+  return { coding, text: (coding === "br" ? brotliDecompressSync(list.body) : list.body).toString("utf8") };
+}
+
 /** The Sec-WebSocket-Extensions the server answered an upgrade offering permessage-deflate with ("" for none). */
 async function negotiatedExtensions(h: LoomHarness): Promise<{ header: string; extensions: string }> {
   const socket = new WebSocket(LoomWsClient.wsUrl(h.server.url), { headers: { authorization: `Bearer ${h.ownerToken}` }, perMessageDeflate: true });
@@ -55,7 +85,7 @@ async function negotiatedExtensions(h: LoomHarness): Promise<{ header: string; e
 }
 
 describe("wire.compression", () => {
-  it("on by default: an answer offered br is brotli, and the WebSocket negotiates permessage-deflate", async () => {
+  it("on by default: an answer offered br is brotli (HTTP API and MCP), and the WebSocket negotiates permessage-deflate", async () => {
     expect(on.server.config.wire.compression).toBe(true);
     const answer = await snapshot(on);
     expect(answer.headers["content-encoding"]).toBe("br");
@@ -64,9 +94,12 @@ describe("wire.compression", () => {
     const ws = await negotiatedExtensions(on);
     expect(ws.header).toContain("permessage-deflate");
     expect(ws.extensions).toBe("permessage-deflate");
+    const tools = await toolsList(on);
+    expect(tools.coding).toBe("br");
+    expect(tools.text).toContain('"t3_thread_wait"');
   });
 
-  it("off: the same request gets identity, and the WebSocket negotiates no extension", async () => {
+  it("off: the same requests get identity, and the WebSocket negotiates no extension", async () => {
     expect(off.server.config.wire.compression).toBe(false);
     const answer = await snapshot(off);
     expect(answer.headers["content-encoding"]).toBeUndefined();
@@ -78,6 +111,9 @@ describe("wire.compression", () => {
     const ws = await negotiatedExtensions(off);
     expect(ws.header).toBe("");
     expect(ws.extensions).toBe("");
+    const tools = await toolsList(off);
+    expect(tools.coding).toBe("identity");
+    expect(tools.text).toContain('"t3_thread_wait"');
   });
 
   it("a value other than true or false stops the server before it starts, naming the field", async () => {
