@@ -5,6 +5,7 @@
  */
 import { runAgentPoolBench } from "./agentPoolBench.js";
 import { runAgentStartupBench } from "./agentStartupBench.js";
+import { runCompressionBench } from "./compressionBench.js";
 import { runCoreBench } from "./coreBench.js";
 import { runCheckpointBench } from "./checkpointBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
@@ -44,6 +45,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   agentStartup: () => runAgentStartupBench(),
   agentPool: () => runAgentPoolBench({ sizes: [1, 4], rounds: quick ? 1 : 3 }),
   wire: () => runWireBench({ transcriptRepeats: quick ? 3 : 10, commits: quick ? 200 : 1_000, clients: 100, warmup: quick ? 20 : 100 }),
+  compression: () => runCompressionBench({ transcriptRepeats: quick ? 3 : 10, uiLines: 300, rounds: quick ? 1 : 3 }),
   ui: () => runUiBench({ items: 5_000, rounds: quick ? 3 : 10 }),
   checkpoint: () => runCheckpointBench({ commits: quick ? 20_000 : 100_000 }),
   restart: () => runRestartBench({ events: quick ? 100_000 : 1_000_000, tail: quick ? 5_000 : 50_000 }),

@@ -19,6 +19,8 @@ export interface WsEndpointOptions {
   readonly heartbeatMs?: number;
   /** Default 8 MiB. */
   readonly maxBufferedBytes?: number;
+  /** Offer permessage-deflate to clients that ask for it (config `wire.compression`). Default true. */
+  readonly compression?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -74,7 +76,7 @@ export function createWsEndpoint(options: WsEndpointOptions): WsEndpoint {
   const log = options.log ?? (() => undefined);
   const methods = wsMethodTable(options.app);
   const caller = ownerCaller(options.app.environmentId);
-  const server = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES, clientTracking: false, perMessageDeflate: PER_MESSAGE_DEFLATE });
+  const server = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES, clientTracking: false, perMessageDeflate: options.compression === false ? false : PER_MESSAGE_DEFLATE });
   const connections = new Map<WebSocket, { alive: boolean; connection: WsConnection }>();
   const heartbeat = setInterval(() => {
     for (const [socket, peer] of connections) {

@@ -177,6 +177,18 @@ describe("loadConfig errors", () => {
     expect(parseConfigText(JSON.stringify({ limits: { maxActiveChildrenPerThread: 4 } }), "/c.json", "/").workflows.maxConcurrentAgents).toBe(4);
   });
 
+  it("wire.compression is on by default, may be turned off, and takes only true or false", () => {
+    expect(parseConfigText("{}", "/c.json", "/").wire).toEqual({ compression: true });
+    expect(parseConfigText(JSON.stringify({ wire: { compression: false } }), "/c.json", "/").wire).toEqual({ compression: false });
+    const word = configError(() => parseConfigText(JSON.stringify({ wire: { compression: "off" } }), "/c.json", "/"));
+    expect(word.code).toBe("invalid_config");
+    expect(word.message).toContain("wire.compression: must be true or false");
+    const unknown = configError(() => parseConfigText(JSON.stringify({ wire: { gzip: false } }), "/c.json", "/"));
+    expect(unknown.message).toMatch(/wire: Unrecognized key: "gzip"/);
+    const notObject = configError(() => parseConfigText(JSON.stringify({ wire: false }), "/c.json", "/"));
+    expect(notObject.message).toContain("wire:");
+  });
+
   it("a top-level value that is not an object is reported at (root)", () => {
     const error = configError(() => parseConfigText("[]", "/c.json", "/"));
     expect(error.message).toMatch(/^invalid config \/c\.json: \(root\): /);

@@ -197,6 +197,12 @@ export const NodesSchema = z
     error: "leaseMs must be at least twice heartbeatMs",
   });
 
+/** What the server sends on the wire (docs/wire.md#compression). */
+export const WireSchema = z.strictObject({
+  /** HTTP compression (br, gzip) and WebSocket permessage-deflate; false sends every answer and frame uncompressed. */
+  compression: z.boolean({ error: "must be true or false" }).optional(),
+});
+
 function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
   ids.forEach((id, index) => {
@@ -222,6 +228,7 @@ export const LoomConfigSchema = z
     database: DatabaseSchema.optional(),
     nodes: NodesSchema.optional(),
     workflows: WorkflowsSchema.optional(),
+    wire: WireSchema.optional(),
     /** Trace export (docs/telemetry.md); the OTEL_* variables win over it. */
     telemetry: TelemetrySchema.optional(),
   })
@@ -341,6 +348,11 @@ export interface NodesConfig {
   readonly leaseMs: number;
 }
 
+export interface WireConfig {
+  /** HTTP answers by Accept-Encoding and WebSocket permessage-deflate; false: everything identity. */
+  readonly compression: boolean;
+}
+
 export interface LoomConfig {
   /** Absolute path of the file that was read, or null when none was. */
   readonly source: string | null;
@@ -357,12 +369,14 @@ export interface LoomConfig {
   readonly database: DatabaseConfig;
   readonly nodes: NodesConfig;
   readonly workflows: WorkflowsConfig;
+  readonly wire: WireConfig;
   /** The file's telemetry section as written (null: none); resolveTelemetry adds the environment. */
   readonly telemetry: TelemetryFileConfig | null;
 }
 
 export const DEFAULT_DATABASE: DatabaseConfig = { url: null, schema: "public" };
 export const DEFAULT_WORKFLOWS: WorkflowsConfig = { maxConcurrentAgents: 8 };
+export const DEFAULT_WIRE: WireConfig = { compression: true };
 export const DEFAULT_NODES: NodesConfig = { heartbeatMs: 2_000, leaseMs: 15_000 };
 export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024, webhookToleranceMs: 5 * 60_000 };
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
@@ -478,6 +492,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
     workflows: {
       maxConcurrentAgents: file.workflows?.maxConcurrentAgents ?? Math.min(DEFAULT_WORKFLOWS.maxConcurrentAgents, file.limits?.maxActiveChildrenPerThread ?? DEFAULT_LIMITS.maxActiveChildrenPerThread),
     },
+    wire: { compression: file.wire?.compression ?? DEFAULT_WIRE.compression },
     telemetry: file.telemetry ?? null,
   };
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 
 /** The codings Loom answers with, best first. */
@@ -5,6 +6,19 @@ export type ContentCoding = "br" | "gzip" | "identity";
 
 /** Bodies shorter than this are sent as they are: compressing them saves nothing. */
 export const MIN_COMPRESSED_BYTES = 1024;
+
+/** Requests whose server sends everything uncompressed (config `wire.compression: false`). */
+const IDENTITY_ONLY = new WeakSet<IncomingMessage>();
+
+/** Answer this request uncompressed, whatever its Accept-Encoding offers. */
+export function answerUncompressed(req: IncomingMessage): void {
+  IDENTITY_ONLY.add(req);
+}
+
+/** The Accept-Encoding to negotiate with: the request's own, or none once it is to be answered uncompressed. */
+export function acceptEncodingOf(req: IncomingMessage | undefined): string | string[] | undefined {
+  return req === undefined || IDENTITY_ONLY.has(req) ? undefined : req.headers["accept-encoding"];
+}
 
 /**
  * The coding to answer a request with, from its Accept-Encoding: br before

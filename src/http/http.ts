@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { CLOSE_CONNECTION, forbiddenKeyPath, readBody } from "./body.js";
-import { negotiatedBody } from "./compression.js";
+import { acceptEncodingOf, negotiatedBody } from "./compression.js";
 
 /** A route handler returns true when it handled the request. */
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
@@ -23,7 +23,7 @@ export class HttpError extends Error {
 
 /** A JSON answer, compressed by the request's Accept-Encoding (src/http/compression.ts). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const negotiated = negotiatedBody(Buffer.from(JSON.stringify(body), "utf8"), res.req?.headers["accept-encoding"]);
+  const negotiated = negotiatedBody(Buffer.from(JSON.stringify(body), "utf8"), acceptEncodingOf(res.req));
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers, ...negotiated.headers });
   res.end(negotiated.body);
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answerUncompressed } from "./compression.js";
 import { staticFiles } from "./staticFiles.js";
 
 /** The built-app file server over real HTTP: types, caching, revalidation, the app fallback, and nothing outside its root. */
@@ -21,6 +22,8 @@ beforeAll(async () => {
   writeFileSync(join(root, "..", "secret.txt"), "outside");
   const route = staticFiles({ root, reserved: (path) => path.startsWith("/api/") });
   server = createServer((req, res) => {
+    // What the server does for every request under wire.compression false.
+    if (req.headers["x-test-uncompressed"] === "1") answerUncompressed(req);
     void route(req, res, new URL(req.url ?? "/", "http://x")).then((handled) => {
       if (!handled) {
         res.writeHead(404);
@@ -74,6 +77,13 @@ describe("staticFiles", () => {
     expect(plain.headers.get("content-length")).toBe("3800");
     const small = await fetch(`${url}/assets/index-abc123.js`, { headers: { "accept-encoding": "br" } });
     expect(small.headers.get("content-encoding")).toBeNull();
+  });
+
+  it("serves a request marked uncompressed as it is, whatever it accepts", async () => {
+    const plain = await fetch(`${url}/assets/big-abc123.js`, { headers: { "accept-encoding": "br, gzip", "x-test-uncompressed": "1" } });
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(plain.headers.get("content-length")).toBe("3800");
+    expect(await plain.text()).toBe("console.log('a long line of script');\n".repeat(100));
   });
 
   it("never serves a file outside its root", async () => {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, join, normalize, sep } from "node:path";
-import { type ContentCoding, MIN_COMPRESSED_BYTES, encodeBody, negotiateCoding } from "./compression.js";
+import { type ContentCoding, MIN_COMPRESSED_BYTES, acceptEncodingOf, encodeBody, negotiateCoding } from "./compression.js";
 import type { RouteHandler } from "./http.js";
 
 /** Content types by extension; anything else is served as bytes. */
@@ -109,7 +109,7 @@ export function staticFiles(options: StaticFilesOptions): RouteHandler {
       return Promise.resolve(true);
     }
     headers.vary = "Accept-Encoding";
-    const coding = loaded.body.length < MIN_COMPRESSED_BYTES ? "identity" : negotiateCoding(req.headers["accept-encoding"]);
+    const coding = loaded.body.length < MIN_COMPRESSED_BYTES ? "identity" : negotiateCoding(acceptEncodingOf(req));
     let body = loaded.body;
     if (coding !== "identity") {
       body = loaded.encoded.get(coding) ?? encodeBody(loaded.body, coding);

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { bearerToken, sendJson } from "../http/http.js";
+import { compressWrittenAnswer } from "../http/writtenAnswerCompression.js";
 import type { RouteHandler } from "../http/http.js";
 import type { CredentialRejection, McpInvocationScope } from "./credentialRegistry.js";
 import type { McpCredentials } from "./storedCredentials.js";
@@ -98,6 +99,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
     const session: McpSession = { id, identity: identityOf(scope), scope, transport, server, lastSeenAt: 0, activeRequests: 0, responseAborts: new Map() };
     await server.connect(transport);
     res.once("close", sessions.begin(session));
+    compressWrittenAnswer(req, res);
     await transport.handleRequest(req, res, body);
     if (sessions.get(id) === undefined) {
       // The SDK refused the initialize request: nothing refers to this server.
@@ -139,6 +141,8 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
         if (!read.ok) return sendBodyError(res, read);
         body = screenToolCalls(read.value);
         armResponseAborts(session, body, res);
+        // The SDK writes the answer (JSON or a stream of the request's own events); the long-lived GET stream stays as it is.
+        compressWrittenAnswer(req, res);
       }
       await session.transport.handleRequest(req, res, body);
       return;

@@ -12,6 +12,7 @@ import { UiSessionBook, isUiSessionRequest } from "../api/uiSessions.js";
 import { type WsEndpoint, createWsEndpoint } from "../api/wsEndpoint.js";
 import { workspaceRoutes } from "../api/workspaceRoutes.js";
 import { followIdleSessions } from "../app/idleSessions.js";
+import { answerUncompressed } from "../http/compression.js";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
 import { staticFiles } from "../http/staticFiles.js";
 import { type McpRoute, createMcpRoute } from "../mcp/httpEndpoint.js";
@@ -101,8 +102,11 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
     // Last: the web UI's files (docs/ui.md) at every path the routes above leave.
     staticFiles({ root: options.uiDir ?? BUILT_UI_DIR, reserved: (path) => path.startsWith("/api/") || path === "/mcp" || path.startsWith("/mcp/") }),
   ];
-  const ws = createWsEndpoint({ app, ownerTokenHash, tickets, allowedOrigins: origins, heartbeatMs: options.wsHeartbeatMs, log });
+  const { compression } = setup.config.wire;
+  const ws = createWsEndpoint({ app, ownerTokenHash, tickets, allowedOrigins: origins, heartbeatMs: options.wsHeartbeatMs, compression, log });
   const http = createServer((req, res) => {
+    // wire.compression false: every route answers identity, whatever the request accepts.
+    if (!compression) answerUncompressed(req);
     void handle(routes, req, res, new URL(req.url ?? "/", "http://loom.invalid"), log);
   });
   http.on("upgrade", (req, socket, head) => ws.handleUpgrade(req, socket, head));
