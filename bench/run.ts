@@ -20,6 +20,7 @@ import { runScaleBench } from "./scaleBench.js";
 import { runSearchBench } from "./searchBench.js";
 import { runSimBench } from "./simBench.js";
 import { runTelemetryBench } from "./telemetryBench.js";
+import { runToolListBench } from "./toolListBench.js";
 import { runUiBench } from "./uiBench.js";
 import { runWireBench } from "./wireBench.js";
 import { runWorkflowBench } from "./workflowBench.js";
@@ -31,6 +32,7 @@ const quick = process.env.LOOM_BENCH_QUICK === "1";
 const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   core: () => runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 }),
   mcp: () => runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 }),
+  toolList: () => runToolListBench(),
   fanout: async () => {
     await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3, checkpoints: true });
     await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3, checkpoints: false });

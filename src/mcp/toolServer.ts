@@ -68,14 +68,24 @@ function toolListing(tool: McpToolDefinition): Tool {
 }
 
 /**
+ * The failure envelope's JSON Schema, built once: every tool's outputSchema
+ * holds this one definition. It is inlined in each, not `$ref`'d: MCP resolves
+ * a `$ref` only within one tool's schema, so a per-tool `$defs` entry would
+ * still be one copy per tool plus the reference (docs/benchmarks.md, "tools/list bytes").
+ */
+const FAILURE_ENVELOPE_LISTING: Readonly<Record<string, unknown>> = (() => {
+  const { $schema: _ignored, ...failure } = z.toJSONSchema(FailureEnvelopeSchema, { io: "output", unrepresentable: "any" });
+  return failure;
+})();
+
+/**
  * The tool's outputSchema: its success shape, or the failure envelope a failed
  * call answers with (`isError: true`, `structuredContent: { error }`), so a
  * client that validates structuredContent accepts both.
  */
 function outputListing(tool: McpToolDefinition): NonNullable<Tool["outputSchema"]> {
   const { $schema: _ignored, ...success } = z.toJSONSchema(tool.outputSchema, { io: "output", unrepresentable: "any" });
-  const { $schema: _ignoredToo, ...failure } = z.toJSONSchema(FailureEnvelopeSchema, { io: "output", unrepresentable: "any" });
-  return { type: "object", anyOf: [success, failure] };
+  return { type: "object", anyOf: [success, FAILURE_ENVELOPE_LISTING] };
 }
 
 export interface ToolServerOptions {

@@ -1,0 +1,52 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { FailureEnvelopeSchema } from "../contracts/failures.js";
+import { TOOL_CONTRACTS } from "../contracts/tools/toolContracts.js";
+import { LoomHarness } from "../testkit/loomHarness.js";
+
+/**
+ * What tools/list costs, read from a real server over Streamable HTTP with
+ * the SDK client (docs/benchmarks.md, "tools/list bytes"). The ceilings sit a
+ * little above today's figures (162,627 B for the listing, 48,137 B
+ * model-facing), so a tool that grows the list past them is a deliberate
+ * change of these figures, not an accident.
+ */
+
+const LISTING_CEILING_BYTES = 170_000;
+const MODEL_FACING_CEILING_BYTES = 50_000;
+
+let h: LoomHarness;
+let tools: Tool[];
+
+function bytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
+}
+
+beforeAll(async () => {
+  h = await LoomHarness.start();
+  tools = await h.owner.listTools();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("tools/list size", () => {
+  it("lists every contract tool within the stated ceilings", () => {
+    expect(tools.map((tool) => tool.name).sort()).toEqual(Object.keys(TOOL_CONTRACTS).filter((name) => name !== "loom_echo").sort());
+    expect(bytes({ tools })).toBeLessThan(LISTING_CEILING_BYTES);
+    // What a model pays per request: Claude Code sends name, description and input schema (outputSchema never reaches the model).
+    const modelFacing = tools.reduce((sum, tool) => sum + bytes({ name: `mcp__t3-code__${tool.name}`, description: tool.description, input_schema: tool.inputSchema }), 0);
+    expect(modelFacing).toBeLessThan(MODEL_FACING_CEILING_BYTES);
+  });
+
+  it("every outputSchema holds the failure envelope exactly once, from the one definition", () => {
+    const { $schema: _ignored, ...envelope } = z.toJSONSchema(FailureEnvelopeSchema, { io: "output", unrepresentable: "any" });
+    const text = JSON.stringify(envelope);
+    for (const tool of tools) {
+      const [, failure] = (tool.outputSchema as unknown as { anyOf: unknown[] }).anyOf;
+      expect(failure, tool.name).toEqual(envelope);
+      expect(JSON.stringify(tool.outputSchema).split(text), tool.name).toHaveLength(2);
+    }
+  });
+});
