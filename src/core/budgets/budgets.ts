@@ -1,4 +1,5 @@
 import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetSpend } from "../../contracts/entities/budgets.js";
+import type { Run } from "../../contracts/entities/runs.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { AppThread } from "../../contracts/thread.js";
 import type { OrchestrationState } from "../state.js";
@@ -7,7 +8,7 @@ import type { OrchestrationState } from "../state.js";
  * Tree-wide budgets (docs/budgets.md), pure: what a task's subtree spent, which
  * budgets govern a thread, and how a requested budget narrows an inherited
  * one. Spend is read from the folded state: run-attempt usage for tokens and
- * cost, runs for turns, tasks for spawns, the task's age for wall-clock time.
+ * cost, runs off the queue for turns (holdsTurn), tasks for spawns, the task's age for wall-clock time.
  */
 
 /**
@@ -64,7 +65,7 @@ export function holderSpend(state: OrchestrationState, holder: BudgetHolder, now
   for (const threadId of threads) {
     for (const runId of state.threadRuns.get(threadId) ?? []) {
       const run = state.runs.get(runId);
-      if (run === undefined || run.startedAt === null) continue;
+      if (run === undefined || !holdsTurn(state, run)) continue;
       turns += 1;
       for (const attemptId of state.runAttempts.get(runId) ?? []) {
         const usage = state.attempts.get(attemptId)?.usage;
@@ -78,6 +79,19 @@ export function holderSpend(state: OrchestrationState, holder: BudgetHolder, now
   for (const candidate of state.tasks.values()) if (threads.has(candidate.parentThreadId)) spawns += 1;
   const wallClockMs = Math.max(0, Date.parse(now) - Date.parse(holder.since));
   return { tokens, turns, wallClockMs, spawns, costUsd };
+}
+
+/**
+ * A run holds a turn of every pool over its thread from the decision that
+ * takes it off the queue (started at once, or by startNext): the check and
+ * the reservation are one step, so runs decided together cannot all pass a
+ * `turns` limit. A run still queued holds none yet; one cancelled before its
+ * provider ever started it gives its turn back.
+ */
+export function holdsTurn(state: OrchestrationState, run: Run): boolean {
+  if (run.status === "queued") return false;
+  if (run.status === "cancelled" && run.startedAt === null) return (state.runAttempts.get(run.id)?.length ?? 0) > 0;
+  return true;
 }
 
 /** Counted kinds: a limit of N allows N, so it runs out only when an N+1th is under way. */
