@@ -75,3 +75,27 @@ return outcomes;`;
     expect(started).toHaveLength(2);
   });
 });
+
+describe("a workflow's token pool under parallel agent() calls", () => {
+  it("once parallel agents spent the pool, no new turn starts in any of their tasks; the overshoot is what the running turns spent", async () => {
+    const prompt = JSON.stringify(childScript({ say: "y".repeat(200) }));
+    const body = `return await parallel([0, 1].map((i) => () => agent(${prompt}, { label: "p" + i })));`;
+    const parent = await launchParent(h, [{ call: "t3_workflow_start", args: { mode: "wait", timeoutMs: 30_000, script: body, budget: { tokens: 200, onExceeded: "finish_turn" } }, as: "w" }, { say: "done" }]);
+    await h.waitForEnd(parent.runId, 40_000);
+    const [call] = toolResults<WorkflowOutput>(h, parent.threadId, "t3_workflow_start");
+    const result = call!.result;
+    expect(result.status).toBe("completed");
+    const tasks = [...h.state.tasks.values()].filter((task) => task.workflowStep?.workflowId === result.workflowId);
+    expect(tasks).toHaveLength(2);
+    // Each agent stayed under its own share (200), together they spent the pool.
+    const perTask = tasks.map((task) => (h.state.threadRuns.get(task.childThreadId) ?? []).flatMap((runId) => h.state.runAttempts.get(runId) ?? []).map((id) => h.state.attempts.get(id)!.usage!).reduce((sum, usage) => sum + usage.inputTokens + usage.outputTokens, 0));
+    expect(perTask.every((tokens) => tokens > 100)).toBe(true);
+    expect(perTask.every((tokens) => tokens < 200)).toBe(true);
+    expect(result.budget!.spent.tokens).toBe(perTask[0]! + perTask[1]!);
+    expect(result.budget!.spent.tokens).toBeGreaterThanOrEqual(200);
+    const refused = await h.owner.call("t3_thread_send", { threadId: tasks[0]!.childThreadId, message: script({ say: "more" }), mode: "queue" });
+    expect(refused).toMatchObject({ isError: true, errorCode: "budget_exceeded" });
+    expect(JSON.stringify(refused)).toContain(`tokens budget of workflow ${result.workflowId} ran out`);
+    expect(h.state.threadRuns.get(tasks[0]!.childThreadId)).toHaveLength(1);
+  });
+});

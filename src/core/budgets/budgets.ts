@@ -1,5 +1,6 @@
 import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetSpend } from "../../contracts/entities/budgets.js";
 import type { Run } from "../../contracts/entities/runs.js";
+import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { AppThread } from "../../contracts/thread.js";
 import type { OrchestrationState } from "../state.js";
@@ -16,16 +17,18 @@ import type { OrchestrationState } from "../state.js";
  * or a root thread (its whole tree). `since` is when wall-clock time starts.
  */
 export interface BudgetHolder {
-  readonly kind: "task" | "thread";
-  /** The taskId or the root threadId. */
+  readonly kind: "task" | "thread" | "workflow";
+  /** The taskId, the root threadId or the workflowId. */
   readonly id: string;
-  /** "task <id>" or "thread <id>", for messages. */
+  /** "task <id>", "thread <id>" or "workflow <id>", for messages. */
   readonly label: string;
   readonly title: string;
   readonly budget: BudgetLimits;
   readonly exceeded: BudgetExceeded | null;
   /** The top thread of the governed subtree. */
   readonly top: string;
+  /** A workflow's pool: the tasks of its agent() calls, each a spawn with its subtree; `top` is unused. */
+  readonly tasks?: readonly DelegatedTask[];
   readonly since: string;
 }
 
@@ -37,6 +40,18 @@ export function threadHolder(thread: AppThread): BudgetHolder | null {
   const budget = thread.budget;
   if (budget === undefined || budget === null) return null;
   return { kind: "thread", id: thread.id, label: `thread ${thread.id}`, title: thread.title, budget: budget.limits, exceeded: budget.exceeded, top: thread.id, since: budget.since };
+}
+
+/** A workflow's pool as a holder over every agent() task's subtree; null without a budget. */
+export function workflowHolder(state: OrchestrationState, workflow: Workflow): BudgetHolder | null {
+  if (workflow.budget === null) return null;
+  const tasks: DelegatedTask[] = [];
+  for (const step of workflow.steps) {
+    const task = step.taskId === null ? undefined : state.tasks.get(step.taskId);
+    if (task !== undefined) tasks.push(task);
+  }
+  const name = workflow.name ?? workflow.workflowId;
+  return { kind: "workflow", id: workflow.workflowId, label: `workflow ${workflow.workflowId}`, title: name, budget: workflow.budget, exceeded: null, top: workflow.parentThreadId, since: workflow.createdAt, tasks };
 }
 
 /** Every thread of a task's subtree: its child thread and all their descendants' threads. */
@@ -58,7 +73,7 @@ export function spendOf(state: OrchestrationState, task: DelegatedTask, now: str
 }
 
 export function holderSpend(state: OrchestrationState, holder: BudgetHolder, now: string): BudgetSpend {
-  const threads = new Set(treeThreads(state, holder.top));
+  const threads = new Set(holder.tasks === undefined ? treeThreads(state, holder.top) : holder.tasks.flatMap((task) => treeThreads(state, task.childThreadId)));
   let tokens = 0;
   let turns = 0;
   let costUsd = 0;
@@ -77,6 +92,7 @@ export function holderSpend(state: OrchestrationState, holder: BudgetHolder, now
   }
   let spawns = 0;
   for (const candidate of state.tasks.values()) if (threads.has(candidate.parentThreadId)) spawns += 1;
+  spawns += holder.tasks?.length ?? 0;
   const wallClockMs = Math.max(0, Date.parse(now) - Date.parse(holder.since));
   return { tokens, turns, wallClockMs, spawns, costUsd };
 }
@@ -112,7 +128,7 @@ export function reachedLimit(budget: BudgetLimits, spend: BudgetSpend, mode: "ad
   return null;
 }
 
-/** The budgets whose tree holds `threadId`, nearest first: the tasks with a budget up the delegation chain, then the root thread's. */
+/** The budgets whose tree holds `threadId`, nearest first: the tasks with a budget (and the workflow pool of an agent() task) up the delegation chain, then the root thread's. */
 export function governingBudgets(state: OrchestrationState, threadId: string): BudgetHolder[] {
   const found: BudgetHolder[] = [];
   const seen = new Set<string>();
@@ -123,6 +139,10 @@ export function governingBudgets(state: OrchestrationState, threadId: string): B
     const task = taskId === undefined ? undefined : state.tasks.get(taskId);
     if (task === undefined) break;
     if (task.budget !== undefined && task.budget !== null) found.push(taskHolder(task));
+    // An agent() task draws on its workflow's one pool too, shared with every other agent() of it.
+    const workflow = task.workflowStep === undefined ? undefined : state.workflows.get(task.workflowStep.workflowId);
+    const pool = workflow === undefined ? null : workflowHolder(state, workflow);
+    if (pool !== null) found.push(pool);
     current = task.parentThreadId;
   }
   const top = current === undefined ? undefined : state.threads.get(current);
