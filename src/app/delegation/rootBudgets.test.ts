@@ -36,7 +36,7 @@ describe("budgets on root threads", () => {
     expect(calls[0]!.result.error).toBeUndefined();
     expect(calls[1]!.result.error).toMatchObject({ code: "budget_exceeded", message: expect.stringContaining(`spawns budget of thread ${root.threadId} ran out`) });
     expect(tasksOf(h, root.threadId)).toHaveLength(1);
-    expect((await read(root.threadId)).budget).toMatchObject({ limits: { spawns: 1 }, spent: { spawns: 1, turns: 2 }, exceeded: null });
+    expect((await read(root.threadId)).budget).toMatchObject({ limits: { spawns: 1 }, spent: { spawns: 1, turns: 2 }, remaining: { spawns: 0 }, reached: ["spawns"], exceeded: null });
   });
 
   it("stops the whole tree when the root's tokens run out and tells the root", async () => {

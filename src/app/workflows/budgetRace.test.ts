@@ -93,6 +93,10 @@ describe("a workflow's token pool under parallel agent() calls", () => {
     expect(perTask.every((tokens) => tokens < 200)).toBe(true);
     expect(result.budget!.spent.tokens).toBe(perTask[0]! + perTask[1]!);
     expect(result.budget!.spent.tokens).toBeGreaterThanOrEqual(200);
+    // No call was refused, yet the view says the pool is spent, which kind, and what is left.
+    expect(result.budget).toMatchObject({ exceeded: true, reached: ["tokens"], remaining: { tokens: 0 } });
+    const status = await h.owner.ok<WorkflowOutput>("t3_workflow_status", { workflowId: result.workflowId });
+    expect(status.budget).toMatchObject({ limits: { tokens: 200 }, exceeded: true, reached: ["tokens"], remaining: { tokens: 0 } });
     const refused = await h.owner.call("t3_thread_send", { threadId: tasks[0]!.childThreadId, message: script({ say: "more" }), mode: "queue" });
     expect(refused).toMatchObject({ isError: true, errorCode: "budget_exceeded" });
     expect(JSON.stringify(refused)).toContain(`tokens budget of workflow ${result.workflowId} ran out`);

@@ -1,4 +1,4 @@
-import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetSpend } from "../../contracts/entities/budgets.js";
+import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetRemaining, type BudgetSpend } from "../../contracts/entities/budgets.js";
 import type { Run } from "../../contracts/entities/runs.js";
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
@@ -126,6 +126,19 @@ export function reachedLimit(budget: BudgetLimits, spend: BudgetSpend, mode: "ad
     if (over) return { kind, limit, spent: spend[kind] };
   }
   return null;
+}
+
+/** What a budget view adds to limits and spend: what is left of each limit and every limit reached now (admit: spend at or past it). */
+export function budgetReading(budget: BudgetLimits, spend: BudgetSpend): { readonly remaining: BudgetRemaining; readonly reached: BudgetKind[] } {
+  const remaining: { -readonly [K in keyof BudgetRemaining]: BudgetRemaining[K] } = {};
+  const reached: BudgetKind[] = [];
+  for (const kind of BUDGET_KINDS) {
+    const limit = budget[kind];
+    if (limit === undefined) continue;
+    remaining[kind] = Math.max(0, limit - spend[kind]);
+    if (spend[kind] >= limit) reached.push(kind);
+  }
+  return { remaining, reached };
 }
 
 /** The budgets whose tree holds `threadId`, nearest first: the tasks with a budget (and the workflow pool of an agent() task) up the delegation chain, then the root thread's. */
