@@ -68,6 +68,19 @@ describe("budgets on root threads", () => {
     expect((await h.waitForEnd(sent.runId, 20_000)).status).toBe("completed");
   });
 
+  it("refuses a negative or non-numeric limit with invalid_request and writes nothing", async () => {
+    const root = await h.owner.ok<{ threadId: string; runId: string }>("t3_thread_launch", { title: "Bad limits", message: script({ say: "ok" }), target: { providerInstanceId: "a" }, budget: { tokens: 1_000 } });
+    await h.waitForEnd(root.runId, 20_000);
+    const before = h.state.threads.get(root.threadId)!;
+    for (const budget of [{ tokens: -5 }, { turns: "lots" }, { spawns: 1.5 }, { costUsd: 0 }]) {
+      const refused = await h.owner.call("t3_thread_update", { threadId: root.threadId, action: "set_budget", budget });
+      expect(refused, JSON.stringify(budget)).toMatchObject({ isError: true, errorCode: "invalid_request" });
+    }
+    const after = h.state.threads.get(root.threadId)!;
+    expect(after.budget).toEqual(before.budget);
+    expect(after.updatedAt).toBe(before.updatedAt);
+  });
+
   it("only the owner sets a budget, only on a root thread", async () => {
     const root = await h.owner.ok<{ threadId: string; runId: string }>("t3_thread_launch", { title: "Root", message: script({ sleep: 2_000 }, { say: "ok" }), target: { providerInstanceId: "a" } });
     const agent = await connectAsThread(h, root.threadId);
