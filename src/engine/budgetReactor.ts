@@ -110,7 +110,8 @@ export class BudgetReactor {
   }
 
   private check(holder: BudgetHolder, sequence: number): void {
-    if (holder.exceeded !== null) return;
+    // A workflow's pool records no exhaustion: it refuses new turns under it (exhaustedBudget), and each agent() task's own budget stops its work.
+    if (holder.exceeded !== null || holder.kind === "workflow") return;
     const now = new Date(this.clock()).toISOString();
     if (reachedLimit(holder.budget, holderSpend(this.orchestrator.state, holder, now)) === null) return;
     if (holder.kind === "task") this.dispatch({ type: "delegated-task.budget-exceed", commandId: `cmd:budget-exceed:${holder.id}:${sequence}`, data: { taskId: holder.id } });

@@ -37,7 +37,7 @@ describe("tree-wide budgets", () => {
     expect((calls[1]!.result as { error: { message: string } }).error.message).toContain("spawns budget");
     expect(tasksOf(h, task.childThreadId)).toHaveLength(1);
     const status = await h.owner.ok<{ budget: unknown }>("task_status", { taskId: task.taskId });
-    expect(status.budget).toMatchObject({ limits: { spawns: 1 }, spent: { spawns: 1, turns: 2 }, exceeded: null });
+    expect(status.budget).toMatchObject({ limits: { spawns: 1 }, spent: { spawns: 1, turns: 2 }, remaining: { spawns: 0 }, reached: ["spawns"], exceeded: null });
   });
 
   it("refuses a child budget wider than the inherited one", async () => {

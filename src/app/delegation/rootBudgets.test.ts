@@ -36,7 +36,7 @@ describe("budgets on root threads", () => {
     expect(calls[0]!.result.error).toBeUndefined();
     expect(calls[1]!.result.error).toMatchObject({ code: "budget_exceeded", message: expect.stringContaining(`spawns budget of thread ${root.threadId} ran out`) });
     expect(tasksOf(h, root.threadId)).toHaveLength(1);
-    expect((await read(root.threadId)).budget).toMatchObject({ limits: { spawns: 1 }, spent: { spawns: 1, turns: 2 }, exceeded: null });
+    expect((await read(root.threadId)).budget).toMatchObject({ limits: { spawns: 1 }, spent: { spawns: 1, turns: 2 }, remaining: { spawns: 0 }, reached: ["spawns"], exceeded: null });
   });
 
   it("stops the whole tree when the root's tokens run out and tells the root", async () => {
@@ -66,6 +66,19 @@ describe("budgets on root threads", () => {
     expect((await read(root.threadId)).budget).toMatchObject({ limits: { tokens: 100_000 }, exceeded: null });
     const sent = await h.owner.ok<{ runId: string }>("t3_thread_send", { threadId: root.threadId, message: script({ say: "again" }), mode: "queue" });
     expect((await h.waitForEnd(sent.runId, 20_000)).status).toBe("completed");
+  });
+
+  it("refuses a negative or non-numeric limit with invalid_request and writes nothing", async () => {
+    const root = await h.owner.ok<{ threadId: string; runId: string }>("t3_thread_launch", { title: "Bad limits", message: script({ say: "ok" }), target: { providerInstanceId: "a" }, budget: { tokens: 1_000 } });
+    await h.waitForEnd(root.runId, 20_000);
+    const before = h.state.threads.get(root.threadId)!;
+    for (const budget of [{ tokens: -5 }, { turns: "lots" }, { spawns: 1.5 }, { costUsd: 0 }]) {
+      const refused = await h.owner.call("t3_thread_update", { threadId: root.threadId, action: "set_budget", budget });
+      expect(refused, JSON.stringify(budget)).toMatchObject({ isError: true, errorCode: "invalid_request" });
+    }
+    const after = h.state.threads.get(root.threadId)!;
+    expect(after.budget).toEqual(before.budget);
+    expect(after.updatedAt).toBe(before.updatedAt);
   });
 
   it("only the owner sets a budget, only on a root thread", async () => {

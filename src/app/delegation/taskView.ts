@@ -1,7 +1,8 @@
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { ApprovalKind, type RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
-import { spendOf } from "../../core/budgets/budgets.js";
+import { budgetReading, spendOf } from "../../core/budgets/budgets.js";
+import type { BudgetLimits } from "../../contracts/entities/budgets.js";
 import type { OrchestrationState } from "../../core/state.js";
 import type { Caller } from "../caller.js";
 import type { AppContext } from "../context.js";
@@ -78,7 +79,7 @@ export function delegateTaskResult(view: Pick<Engine, "state" | "timeline">, tas
     ...structuredFields(task),
     ...(task.budget === undefined || task.budget === null
       ? {}
-      : { budget: { limits: task.budget, spent: spendOf(state, task, new Date().toISOString()), exceeded: task.budgetExceeded ?? null } }),
+      : { budget: taskBudgetView(state, task, task.budget, new Date().toISOString()) }),
   };
 }
 
@@ -99,5 +100,10 @@ function budgetOfChildThread(state: OrchestrationState, threadId: string, now: s
   const taskId = state.taskByChildThread.get(threadId);
   const task = taskId === undefined ? undefined : state.tasks.get(taskId);
   if (task === undefined || task.budget === undefined || task.budget === null) return null;
-  return { limits: task.budget, spent: spendOf(state, task, now), exceeded: task.budgetExceeded ?? null };
+  return taskBudgetView(state, task, task.budget, now);
+}
+
+function taskBudgetView(state: OrchestrationState, task: DelegatedTask, limits: BudgetLimits, now: string): NonNullable<DelegateTaskResult["budget"]> {
+  const spent = spendOf(state, task, now);
+  return { limits, spent, ...budgetReading(limits, spent), exceeded: task.budgetExceeded ?? null };
 }

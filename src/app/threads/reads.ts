@@ -1,5 +1,5 @@
 import type { AppThread } from "../../contracts/thread.js";
-import { holderSpend, threadHolder } from "../../core/budgets/budgets.js";
+import { budgetReading, holderSpend, threadHolder } from "../../core/budgets/budgets.js";
 import { latestRunOf } from "../../engine/queries.js";
 import { ALL_PROJECTS, ThreadListKind, isChildThread } from "../../engine/threadIndex.js";
 import type { ThreadListInput, ThreadListOutput, ThreadReadInput, ThreadReadOutput } from "../../contracts/tools/threadTools.js";
@@ -138,7 +138,8 @@ export function readThread(ctx: AppContext, caller: Caller, input: ThreadReadInp
 function budgetField(ctx: AppContext, thread: AppThread): Pick<ThreadReadOutput, "budget"> {
   const holder = threadHolder(thread);
   if (holder === null) return {};
-  return { budget: { limits: holder.budget, spent: holderSpend(ctx.orchestrator.state, holder, new Date(ctx.clock()).toISOString()), exceeded: holder.exceeded } };
+  const spent = holderSpend(ctx.orchestrator.state, holder, new Date(ctx.clock()).toISOString());
+  return { budget: { limits: holder.budget, spent, ...budgetReading(holder.budget, spent), exceeded: holder.exceeded } };
 }
 
 function structuredFields(ctx: AppContext, thread: AppThread): Pick<ThreadReadOutput, "structuredResult" | "structuredResultError"> {

@@ -47,6 +47,19 @@ export const BudgetSpendSchema = z.object({
 });
 export type BudgetSpend = z.infer<typeof BudgetSpendSchema>;
 
+/** What is left of each limit (limit minus spend, never below 0), for the kinds the budget limits. */
+export const BudgetRemainingSchema = z.object({
+  tokens: z.number().nonnegative().optional(),
+  turns: z.number().nonnegative().optional(),
+  wallClockMs: z.number().nonnegative().optional(),
+  spawns: z.number().nonnegative().optional(),
+  costUsd: z.number().nonnegative().optional(),
+});
+export type BudgetRemaining = z.infer<typeof BudgetRemainingSchema>;
+
+/** Every limit reached now (nothing new of any kind starts under it), in table order. */
+export const BudgetReachedSchema = z.array(z.enum(BudgetKind));
+
 /** Recorded once on the task whose budget ran out. */
 export const BudgetExceededSchema = z.object({
   kind: z.enum(BudgetKind),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RunStatusSchema } from "../entities/runs.js";
-import { BudgetExceededSchema, BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
+import { BudgetExceededSchema, BudgetReachedSchema, BudgetRemainingSchema, BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { OutputSchemaInput } from "./outputSchema.js";
 import { ItemViewSchema, LinkedPullRequestSchema, RunSummarySchema, ThreadStatusSchema, ThreadSummarySchema } from "./toolOutputs.js";
@@ -260,7 +260,7 @@ export const ThreadReadOutput = z.object({
   /** Such a thread: why there is no structured result (the validation errors); null while none is known. */
   structuredResultError: z.object({ message: z.string(), errors: z.array(z.string()) }).nullable().optional(),
   /** A root thread with a budget: its limits, its tree's spend, and the limit that ran out (null while none). */
-  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, exceeded: BudgetExceededSchema.nullable() }).optional(),
+  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, remaining: BudgetRemainingSchema, reached: BudgetReachedSchema, exceeded: BudgetExceededSchema.nullable() }).optional(),
 });
 export type ThreadReadOutput = z.infer<typeof ThreadReadOutput>;
 

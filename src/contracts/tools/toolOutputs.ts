@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { PullRequestStatusSchema } from "../pullRequests.js";
 import { DelegatedTaskStatusSchema } from "../entities/delegatedTasks.js";
-import { BudgetExceededSchema, BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
+import { BudgetExceededSchema, BudgetReachedSchema, BudgetRemainingSchema, BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
 import { RunKindSchema, RunStatusSchema } from "../entities/runs.js";
 import { ApprovalKindSchema, RuntimeRequestKindSchema, RuntimeRequestStatusSchema } from "../entities/runtimeRequests.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
@@ -124,7 +124,7 @@ export const DelegateTaskResultSchema = z.object({
   /** Tasks with an outputSchema: why there is no structured result (the last answer's validation errors); null while none is known. */
   structuredResultError: Nullable(z.object({ message: z.string(), errors: z.array(z.string()) })).optional(),
   /** Tasks with a budget: its limits, what the subtree spent, and when it ran out (docs/budgets.md). */
-  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, exceeded: BudgetExceededSchema.nullable() }).optional(),
+  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, remaining: BudgetRemainingSchema, reached: BudgetReachedSchema, exceeded: BudgetExceededSchema.nullable() }).optional(),
 });
 export type DelegateTaskResult = z.infer<typeof DelegateTaskResultSchema>;
 

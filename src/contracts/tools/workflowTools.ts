@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
+import { BudgetLimitsSchema, BudgetReachedSchema, BudgetRemainingSchema, BudgetSpendSchema } from "../entities/budgets.js";
 import { FailureSchema } from "../entities/fields.js";
 import { WorkflowStatusSchema, WorkflowStepStatusSchema } from "../entities/workflows.js";
 
@@ -76,7 +76,7 @@ export const WorkflowOutput = z.object({
   result: z.unknown().optional(),
   error: FailureSchema.nullable(),
   stopReason: z.string().nullable(),
-  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, exceeded: z.boolean() }).optional(),
+  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, remaining: BudgetRemainingSchema, reached: BudgetReachedSchema, exceeded: z.boolean() }).optional(),
   waitTimedOut: z.boolean(),
 });
 export type WorkflowOutput = z.infer<typeof WorkflowOutput>;

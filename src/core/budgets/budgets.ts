@@ -1,4 +1,6 @@
-import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetSpend } from "../../contracts/entities/budgets.js";
+import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetRemaining, type BudgetSpend } from "../../contracts/entities/budgets.js";
+import type { Run } from "../../contracts/entities/runs.js";
+import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { AppThread } from "../../contracts/thread.js";
 import type { OrchestrationState } from "../state.js";
@@ -7,7 +9,7 @@ import type { OrchestrationState } from "../state.js";
  * Tree-wide budgets (docs/budgets.md), pure: what a task's subtree spent, which
  * budgets govern a thread, and how a requested budget narrows an inherited
  * one. Spend is read from the folded state: run-attempt usage for tokens and
- * cost, runs for turns, tasks for spawns, the task's age for wall-clock time.
+ * cost, runs off the queue for turns (holdsTurn), tasks for spawns, the task's age for wall-clock time.
  */
 
 /**
@@ -15,16 +17,18 @@ import type { OrchestrationState } from "../state.js";
  * or a root thread (its whole tree). `since` is when wall-clock time starts.
  */
 export interface BudgetHolder {
-  readonly kind: "task" | "thread";
-  /** The taskId or the root threadId. */
+  readonly kind: "task" | "thread" | "workflow";
+  /** The taskId, the root threadId or the workflowId. */
   readonly id: string;
-  /** "task <id>" or "thread <id>", for messages. */
+  /** "task <id>", "thread <id>" or "workflow <id>", for messages. */
   readonly label: string;
   readonly title: string;
   readonly budget: BudgetLimits;
   readonly exceeded: BudgetExceeded | null;
   /** The top thread of the governed subtree. */
   readonly top: string;
+  /** A workflow's pool: the tasks of its agent() calls, each a spawn with its subtree; `top` is unused. */
+  readonly tasks?: readonly DelegatedTask[];
   readonly since: string;
 }
 
@@ -36,6 +40,18 @@ export function threadHolder(thread: AppThread): BudgetHolder | null {
   const budget = thread.budget;
   if (budget === undefined || budget === null) return null;
   return { kind: "thread", id: thread.id, label: `thread ${thread.id}`, title: thread.title, budget: budget.limits, exceeded: budget.exceeded, top: thread.id, since: budget.since };
+}
+
+/** A workflow's pool as a holder over every agent() task's subtree; null without a budget. */
+export function workflowHolder(state: OrchestrationState, workflow: Workflow): BudgetHolder | null {
+  if (workflow.budget === null) return null;
+  const tasks: DelegatedTask[] = [];
+  for (const step of workflow.steps) {
+    const task = step.taskId === null ? undefined : state.tasks.get(step.taskId);
+    if (task !== undefined) tasks.push(task);
+  }
+  const name = workflow.name ?? workflow.workflowId;
+  return { kind: "workflow", id: workflow.workflowId, label: `workflow ${workflow.workflowId}`, title: name, budget: workflow.budget, exceeded: null, top: workflow.parentThreadId, since: workflow.createdAt, tasks };
 }
 
 /** Every thread of a task's subtree: its child thread and all their descendants' threads. */
@@ -57,14 +73,14 @@ export function spendOf(state: OrchestrationState, task: DelegatedTask, now: str
 }
 
 export function holderSpend(state: OrchestrationState, holder: BudgetHolder, now: string): BudgetSpend {
-  const threads = new Set(treeThreads(state, holder.top));
+  const threads = new Set(holder.tasks === undefined ? treeThreads(state, holder.top) : holder.tasks.flatMap((task) => treeThreads(state, task.childThreadId)));
   let tokens = 0;
   let turns = 0;
   let costUsd = 0;
   for (const threadId of threads) {
     for (const runId of state.threadRuns.get(threadId) ?? []) {
       const run = state.runs.get(runId);
-      if (run === undefined || run.startedAt === null) continue;
+      if (run === undefined || !holdsTurn(state, run)) continue;
       turns += 1;
       for (const attemptId of state.runAttempts.get(runId) ?? []) {
         const usage = state.attempts.get(attemptId)?.usage;
@@ -76,8 +92,22 @@ export function holderSpend(state: OrchestrationState, holder: BudgetHolder, now
   }
   let spawns = 0;
   for (const candidate of state.tasks.values()) if (threads.has(candidate.parentThreadId)) spawns += 1;
+  spawns += holder.tasks?.length ?? 0;
   const wallClockMs = Math.max(0, Date.parse(now) - Date.parse(holder.since));
   return { tokens, turns, wallClockMs, spawns, costUsd };
+}
+
+/**
+ * A run holds a turn of every pool over its thread from the decision that
+ * takes it off the queue (started at once, or by startNext): the check and
+ * the reservation are one step, so runs decided together cannot all pass a
+ * `turns` limit. A run still queued holds none yet; one cancelled before its
+ * provider ever started it gives its turn back.
+ */
+export function holdsTurn(state: OrchestrationState, run: Run): boolean {
+  if (run.status === "queued") return false;
+  if (run.status === "cancelled" && run.startedAt === null) return (state.runAttempts.get(run.id)?.length ?? 0) > 0;
+  return true;
 }
 
 /** Counted kinds: a limit of N allows N, so it runs out only when an N+1th is under way. */
@@ -98,7 +128,20 @@ export function reachedLimit(budget: BudgetLimits, spend: BudgetSpend, mode: "ad
   return null;
 }
 
-/** The budgets whose tree holds `threadId`, nearest first: the tasks with a budget up the delegation chain, then the root thread's. */
+/** What a budget view adds to limits and spend: what is left of each limit and every limit reached now (admit: spend at or past it). */
+export function budgetReading(budget: BudgetLimits, spend: BudgetSpend): { readonly remaining: BudgetRemaining; readonly reached: BudgetKind[] } {
+  const remaining: { -readonly [K in keyof BudgetRemaining]: BudgetRemaining[K] } = {};
+  const reached: BudgetKind[] = [];
+  for (const kind of BUDGET_KINDS) {
+    const limit = budget[kind];
+    if (limit === undefined) continue;
+    remaining[kind] = Math.max(0, limit - spend[kind]);
+    if (spend[kind] >= limit) reached.push(kind);
+  }
+  return { remaining, reached };
+}
+
+/** The budgets whose tree holds `threadId`, nearest first: the tasks with a budget (and the workflow pool of an agent() task) up the delegation chain, then the root thread's. */
 export function governingBudgets(state: OrchestrationState, threadId: string): BudgetHolder[] {
   const found: BudgetHolder[] = [];
   const seen = new Set<string>();
@@ -109,6 +152,10 @@ export function governingBudgets(state: OrchestrationState, threadId: string): B
     const task = taskId === undefined ? undefined : state.tasks.get(taskId);
     if (task === undefined) break;
     if (task.budget !== undefined && task.budget !== null) found.push(taskHolder(task));
+    // An agent() task draws on its workflow's one pool too, shared with every other agent() of it.
+    const workflow = task.workflowStep === undefined ? undefined : state.workflows.get(task.workflowStep.workflowId);
+    const pool = workflow === undefined ? null : workflowHolder(state, workflow);
+    if (pool !== null) found.push(pool);
     current = task.parentThreadId;
   }
   const top = current === undefined ? undefined : state.threads.get(current);

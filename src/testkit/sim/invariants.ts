@@ -303,7 +303,7 @@ export const INVARIANTS = {
     when: "always",
     summary: "token and cost budgets are never exceeded",
     check: null,
-    pending: "budgets do not exist yet: plug a check in through SimOptions.invariantChecks when they land",
+    pending: "the simulator sets no budget and drives no budgeted work: plug a check in through SimOptions.invariantChecks",
   },
 } as const satisfies Record<string, InvariantSpec>;
 

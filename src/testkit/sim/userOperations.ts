@@ -16,7 +16,8 @@ const OWNER = ownerCaller(SIM_ENVIRONMENT);
  * What simulated users do, through the same app functions the MCP and HTTP
  * transports call, as the owner. Each entry is one operation with a weight
  * (0 when it has nothing to act on); adding an operation is one entry.
- * Scheduled fires and workflow steps join this table when they exist.
+ * Scheduled fires, workflow scripts and budgets exist but are not driven yet;
+ * each would join this table as one entry.
  */
 export interface UserOperation {
   weight(world: OperationWorld): number;
