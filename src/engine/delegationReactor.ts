@@ -4,6 +4,7 @@ import type { DelegatedTask } from "../contracts/entities/delegatedTasks.js";
 import { isApprovalKind, type RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import { toDomainEvent } from "../contracts/events.js";
 import type { Subscription } from "../store/eventStore.js";
+import { lastLostNoticeRun } from "../core/delegation/lostNotices.js";
 import type { Orchestrator } from "./orchestrator.js";
 import type { TaskWaiters } from "./taskWaiters.js";
 
@@ -54,7 +55,10 @@ export class DelegationReactor {
   /** Deliver a pending result now unless a wait is taking it. */
   private deliverCompletion(task: DelegatedTask): void {
     if (task.completionDelivery !== "pending" || this.waiters.has(task.taskId)) return;
-    this.dispatch({ type: "delegated-task.deliver-notice", commandId: `cmd:deliver:${task.taskId}`, data: { taskId: task.taskId, kind: "completion", requestId: null } });
+    // After a lost delivery the command id names the lost run, so each loss is answered once and repeats change nothing.
+    const lost = lastLostNoticeRun(task.notices, "completion", null);
+    const commandId = lost === null ? `cmd:deliver:${task.taskId}` : `cmd:deliver:${task.taskId}:after:${lost}`;
+    this.dispatch({ type: "delegated-task.deliver-notice", commandId, data: { taskId: task.taskId, kind: "completion", requestId: null } });
   }
 
   /**
@@ -71,10 +75,12 @@ export class DelegationReactor {
     const taskId = state.taskByChildThread.get(request.threadId);
     if (taskId === undefined || (request.blocking && !evenWhileHeld && this.waiters.has(taskId))) return;
     const task = state.tasks.get(taskId);
-    if (task === undefined || task.notices.some((notice) => notice.requestId === request.id)) return;
+    if (task === undefined || task.notices.some((notice) => notice.requestId === request.id && notice.lostAt === undefined)) return;
     if (approval && task.approvalRouting !== "parent") return;
     const kind = approval ? "approval" : "question";
-    this.dispatch({ type: "delegated-task.deliver-notice", commandId: `cmd:${kind}:${request.id}`, data: { taskId, kind, requestId: request.id } });
+    const lost = lastLostNoticeRun(task.notices, kind, request.id);
+    const commandId = lost === null ? `cmd:${kind}:${request.id}` : `cmd:${kind}:${request.id}:after:${lost}`;
+    this.dispatch({ type: "delegated-task.deliver-notice", commandId, data: { taskId, kind, requestId: request.id } });
   }
 
   private onEvent(stored: StoredEvent): void {

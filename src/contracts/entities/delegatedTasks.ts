@@ -149,6 +149,8 @@ export const DelegatedTaskSchema = z.object({
       requestId: NullableEntityIdSchema,
       runId: NullableEntityIdSchema,
       delivery: z.enum(["steered", "queued"]),
+      /** When the run carrying a queued notice ended interrupted (a restart, a lost node, a crashed session) before its agent answered: the notice goes out again (docs/delegation.md). */
+      lostAt: IsoTimeSchema.optional(),
     }),
   ),
   /**

@@ -8,6 +8,7 @@ import { APPROVALS_WITHIN_MODE, type ApprovalKind, isApprovalKind, type RuntimeR
 import type { RuntimeMode } from "../../contracts/modes.js";
 import type { OrchestrationState } from "../state.js";
 import { settleTask } from "./settle.js";
+import { MAX_NOTICE_REDELIVERIES } from "./lostNotices.js";
 import { withoutSystemReminders } from "./agentText.js";
 
 type Notice = DelegatedTask["notices"][number];
@@ -82,7 +83,7 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
     if (task.completionDelivery !== "pending") return reject("delivery_not_pending", `task ${task.taskId} delivery is ${task.completionDelivery}`);
     const sent = deliver(changes, task, `Task "${task.title}" finished: ${task.status}`, completionText(task), null);
     const transfer = task.resultContextTransferId === null ? undefined : state.transfers.get(task.resultContextTransferId);
-    if (transfer !== undefined) changes.events.push(contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: ctx.now, consumedAt: ctx.now }));
+    if (transfer !== undefined && transfer.status !== "consumed") changes.events.push(contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: ctx.now, consumedAt: ctx.now }));
     changes.updateTask(task, { completionDelivery: "delivered", notices: [...task.notices, { kind: "completion", requestId: null, ...sent }] });
     // A parent that got no run for it (its provider is gone) has nothing left to wait for.
     settleTask(changes, task.parentThreadId);
@@ -95,7 +96,11 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
   if (request === undefined || request.threadId !== task.childThreadId || request.status !== "pending" || (approval ? !isApprovalKind(request.kind) : request.kind !== "user_input")) {
     return reject("request_not_pending", `request ${requestId ?? "?"} is not a pending ${what} of task ${task.taskId}`);
   }
-  if (task.notices.some((notice) => notice.requestId === request.id)) return reject("delivery_not_pending", `${what} ${request.id} was already routed`);
+  // A notice whose run was lost before its agent read it does not count (markLostNotices), up to MAX_NOTICE_REDELIVERIES times.
+  const routed = task.notices.filter((notice) => notice.requestId === request.id);
+  if (routed.some((notice) => notice.lostAt === undefined) || routed.length > MAX_NOTICE_REDELIVERIES) {
+    return reject("delivery_not_pending", `${what} ${request.id} was already routed`);
+  }
   if (approval) {
     if (task.approvalRouting !== "parent") return reject("delivery_not_pending", `task ${task.taskId} leaves approvals to the owner`);
     const sent = deliver(changes, task, `Task "${task.title}" asks for approval`, approvalText(task, request, parent.runtimeMode), request.id);

@@ -18,6 +18,7 @@ import { Changes } from "./changes.js";
 import { activeRun, endRun, isActiveRunStatus } from "./lifecycle.js";
 import { turnItemBody } from "./providerItems.js";
 import { settleTask } from "../delegation/settle.js";
+import { LOST_SESSION_REASONS, markLostNotices } from "../delegation/lostNotices.js";
 
 type Found = { kind: "found"; changes: Changes; run: Run } | Rejected;
 
@@ -66,7 +67,8 @@ export function decideSessionReleased(state: OrchestrationState, command: Sessio
   if (run !== null && runIsOnSession(changes, run, session.id, session.providerInstanceId, reason)) {
     const endReason = reason === "idle_reaped" ? "session_reaped" : `session_${reason}`;
     changes.addItem(threadId, run.id, { type: "system_notice", level: "warning", text: message });
-    endRun(changes, run, { status: "interrupted", endReason });
+    const ended = endRun(changes, run, { status: "interrupted", endReason });
+    if (LOST_SESSION_REASONS.has(reason)) markLostNotices(changes, ended);
     settleTask(changes, run.threadId);
   }
   return changes.done();
@@ -202,7 +204,9 @@ export function decideRunLost(state: OrchestrationState, command: RunLostCommand
   const { status, reason, message } = command.data;
   changes.addItem(run.threadId, run.id, { type: "system_notice", level: "warning", text: message });
   // A run lost with its process (a restart) abandons its attempt; one that failed to start fails it.
-  endRun(changes, run, { status, endReason: reason, failure: status === "failed" ? { code: reason, message } : null, attemptStatus: status === "failed" ? "failed" : "abandoned" });
+  const ended = endRun(changes, run, { status, endReason: reason, failure: status === "failed" ? { code: reason, message } : null, attemptStatus: status === "failed" ? "failed" : "abandoned" });
+  // A notice this run carried and its agent never read goes out again (docs/delegation.md).
+  if (status === "interrupted") markLostNotices(changes, ended);
   settleTask(changes, run.threadId);
   return changes.done();
 }

@@ -136,7 +136,8 @@ export const INVARIANTS = {
       }
       const acked = acknowledgedByCall(log);
       for (const task of state.tasks.values()) {
-        const notices = task.notices.filter((notice) => notice.kind === "completion").length;
+        // A notice whose run was lost before its agent read it (a crash) is sent again: only the others count.
+        const notices = task.notices.filter((notice) => notice.kind === "completion" && notice.lostAt === undefined).length;
         if (notices > 1) problems.push(`task ${task.taskId} has ${notices} completion notices`);
         const seen = counts.get(task.taskId) ?? 0;
         if (seen > 1) problems.push(`the parent agent received task ${task.taskId}'s result ${seen} times`);
