@@ -171,7 +171,13 @@ const app = acp
     record("session/new", params);
     const response = newSession(params);
     if (Array.isArray(caps.commands)) {
-      setTimeout(() => void client.notify("session/update", { sessionId: response.sessionId, update: { sessionUpdate: "available_commands_update", availableCommands: caps.commands } }), 0);
+      // After the answer, as agents do; a prompt arriving first waits for it, so the order is the same on a loaded machine.
+      const state = session(response.sessionId);
+      state.commandsSent = new Promise((resolve) => {
+        setTimeout(() => {
+          Promise.resolve(client.notify("session/update", { sessionId: response.sessionId, update: { sessionUpdate: "available_commands_update", availableCommands: caps.commands } })).then(resolve, resolve);
+        }, 0);
+      });
     }
     return response;
   })
@@ -205,6 +211,7 @@ const app = acp
     const { params } = ctx;
     record("session/prompt", params);
     const state = session(params.sessionId);
+    await state.commandsSent;
     state.cancelled = false;
     const text = promptText(params.prompt);
     state.history.push(text);
