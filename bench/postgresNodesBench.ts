@@ -20,6 +20,10 @@ import { fmt, now, printTable, rate, seconds } from "./stats.js";
  * 2. takeover time after `kill -9` of the `loom serve` process running an
  *    agent, against the configured lease (goal ≤ lease + 2 s): from the kill
  *    to the run's recorded end (node_lost) by the surviving node.
+ * 3. in the same rounds, a run on an instance with onCrash resume: from the
+ *    kill to the run working again on the surviving node (goal ≤ lease +
+ *    heartbeat + 2 s), as the survivor's client first sees it (polled every
+ *    25 ms).
  */
 
 const CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -96,7 +100,11 @@ interface Serve {
 
 function serve(stateDir: string, url: string, schema: string, root: string): Promise<Serve> {
   mkdirSync(stateDir, { recursive: true });
-  writeFileSync(join(stateDir, "config.json"), JSON.stringify({ projects: [{ id: "default", root }], database: { schema }, nodes: { heartbeatMs: HEARTBEAT_MS, leaseMs: LEASE_MS } }));
+  const providers = [
+    { id: "scripted", driver: "scripted" },
+    { id: "resumable", driver: "scripted", onCrash: "resume" },
+  ];
+  writeFileSync(join(stateDir, "config.json"), JSON.stringify({ providers, projects: [{ id: "default", root }], database: { schema }, nodes: { heartbeatMs: HEARTBEAT_MS, leaseMs: LEASE_MS } }));
   const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--state-dir", stateDir, "--database", url], { stdio: ["ignore", "pipe", "ignore"] });
   return new Promise((resolve, reject) => {
     let out = "";
@@ -121,15 +129,29 @@ async function stop(node: Serve): Promise<void> {
 
 interface ReadResult {
   runs: { runId: string; status: string; endReason: string | null; endedAt: string | null }[];
+  items: { type: string }[];
 }
 
-/** One round: a run on node A alone, node B joins, A is killed; milliseconds from the kill to the run's recorded end. */
-async function takeoverMs(url: string, schema: string, dir: string): Promise<number> {
+interface Takeover {
+  /** Kill to the recorded node_lost end of a run whose instance fails lost runs. */
+  readonly endedMs: number;
+  /** Kill to the survivor's client seeing the run of an onCrash resume instance working again. */
+  readonly resumedMs: number;
+}
+
+/** One round: two runs on node A alone, node B joins, A is killed; milliseconds from the kill to one run's recorded end and to the other's resume. */
+async function takeoverMs(url: string, schema: string, dir: string): Promise<Takeover> {
   const a = await serve(join(dir, `${schema}-a`), url, schema, dir);
   let b: Serve | null = null;
   try {
     const launched = await a.client.ok<{ threadId: string; runId: string }>("t3_thread_launch", { title: "Long", message: JSON.stringify({ script: [{ sleep: 600_000 }] }) });
+    const resumable = await a.client.ok<{ threadId: string; runId: string }>("t3_thread_launch", {
+      title: "Resumable",
+      message: JSON.stringify({ script: [{ sleep: 600_000 }] }),
+      target: { providerInstanceId: "resumable" },
+    });
     await pollUntil(() => a.client.ok<ReadResult>("t3_thread_read", { threadId: launched.threadId, view: "activity" }), (r) => r.runs[0]?.status === "running", "the run running");
+    await pollUntil(() => a.client.ok<ReadResult>("t3_thread_read", { threadId: resumable.threadId, view: "activity" }), (r) => r.runs[0]?.status === "running", "the resumable run running");
     b = await serve(join(dir, `${schema}-b`), url, schema, dir);
     const killed = new Promise((resolve) => a.child.once("exit", resolve));
     const killedAt = Date.now();
@@ -144,7 +166,14 @@ async function takeoverMs(url: string, schema: string, dir: string): Promise<num
     );
     const run = ended.runs[0]!;
     if (run.endReason !== "node_lost" || run.endedAt === null) throw new Error(`unexpected end ${JSON.stringify(run)}`);
-    return Date.parse(run.endedAt) - killedAt;
+    // The resumed run is working again once its second attempt's turn runs, after the resume's notice.
+    await pollUntil(
+      () => survivor.client.ok<ReadResult>("t3_thread_read", { threadId: resumable.threadId, view: "activity" }),
+      (r) => r.runs[0]?.status === "running" && r.items.some((item) => item.type === "system_notice"),
+      "the resumable run working again",
+      LEASE_MS + 30_000,
+    );
+    return { endedMs: Date.parse(run.endedAt) - killedAt, resumedMs: Date.now() - killedAt };
   } finally {
     await stop(a);
     if (b !== null) await stop(b);
@@ -175,17 +204,23 @@ export async function runPostgresNodesBench(options: { threads: number; rounds: 
       [`one node alone (${commands} commands, baseline)`, fmt(one.perSecond), "1.00", one.wallSeconds.toFixed(2), ...cpu(one)],
       [`three nodes writing at once, total (${commands} commands)`, fmt(three.perSecond), (three.perSecond / one.perSecond).toFixed(2), three.wallSeconds.toFixed(2), ...cpu(three)],
     ]);
-    const takeovers: number[] = [];
-    for (let round = 1; round <= options.rounds; round += 1) takeovers.push(await takeoverMs(url, `takeover_${round}`, dir));
+    const rounds: Takeover[] = [];
+    for (let round = 1; round <= options.rounds; round += 1) rounds.push(await takeoverMs(url, `takeover_${round}`, dir));
+    const takeovers = rounds.map((round) => round.endedMs);
     const sorted = [...takeovers].sort((x, y) => x - y);
     const median = sorted[Math.floor(sorted.length / 2)]!;
+    const resumes = rounds.map((round) => round.resumedMs).sort((x, y) => x - y);
+    const resumeMedian = resumes[Math.floor(resumes.length / 2)]!;
     printTable(`PostgreSQL, several nodes: takeover after kill -9 (heartbeat ${HEARTBEAT_MS} ms, lease ${LEASE_MS} ms, ${options.rounds} round(s))`, [
       ["measure", "ms", "ratio to the lease"],
       ["configured lease (baseline)", fmt(LEASE_MS), "1.00"],
       [`kill -9 to the run's recorded node_lost end, median (all: ${takeovers.map((t) => fmt(t)).join(", ")})`, fmt(median), (median / LEASE_MS).toFixed(2)],
       ["kill -9 to the run's recorded node_lost end, worst", fmt(sorted[sorted.length - 1]!), (sorted[sorted.length - 1]! / LEASE_MS).toFixed(2)],
+      [`kill -9 to an onCrash resume run working again on the survivor, median (all: ${rounds.map((round) => fmt(round.resumedMs)).join(", ")})`, fmt(resumeMedian), (resumeMedian / LEASE_MS).toFixed(2)],
+      ["kill -9 to an onCrash resume run working again on the survivor, worst", fmt(resumes[resumes.length - 1]!), (resumes[resumes.length - 1]! / LEASE_MS).toFixed(2)],
     ]);
     console.log(`goal takeover ≤ lease + 2 s: ${sorted[sorted.length - 1]! <= LEASE_MS + 2_000 ? "met" : "not met"}; load average before ${loadBefore}, after ${load()}`);
+    console.log(`goal resumed ≤ lease + heartbeat + 2 s: ${resumes[resumes.length - 1]! <= LEASE_MS + HEARTBEAT_MS + 2_000 ? "met" : "not met"}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await cluster.stop();

@@ -86,6 +86,8 @@ export const ProviderInstanceEntrySchema = z.strictObject({
   customModels: z.array(NonEmptySchema).optional(),
   options: z.record(z.string(), z.unknown(), { error: "must be an object" }).optional(),
   pool: PoolSchema.optional(),
+  /** What a restart or a lost node does to the instance's runs: resume (start again as a new attempt) or fail; default: resume delegated and workflow work only. */
+  onCrash: z.enum(["resume", "fail"], { error: 'must be "resume" or "fail"' }).optional(),
 });
 
 export const ProjectEntrySchema = z.strictObject({
@@ -264,6 +266,8 @@ export interface ProviderInstanceConfig {
   readonly options: Readonly<Record<string, unknown>>;
   /** The warm pool; absent or size 0: off. */
   readonly pool?: PoolConfig;
+  /** Absent: delegated and workflow work resumes after a crash, other runs end interrupted (docs/runs.md). */
+  readonly onCrash?: "resume" | "fail";
 }
 
 export interface PoolConfig {
@@ -449,6 +453,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       ...(p.customModels === undefined ? {} : { customModels: p.customModels }),
       options: p.options ?? {},
       ...(p.pool === undefined ? {} : { pool: { size: p.pool.size, maxIdleMs: p.pool.maxIdleMs ?? DEFAULT_POOL_MAX_IDLE_MS } }),
+      ...(p.onCrash === undefined ? {} : { onCrash: p.onCrash }),
     }),
   );
   const projects = (file.projects ?? []).map((p): ProjectConfig => {

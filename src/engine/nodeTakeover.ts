@@ -2,7 +2,7 @@ import type { OutboxRow } from "../contracts/envelopes.js";
 import { isActiveRunStatus } from "../core/run/lifecycle.js";
 import type { EventStore } from "../store/eventStore.js";
 import type { Orchestrator } from "./orchestrator.js";
-import { abandonProcessBoundEffects } from "./reconcile.js";
+import { type InstanceCrashPolicy, abandonProcessBoundEffects } from "./reconcile.js";
 
 export const NODE_LOST_NOTICE = "The Loom node running this run stopped heartbeating; its provider process was lost with it, so the run was interrupted (node_lost).";
 export const NODE_LOST_REASON = "node_lost";
@@ -19,6 +19,8 @@ export interface TakeoverReport {
   readonly lostEffects: number;
   readonly resentSteers: number;
   readonly interruptedRuns: number;
+  /** Runs started again as a new attempt, on whichever node claims their start (onCrash resume). */
+  readonly resumedRuns: number;
   readonly releasedSessions: number;
 }
 
@@ -30,14 +32,16 @@ export interface TakeoverReport {
  *    (replay-safe ones are claimed again once their lease lapses); a lost
  *    steer whose run had ended is re-sent as a follow-up run;
  * 2. every active run on a thread whose agent ran on the node, or whose lost
- *    effect belonged to it, ends `interrupted` (reason node_lost) with a
+ *    effect belonged to it, starts again as a new attempt when its onCrash
+ *    policy says resume (its start is claimed by whichever live node's outbox
+ *    worker comes first), or ends `interrupted` (reason node_lost) with a
  *    notice — queued successors then start on whichever node claims them, and
  *    the delegation reactor notifies parents of ended tasks as after a restart;
  * 3. its provider sessions are recorded as released.
  * Command ids are derived from the lost node's id, so two nodes taking the
  * same node over write everything once.
  */
-export async function takeOverLostNode(orchestrator: Orchestrator, store: EventStore, holdings: LostNodeHoldings): Promise<TakeoverReport> {
+export async function takeOverLostNode(orchestrator: Orchestrator, store: EventStore, holdings: LostNodeHoldings, onCrash: InstanceCrashPolicy = () => undefined): Promise<TakeoverReport> {
   const { nodeId } = holdings;
   const leased = (await store.listOutbox("leased")).filter((row) => row.leaseOwner === nodeId);
   const { lostEffects, resentSteers, lost } = await abandonProcessBoundEffects(orchestrator, store, leased, `lost with node ${nodeId}`);
@@ -46,13 +50,24 @@ export async function takeOverLostNode(orchestrator: Orchestrator, store: EventS
   const runIds = new Set(lost.map(runIdOf).filter((runId): runId is string => runId !== null));
   const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status) && (threads.has(run.threadId) || runIds.has(run.id)));
   let interruptedRuns = 0;
+  let resumedRuns = 0;
   for (const run of active) {
+    const instanceOnCrash = onCrash(run.providerInstanceId);
     const receipt = await orchestrator.dispatch({
       type: "provider-runtime.run-lost",
       commandId: `cmd:node-lost:${nodeId}:run-lost:${run.id}`,
-      data: { threadId: run.threadId, runId: run.id, status: "interrupted", reason: NODE_LOST_REASON, message: NODE_LOST_NOTICE },
+      data: {
+        threadId: run.threadId,
+        runId: run.id,
+        status: "interrupted",
+        reason: NODE_LOST_REASON,
+        message: NODE_LOST_NOTICE,
+        ...(instanceOnCrash === undefined ? {} : { instanceOnCrash }),
+      },
     });
-    if (receipt.status === "accepted") interruptedRuns += 1;
+    if (receipt.status !== "accepted") continue;
+    if (isActiveRunStatus(orchestrator.state.runs.get(run.id)?.status ?? "interrupted")) resumedRuns += 1;
+    else interruptedRuns += 1;
   }
   let releasedSessions = 0;
   for (const { threadId, providerSessionId } of holdings.sessions) {
@@ -65,7 +80,7 @@ export async function takeOverLostNode(orchestrator: Orchestrator, store: EventS
     });
     if (receipt.status === "accepted") releasedSessions += 1;
   }
-  return { nodeId, lostEffects, resentSteers, interruptedRuns, releasedSessions };
+  return { nodeId, lostEffects, resentSteers, interruptedRuns, resumedRuns, releasedSessions };
 }
 
 function runIdOf(row: OutboxRow): string | null {

@@ -1,6 +1,7 @@
 import { EFFECTS, EffectKind } from "../contracts/effects.js";
 import { isTerminalRunStatus } from "../contracts/entities/runs.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
+import type { OnCrashPolicy } from "../contracts/entities/runs.js";
 import type { EventStore } from "../store/eventStore.js";
 import { isActiveRunStatus } from "../core/run/lifecycle.js";
 import type { Orchestrator } from "./orchestrator.js";
@@ -10,8 +11,19 @@ export const RESTART_NOTICE = "Loom restarted while this run was active; its pro
 export const RESTART_PREPARATION_NOTICE =
   "Loom restarted while this run was being prepared (worktree, setup or restore), so the run was interrupted before its agent started; retry it with prepared-run.retry or send the message again.";
 
+/** A provider instance's configured onCrash (config.json `providers[].onCrash`), when it sets one. */
+export type InstanceCrashPolicy = (providerInstanceId: string | null) => OnCrashPolicy | undefined;
+
+/** The lookup over configured provider instances (each with its optional onCrash). */
+export function instanceCrashPolicy(instances: readonly { readonly id: string; readonly onCrash?: OnCrashPolicy }[]): InstanceCrashPolicy {
+  const policies = new Map(instances.flatMap((instance) => (instance.onCrash === undefined ? [] : [[instance.id, instance.onCrash] as const])));
+  return (providerInstanceId) => (providerInstanceId === null ? undefined : policies.get(providerInstanceId));
+}
+
 export interface ReconcileReport {
   readonly lostEffects: number;
+  /** Runs started again as a new attempt (onCrash resume, docs/runs.md "Work after a crash"). */
+  readonly resumedRuns: number;
   /** Steers lost after their turn had ended, re-sent as follow-up runs. */
   readonly resentSteers: number;
   readonly interruptedRuns: number;
@@ -26,17 +38,22 @@ export interface ReconcileReport {
  *    whose run had already ended never reached any turn, so its message is
  *    re-sent as a follow-up run (as the session manager does when a steer
  *    finds its turn gone);
- * 2. every run that was starting, running or waiting ends `interrupted` with
- *    a system notice saying why — its queued successors then start;
+ * 2. every run that was starting, running or waiting starts again as a new
+ *    attempt when its onCrash policy says resume (the decider weighs the
+ *    delegation's, the instance's and the default, src/core/run/crashResume.ts),
+ *    or else ends `interrupted` with a system notice saying why — its queued
+ *    successors then start;
  * 3. sessions still attached are recorded as released.
  * Must run before the outbox worker starts.
  */
-export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventStore, bootId: string): Promise<ReconcileReport> {
+export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventStore, bootId: string, onCrash: InstanceCrashPolicy = () => undefined): Promise<ReconcileReport> {
   const rows = [...(await store.listOutbox("pending")), ...(await store.listOutbox("leased"))];
   const { lostEffects, resentSteers } = await abandonProcessBoundEffects(orchestrator, store, rows, "lost with the previous server process");
   const state = orchestrator.state;
   const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status));
+  let resumedRuns = 0;
   for (const run of active) {
+    const instanceOnCrash = onCrash(run.providerInstanceId);
     await orchestrator.dispatch({
       type: "provider-runtime.run-lost",
       commandId: `cmd:boot:${bootId}:run-lost:${run.id}`,
@@ -46,8 +63,10 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
         status: "interrupted",
         reason: "server_restarted",
         message: run.preparation?.status === "preparing" ? RESTART_PREPARATION_NOTICE : RESTART_NOTICE,
+        ...(instanceOnCrash === undefined ? {} : { instanceOnCrash }),
       },
     });
+    if (isActiveRunStatus(orchestrator.state.runs.get(run.id)?.status ?? "interrupted")) resumedRuns += 1;
   }
   const sessions = [...state.providerSessions.values()].filter((session) => session.releasedAt === null);
   for (const session of sessions) {
@@ -57,7 +76,7 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
       data: { threadId: session.threadId, providerSessionId: session.id, reason: "server_restarted", message: "Loom restarted; the provider session ended with it." },
     });
   }
-  return { lostEffects, resentSteers, interruptedRuns: active.length, releasedSessions: sessions.length };
+  return { lostEffects, resumedRuns, resentSteers, interruptedRuns: active.length - resumedRuns, releasedSessions: sessions.length };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Run } from "../contracts/entities/runs.js";
 import type { OrchestrationState } from "../core/state.js";
+import { resumeBrief } from "./resumeBrief.js";
 import type { Timeline } from "./timeline.js";
 
 /**
@@ -7,14 +8,16 @@ import type { Timeline } from "./timeline.js";
  * it started (a provider switch's handoff, a fork or merge-back transfer;
  * see src/core/lineage/context.ts), then the run's own message. Context comes
  * first (`before`: a recap of the agent's earlier sessions, src/engine/resumeRecap.ts,
- * precedes the rest), in one `<loom_context>` element, so an agent reads where the thread
+ * precedes the rest, then a crash resume's brief), in one `<loom_context>` element, so an agent reads where the thread
  * stands before the new message; the transcripts inside escape `<`, `>` and
  * `&`, so the element's end is unambiguous.
  */
 export function runInput(state: OrchestrationState, timeline: Timeline, run: Run, before: readonly string[] = []): string {
   // A run without a message (a notice's follow-up run) takes its notification item's text.
   const message = timeline.runInput(run.threadId, run.id, run.messageId);
-  const blocks = [...before, ...contextBlocks(state, run)];
+  // A run started again after a crash says so first (src/engine/resumeBrief.ts).
+  const resumed = resumeBrief(timeline, run);
+  const blocks = [...before, ...(resumed === null ? [] : [resumed]), ...contextBlocks(state, run)];
   return blocks.length === 0 ? message : `${LOOM_CONTEXT_OPEN}\n${blocks.join("\n")}\n${LOOM_CONTEXT_CLOSE}\n\n${message}`;
 }
 

@@ -1,4 +1,5 @@
 import type { NodesConfig } from "../config/config.js";
+import type { InstanceCrashPolicy } from "../engine/reconcile.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import { takeOverLostNode } from "../engine/nodeTakeover.js";
 import type { StoredCredentialRegistry } from "../mcp/storedCredentials.js";
@@ -12,6 +13,8 @@ export interface NodeHeartbeatsOptions {
   readonly orchestrator: Orchestrator;
   readonly store: EventStore;
   readonly config: NodesConfig;
+  /** The provider instances' configured onCrash, weighed by the decider for each run the lost node carried. */
+  readonly onCrash?: InstanceCrashPolicy;
   readonly clock?: () => number;
   readonly log: (line: string) => void;
   /**
@@ -164,9 +167,9 @@ export class NodeHeartbeats {
     const { credentials, orchestrator, store, log } = this.options;
     const sessions = (await credentials.liveSessions()).filter((session) => session.nodeId === lostNodeId);
     await credentials.revokeNode(lostNodeId);
-    const report = await takeOverLostNode(orchestrator, store, { nodeId: lostNodeId, sessions });
+    const report = await takeOverLostNode(orchestrator, store, { nodeId: lostNodeId, sessions }, this.options.onCrash);
     log(
-      `loom: took over lost node ${lostNodeId}: ${report.interruptedRuns} run(s) interrupted (node_lost), ${report.releasedSessions} session(s) released, ${report.lostEffects} effect(s) lost`,
+      `loom: took over lost node ${lostNodeId}: ${report.resumedRuns} run(s) resumed, ${report.interruptedRuns} run(s) interrupted (node_lost), ${report.releasedSessions} session(s) released, ${report.lostEffects} effect(s) lost`,
     );
   }
 }

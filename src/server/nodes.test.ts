@@ -1,10 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { NodesReport } from "../api/nodeRoutes.js";
 import { NODE_LOST_NOTICE } from "../engine/nodeTakeover.js";
+import { resumeNotice } from "../core/run/crashResume.js";
+import { childScript } from "../testkit/delegationHarness.js";
 import { StoredCredentialRegistry } from "../mcp/storedCredentials.js";
 import { PostgresCredentialStore } from "../store/credentials/postgresCredentialStore.js";
 import { script } from "../testkit/loomHarness.js";
@@ -204,5 +206,35 @@ describe("three nodes on one database", { timeout: 120_000 }, () => {
       [sent.runId, "completed"],
     ]);
     expect(final.items.filter((item) => item.type === "system_notice" && item.text === NODE_LOST_NOTICE)).toHaveLength(1);
+  });
+
+  it("resumes a killed node's delegated child on a live node, and the task completes once", async () => {
+    const started = (await startNodes()).nodes;
+    const marker = join(dir, `resume-marker-${schemaCount}`);
+    const command = `if [ -f ${marker} ]; then echo second; else touch ${marker}; sleep 60; fi`;
+    const parent = await started[0]!.client.ok<{ threadId: string; runId: string }>("t3_thread_launch", {
+      title: "Parent",
+      message: script({ call: "delegate_task", args: { task: childScript({ run: command }, { say: "done" }) }, as: "t" }, { say: "{{t.taskId}}" }),
+    });
+    const taskId = (await started[0]!.client.ok<{ result: string }>("t3_thread_wait", { threadId: parent.threadId, runId: parent.runId, timeoutMs: 10_000 })).result;
+    const running = await pollUntil(() => started[0]!.client.ok<TaskResult>("task_status", { taskId }), (task) => task.status === "running", "the task to run");
+    await pollUntil(() => Promise.resolve(existsSync(marker)), (made) => made, "the child's command to start");
+    const before = await pollUntil(() => nodesReport(started[0]!), (r) => r.nodes.some((n) => n.sessions.some((s) => s.threadId === running.childThreadId)), "the child's session");
+    const holderId = before.nodes.find((n) => n.sessions.some((s) => s.threadId === running.childThreadId))!.nodeId;
+    const holder = started.find((node) => holderId.startsWith(`loom:${node.serve.child.pid}:`))!;
+    const survivor = started.find((node) => node !== holder)!;
+
+    holder.serve.child.kill("SIGKILL");
+    expect((await waitForExit(holder.serve.child)).signal).toBe("SIGKILL");
+    const done = await pollUntil(() => survivor.client.ok<TaskResult>("task_status", { taskId }), (task) => task.status === "completed", "the resumed task to complete", LEASE_MS + 20_000);
+    expect(done).toMatchObject({ childRunId: running.childRunId, latestTerminalStatus: "completed" });
+    const child = await read(survivor, running.childThreadId, (r) => r.thread.activeRunId === null);
+    expect(child.runs).toEqual([expect.objectContaining({ runId: running.childRunId, status: "completed" })]);
+    expect(child.items.filter((item) => item.type === "system_notice").map((item) => item.text)).toEqual([resumeNotice("node_lost", 1)]);
+    // The resumed attempt ran on a live node: the session that carried it is on one of the survivors.
+    const after = await nodesReport(survivor);
+    expect(after.nodes.find((n) => n.nodeId === holderId)).toMatchObject({ status: "lost", sessions: [] });
+    const parentRead = await read(survivor, parent.threadId, (r) => r.thread.activeRunId === null && r.items.some((item) => item.type === "notification" && item.text.includes(`taskId ${taskId}`)));
+    expect(parentRead.items.filter((item) => item.type === "notification" && item.text.includes(`taskId ${taskId}`))).toHaveLength(1);
   });
 });

@@ -3,7 +3,7 @@ import { reconcileWorkspacesOnBoot } from "../app/workspaces/boot.js";
 import type { WorkspaceSettings } from "../app/workspaces/paths.js";
 import { Orchestrator } from "../engine/orchestrator.js";
 import type { OutboxWorker } from "../engine/outboxWorker.js";
-import { reconcileOnBoot } from "../engine/reconcile.js";
+import { instanceCrashPolicy, reconcileOnBoot } from "../engine/reconcile.js";
 import { providerFacts } from "./providerWiring.js";
 import type { ServerBackend } from "./serverBackend.js";
 import type { ServerConfig } from "./serverConfig.js";
@@ -54,9 +54,9 @@ export async function openEngine(dir: StateDir, setup: ServerConfig, base: Serve
   }
   if (!base.backend.shared) {
     await base.credentials.revokeAllThreadCredentials();
-    const report = await reconcileOnBoot(orchestrator, base.backend.store, base.bootId);
-    if (report.interruptedRuns > 0 || report.lostEffects > 0) {
-      log(`loom: reconciled after restart: ${report.interruptedRuns} run(s) interrupted, ${report.lostEffects} effect(s) lost`);
+    const report = await reconcileOnBoot(orchestrator, base.backend.store, base.bootId, instanceCrashPolicy(config.providers));
+    if (report.interruptedRuns + report.resumedRuns > 0 || report.lostEffects > 0) {
+      log(`loom: reconciled after restart: ${report.resumedRuns} run(s) resumed, ${report.interruptedRuns} run(s) interrupted, ${report.lostEffects} effect(s) lost`);
     }
   }
   return {

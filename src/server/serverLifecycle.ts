@@ -1,4 +1,5 @@
 import { LOOM_VERSION } from "../version.js";
+import { instanceCrashPolicy } from "../engine/reconcile.js";
 import { nodeHostname } from "./nodeBackend.js";
 import { NodeHeartbeats, type NodeLostError } from "./nodeHeartbeats.js";
 import { reportProviders } from "./providerReport.js";
@@ -62,6 +63,7 @@ export function buildHeartbeats(
     orchestrator: engine.orchestrator,
     store: backend.store,
     config: setup.config.nodes,
+    onCrash: instanceCrashPolicy(setup.config.providers),
     log: setup.log,
     onLost: (error) => halt(error),
   });

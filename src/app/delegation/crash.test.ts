@@ -12,8 +12,9 @@ import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { pollUntil } from "../../testkit/poll.js";
 
 /**
- * kill -9 the built `loom serve` while a delegated child runs, restart on the
- * same state dir: the child's run is interrupted with a notice, its task
+ * kill -9 the built `loom serve` while a delegated child with onCrash fail
+ * runs, restart on the same state dir: the child's run is interrupted with a
+ * notice (the default, resume, is crashResume.test.ts), its task
  * settles interrupted, nothing is duplicated, and a retry of the same
  * delegate_task (same clientRequestId) from a new parent turn returns the
  * same task. Runs against dist/: `npm run build` first.
@@ -52,7 +53,7 @@ function serve(): Promise<ServedLoom> {
 /** The parent's delegate step: same clientRequestId in every turn. */
 const DELEGATE = {
   call: "delegate_task",
-  args: { task: childScript({ sleep: 30_000 }, { say: "never" }), target: { providerInstanceId: "b" }, clientRequestId: "survives-a-crash" },
+  args: { task: childScript({ sleep: 30_000 }, { say: "never" }), target: { providerInstanceId: "b" }, clientRequestId: "survives-a-crash", onCrash: "fail" },
   as: "t",
 };
 
@@ -61,7 +62,7 @@ async function children(client: LoomMcpClient, parentThreadId: string): Promise<
   return list.threads.filter((thread) => thread.parentThreadId === parentThreadId).map((thread) => thread.threadId);
 }
 
-describe("crash while a delegated child runs", () => {
+describe("crash while a delegated child with onCrash fail runs", () => {
   it("interrupts the child, settles the task, duplicates nothing, and a retry returns the same task", async () => {
     const first = await serve();
     const parent = await first.client.ok<{ threadId: string; runId: string }>("t3_thread_launch", {

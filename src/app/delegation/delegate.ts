@@ -112,6 +112,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
         ...(input.outputSchema === undefined ? {} : { outputSchema: input.outputSchema }),
         ...(input.budget === undefined ? {} : { budget: input.budget }),
         ...(input.approvalRouting === undefined ? {} : { approvalRouting: input.approvalRouting }),
+        ...(input.onCrash === undefined ? {} : { onCrash: input.onCrash }),
       },
     });
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);

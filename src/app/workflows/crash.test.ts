@@ -16,29 +16,37 @@ import { pollUntil } from "../../testkit/poll.js";
  * Durability): once while its three bestOfN attempts run in parallel, once
  * while its judge runs, each time starting a new server on the same state
  * dir. The workflow completes with the result of an uninterrupted run of the
- * same script; every agent() call has exactly one completed child, a call
- * finished before a crash never runs again, and a call a crash cut short is
- * re-issued once per crash. Runs against dist/: `npm run build` first.
+ * same script; every agent() call has exactly one completed child, and a call
+ * finished before a crash never runs again. With the default onCrash resume,
+ * a call a crash cut short keeps its task: the child's run starts again after
+ * the restart (docs/runs.md, "Work after a crash"); with onCrash fail on the
+ * instances, the cut task ends interrupted and the call is re-issued once per
+ * crash. Runs against dist/: `npm run build` first.
  */
 
 interface ReadResult {
   runs: { runId: string; status: string }[];
+  items: { type: string; text: string }[];
 }
 
-let dir: string;
-let stateDir: string;
-let rig: ServeRig;
+type Policy = "resume" | "fail";
+const rigs = new Map<Policy, { dir: string; rig: ServeRig }>();
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "loom-workflow-crash-"));
-  stateDir = join(dir, "state");
-  rig = new ServeRig(stateDir, "workflow-crash-test");
-  mkdirSync(stateDir);
-  writeFileSync(join(stateDir, "config.json"), JSON.stringify({ providers: DELEGATION_PROVIDERS, projects: [{ id: "default", root: dir }], workspaces: { checkpoints: false } }));
+  for (const policy of ["resume", "fail"] as const) {
+    const dir = mkdtempSync(join(tmpdir(), `loom-workflow-crash-${policy}-`));
+    const stateDir = join(dir, "state");
+    mkdirSync(stateDir);
+    const providers = policy === "resume" ? DELEGATION_PROVIDERS : DELEGATION_PROVIDERS.map((provider) => ({ ...provider, onCrash: "fail" as const }));
+    writeFileSync(join(stateDir, "config.json"), JSON.stringify({ providers, projects: [{ id: "default", root: dir }], workspaces: { checkpoints: false } }));
+    rigs.set(policy, { dir, rig: new ServeRig(stateDir, `workflow-crash-${policy}-test`) });
+  }
 });
 afterAll(async () => {
-  await rig.close();
-  rmSync(dir, { recursive: true, force: true });
+  for (const { dir, rig } of rigs.values()) {
+    await rig.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 const js = (value: unknown) => JSON.stringify(value);
@@ -91,8 +99,9 @@ async function tasksOfStep(client: LoomMcpClient, taskIds: readonly string[]) {
   return Promise.all(taskIds.map((taskId) => client.ok<DelegateTaskResult>("task_status", { taskId })));
 }
 
-describe("kill -9 while a workflow runs", () => {
+describe.each(["resume", "fail"] as const)("kill -9 while a workflow runs (onCrash %s)", (policy) => {
   it("finishes after crashes in the parallel phase and in the judge with one completed child per call and the uninterrupted result", async () => {
+    const rig = rigs.get(policy)!.rig;
     const first = await rig.start();
     const workflowId = await startWorkflow(first.client, "async");
     const inAttempts = await crashWhileRunning(first, workflowId, "Attempts", 3);
@@ -100,10 +109,11 @@ describe("kill -9 while a workflow runs", () => {
 
     const second = await rig.start();
     const inJudging = await crashWhileRunning(second, workflowId, "Judging", 1);
-    // The attempts finished on the second server, each from a re-issued task.
+    // The attempts finished on the second server: resumed in their own tasks, or each from a re-issued task.
     const attemptsBeforeJudge = inJudging.steps.filter((step) => step.phase === "Attempts");
     expect(attemptsBeforeJudge.map((step) => step.status)).toEqual(["completed", "completed", "completed"]);
-    expect(attemptsBeforeJudge.every((step, index) => step.taskId !== attemptTasks[index])).toBe(true);
+    if (policy === "resume") expect(attemptsBeforeJudge.map((step) => step.taskId)).toEqual(attemptTasks);
+    else expect(attemptsBeforeJudge.every((step, index) => step.taskId !== attemptTasks[index])).toBe(true);
 
     const third = await rig.start();
     const done = await pollUntil(
@@ -113,7 +123,6 @@ describe("kill -9 while a workflow runs", () => {
       30_000,
     );
     expect(done.status).toBe("completed");
-
     // Four calls, four steps: no call was journaled twice.
     expect(done.steps.map((step) => [step.phase, step.status])).toEqual([
       ["Attempts", "completed"],
@@ -123,14 +132,25 @@ describe("kill -9 while a workflow runs", () => {
     ]);
     // The attempts were not run again after the second crash: the same tasks as when the judge was running.
     expect(done.steps.slice(0, 3).map((step) => step.taskId)).toEqual(attemptsBeforeJudge.map((step) => step.taskId));
-    // Each call: exactly one completed child; the tasks a crash cut short ended interrupted, one per crash the call lived through.
     const judgeCut = inJudging.steps.find((step) => step.phase === "Judging")!.taskId!;
-    expect(done.steps[3]!.taskId).not.toBe(judgeCut);
     const finals = await tasksOfStep(third.client, done.steps.map((step) => step.taskId!));
     expect(finals.map((task) => task.status)).toEqual(["completed", "completed", "completed", "completed"]);
-    const cut = await tasksOfStep(third.client, [...attemptTasks, judgeCut]);
-    expect(cut.map((task) => task.status)).toEqual(["interrupted", "interrupted", "interrupted", "interrupted"]);
-    expect(new Set([...finals, ...cut].map((task) => task.childThreadId)).size).toBe(8);
+    if (policy === "resume") {
+      // Each call kept its one task and child, whose run started again once after the crash that cut it.
+      expect(done.steps[3]!.taskId).toBe(judgeCut);
+      expect(new Set(finals.map((task) => task.childThreadId)).size).toBe(4);
+      for (const task of finals) {
+        const child = await third.client.ok<ReadResult>("t3_thread_read", { threadId: task.childThreadId, view: "activity", afterPosition: -1 });
+        expect(child.runs.map((run) => run.status)).toEqual(["completed"]);
+        expect(child.items.filter((item) => item.type === "system_notice")).toHaveLength(1);
+      }
+    } else {
+      // Each call: exactly one completed child; the tasks a crash cut short ended interrupted, one per crash the call lived through.
+      expect(done.steps[3]!.taskId).not.toBe(judgeCut);
+      const cut = await tasksOfStep(third.client, [...attemptTasks, judgeCut]);
+      expect(cut.map((task) => task.status)).toEqual(["interrupted", "interrupted", "interrupted", "interrupted"]);
+      expect(new Set([...finals, ...cut].map((task) => task.childThreadId)).size).toBe(8);
+    }
 
     // The same script run without a crash gives the same result.
     const uninterrupted = await startWorkflow(third.client, "wait");

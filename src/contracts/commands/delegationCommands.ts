@@ -3,6 +3,7 @@ import { IdSchema, commandSchema as command } from "./commandSchema.js";
 import { DelegatedTaskRoleSchema, DelegationModeSchema, WakePolicySchema } from "../entities/delegatedTasks.js";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { WorkflowStepRefSchema } from "../entities/workflows.js";
+import { OnCrashPolicySchema } from "../entities/runs.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 
 /**
@@ -50,6 +51,8 @@ export const DelegatedTaskRequestCommandSchema = command(
       approvalRouting: z.enum(["owner", "parent"]).optional(),
       /** An agent() call of a workflow script: the step the child's work belongs to (docs/workflows.md). */
       workflowStep: WorkflowStepRefSchema.optional(),
+      /** What a restart or a lost node does to the child's runs; default resume. */
+      onCrash: OnCrashPolicySchema.optional(),
     })
     .strict(),
 );

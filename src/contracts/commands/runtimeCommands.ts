@@ -4,6 +4,7 @@ import { SessionReleaseReasonSchema } from "../effects.js";
 import { CheckpointFileSchema, CheckpointStatusSchema, CheckpointTriggerSchema } from "../entities/checkpoints.js";
 import { ProviderItemSchema, TurnEndStatus } from "../providerEvents.js";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
+import { OnCrashPolicySchema } from "../entities/runs.js";
 
 /**
  * Runtime ingestion commands: how provider output and engine housekeeping
@@ -91,7 +92,17 @@ export type TurnCompletedCommand = z.infer<typeof TurnCompletedCommandSchema>;
 /** A run whose process-bound work was lost (a restart, a session that never opened). */
 export const RunLostCommandSchema = command(
   "provider-runtime.run-lost",
-  z.object({ threadId: IdSchema, runId: IdSchema, status: z.enum(["interrupted", "failed"]), reason: z.string(), message: z.string() }).strict(),
+  z
+    .object({
+      threadId: IdSchema,
+      runId: IdSchema,
+      status: z.enum(["interrupted", "failed"]),
+      reason: z.string(),
+      message: z.string(),
+      /** The run's provider instance's configured onCrash, when it sets one: the decider weighs it with the delegation's (src/core/run/crashResume.ts). */
+      instanceOnCrash: OnCrashPolicySchema.optional(),
+    })
+    .strict(),
 );
 export type RunLostCommand = z.infer<typeof RunLostCommandSchema>;
 

@@ -4,6 +4,7 @@ import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { IsoTimeSchema } from "../thread.js";
 import { BudgetExceededSchema, BudgetLimitsSchema } from "./budgets.js";
 import { EntityIdSchema, NullableEntityIdSchema } from "./fields.js";
+import { OnCrashPolicySchema } from "./runs.js";
 
 /** The optional role instruction given to the child with its task (spec 000, delegate_task). */
 export const DelegatedTaskRole = {
@@ -177,6 +178,8 @@ export const DelegatedTaskSchema = z.object({
   approvalRouting: z.enum(["owner", "parent"]).optional(),
   /** An agent() child of a workflow script: its lineage back to the workflow step (docs/workflows.md). */
   workflowStep: WorkflowStepRefSchema.optional(),
+  /** What a restart or a lost node does to the child's runs (docs/runs.md, "Work after a crash"); absent means resume. */
+  onCrash: OnCrashPolicySchema.optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });

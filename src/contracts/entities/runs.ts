@@ -17,6 +17,25 @@ export type RunKind = (typeof RunKind)[keyof typeof RunKind];
 export const RunKindSchema = z.enum(RunKind);
 
 /**
+ * What happens to a run whose agent process was lost with its server (a
+ * restart, a lost node): `resume` starts it again as a new attempt of the
+ * same run; `fail` ends it `interrupted` (docs/runs.md, "Work after a crash").
+ */
+export const OnCrashPolicySchema = z.enum(["resume", "fail"]);
+export type OnCrashPolicy = z.infer<typeof OnCrashPolicySchema>;
+
+/** One resume of a run after its process was lost: when, why, and the tool calls left unfinished (which may be half done). */
+export const CrashResumeSchema = z.object({
+  at: IsoTimeSchema,
+  /** `server_restarted` or `node_lost`. */
+  reason: z.string().min(1),
+  /** The attempt that was lost. */
+  lostAttemptOrdinal: z.number().int().nonnegative(),
+  unfinished: z.array(z.string()),
+});
+export type CrashResume = z.infer<typeof CrashResumeSchema>;
+
+/**
  * The run state machine (spec 004 §2). `queued` → `starting` → `running`,
  * which may pause in a `waiting_*` or `settling_background_work` state; the
  * last four are terminal and never change again.
@@ -120,6 +139,8 @@ export const RunSchema = z.object({
   preparation: RunPreparationSchema.optional(),
   /** The W3C traceparent of the call that started the run (an MCP request's header), when it carried one (docs/telemetry.md). */
   traceParent: TraceParentSchema.optional(),
+  /** Each time the run was started again after its process was lost (onCrash resume), oldest first; absent when never. */
+  resumes: z.array(CrashResumeSchema).optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
   startedAt: IsoTimeSchema.nullable(),

@@ -34,6 +34,10 @@ export const DelegateTaskInput = z
       .enum(["owner", "parent"])
       .optional()
       .describe("owner (default): the child's approval requests wait for the user; parent: you are told of each one and may decide it with t3_pending_request_respond within your own runtime mode, or leave it to the user"),
+    onCrash: z
+      .enum(["resume", "fail"])
+      .optional()
+      .describe("resume (default): if Loom restarts or its node is lost while the child works, the child's run starts again where its conversation stopped; fail: it ends interrupted"),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;

@@ -188,6 +188,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
       ...(budget === null ? {} : { budget, budgetExceeded: null }),
       ...(data.workflowStep === undefined ? {} : { workflowStep: data.workflowStep }),
       ...(data.approvalRouting === "parent" ? { approvalRouting: "parent" as const } : {}),
+      ...(data.onCrash === undefined ? {} : { onCrash: data.onCrash }),
       createdAt: now,
       updatedAt: now,
     },

@@ -105,8 +105,8 @@ describe("settling a task when its child run ends", () => {
     expect(state.tasks.get(TASK)).toMatchObject({ status: "failed", summary: "Error: no credits" });
   });
 
-  it("a run lost to a restart settles the task as interrupted", () => {
-    const { history, ctx } = childWorking();
+  it("a run lost to a restart settles the task as interrupted when the delegation says onCrash fail", () => {
+    const { history, ctx } = childWorking({ onCrash: "fail" });
     const state = fold(
       step(history, cmd("provider-runtime.run-lost", { threadId: CHILD, runId: CHILD_RUN, status: "interrupted", reason: "server_restarted", message: "Loom restarted" }), ctx),
     );

@@ -17,6 +17,7 @@ import { attemptTurnStarted, beginAttempt, openAttempt, recordUsage } from "./at
 import { Changes } from "./changes.js";
 import { activeRun, endRun, isActiveRunStatus } from "./lifecycle.js";
 import { turnItemBody } from "./providerItems.js";
+import { resumeLostRun, resumeNotice, resumesAfterCrash } from "./crashResume.js";
 import { settleTask } from "../delegation/settle.js";
 import { LOST_SESSION_REASONS, markLostNotices } from "../delegation/lostNotices.js";
 
@@ -83,7 +84,8 @@ export function decideSessionReleased(state: OrchestrationState, command: Sessio
  */
 function runIsOnSession(changes: Changes, run: Run, sessionId: string, providerInstanceId: string, reason: string): boolean {
   const attempts = changes.runAttempts(run.id);
-  if (attempts.length > 0) return openAttempt(changes, run.id)?.providerSessionId === sessionId;
+  // A resumed run waits for its next attempt: no session carries it until one is handed it.
+  if (attempts.length > 0 || run.resumes !== undefined) return openAttempt(changes, run.id)?.providerSessionId === sessionId;
   return run.providerInstanceId === providerInstanceId && !(reason === "server_restarted" && run.status === "starting");
 }
 
@@ -201,7 +203,12 @@ export function decideRunLost(state: OrchestrationState, command: RunLostCommand
   const found = reportedRun(state, ctx, command.data.threadId, command.data.runId);
   if (found.kind === "rejected") return found;
   const { changes, run } = found;
-  const { status, reason, message } = command.data;
+  const { status, reason, message, instanceOnCrash } = command.data;
+  // A run lost with its server resumes as a new attempt where its policy says so (docs/runs.md, "Work after a crash").
+  if (status === "interrupted" && resumesAfterCrash(changes, run, reason, instanceOnCrash)) {
+    resumeLostRun(changes, run, reason, resumeNotice(reason, (run.resumes?.length ?? 0) + 1));
+    return changes.done();
+  }
   changes.addItem(run.threadId, run.id, { type: "system_notice", level: "warning", text: message });
   // A run lost with its process (a restart) abandons its attempt; one that failed to start fails it.
   const ended = endRun(changes, run, { status, endReason: reason, failure: status === "failed" ? { code: reason, message } : null, attemptStatus: status === "failed" ? "failed" : "abandoned" });

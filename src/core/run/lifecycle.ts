@@ -195,7 +195,8 @@ function closeToolItems(changes: Changes, run: Run, status: RunEnd["status"]): v
   }
 }
 
-function expirePendingRequests(changes: Changes, run: Run): void {
+/** The run's pending approvals and questions expire: nothing can answer them for it any more. */
+export function expirePendingRequests(changes: Changes, run: Run): void {
   for (const request of changes.state.runtimeRequests.values()) {
     if (request.runId !== run.id || request.status !== "pending") continue;
     changes.putRequest({ ...request, status: "expired", updatedAt: changes.ctx.now, resolvedAt: changes.ctx.now });
