@@ -56,6 +56,27 @@ function acknowledgedByCall(log: readonly StoredEvent[]): Set<string> {
   return acked;
 }
 
+/** Run end reasons that lose the run's agent with its process: what it received there never led anywhere. */
+const LOST_END_REASONS: ReadonlySet<string> = new Set(["server_restarted", "node_lost", "session_crashed", "session_server_restarted", "session_shutdown"]);
+
+/**
+ * Whether an input reached an agent whose work on it was lost with its
+ * process: the run ended with a loss, or the attempt that received it was
+ * abandoned and the run started again (docs/runs.md, "Work after a crash").
+ * Loom sends such a notice again (a lost notice, or the resumed run's same
+ * input), so only receipts in attempts that went on count as deliveries.
+ */
+function receivedInLostAttempt(state: OrchestrationState, input: ReceivedInput): boolean {
+  const run = state.runs.get(input.runId);
+  if (run === undefined) return false;
+  if (run.status === "interrupted" && run.endReason !== null && LOST_END_REASONS.has(run.endReason)) return true;
+  for (const attemptId of state.runAttempts.get(run.id) ?? []) {
+    const attempt = state.attempts.get(attemptId);
+    if (attempt?.providerSessionId === input.providerSessionId && attempt.status === "abandoned") return true;
+  }
+  return false;
+}
+
 function receivedByThread(received: readonly ReceivedInput[]): Map<string, Set<string>> {
   const byThread = new Map<string, Set<string>>();
   for (const input of received) {
@@ -126,11 +147,13 @@ export const INVARIANTS = {
   },
   "result-delivered-at-most-once": {
     when: "always",
-    summary: "a task's result reaches its parent at most once: one completion notice, received once by the parent's agent, never both notified and handed over by a wait",
+    summary:
+      "a task's result reaches its parent at most once: one completion notice, received once by the parent's agent (receipts in an attempt lost with its process, which Loom sends again, do not count), never both notified and handed over by a wait",
     check({ state, log, received }) {
       const problems: string[] = [];
       const counts = new Map<string, number>();
       for (const input of received) {
+        if (receivedInLostAttempt(state, input)) continue;
         const taskId = COMPLETION_MARKER.exec(input.text)?.[1];
         if (taskId !== undefined && state.tasks.get(taskId)?.parentThreadId === input.threadId) counts.set(taskId, (counts.get(taskId) ?? 0) + 1);
       }
