@@ -15,6 +15,7 @@ import { runMemoryBench } from "./memoryBench.js";
 import { runPoolBench } from "./poolBench.js";
 import { runPostgresBench } from "./postgresBench.js";
 import { runPostgresNodesBench } from "./postgresNodesBench.js";
+import { runCrashResumeBench } from "./crashResumeBench.js";
 import { runRestartBench } from "./restartBench.js";
 import { runScaleBench } from "./scaleBench.js";
 import { runSearchBench } from "./searchBench.js";
@@ -40,6 +41,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   pool: () => runPoolBench({ sizes: [1, 4], rounds: quick ? 1 : 3 }),
   postgres: () => runPostgresBench({ threads: quick ? 2_000 : 10_000, rawInserts: quick ? 2_000 : 10_000 }),
   postgresNodes: () => runPostgresNodesBench({ threads: quick ? 2_000 : 10_000, rounds: quick ? 1 : 3 }),
+  crashResume: () => runCrashResumeBench({ children: quick ? 4 : 8 }),
   handoff: () => runHandoffBench({ runs: 1_000, repeat: quick ? 50 : 300 }),
   search: () => runSearchBench({ items: quick ? 20_000 : 100_000, calls: quick ? 200 : 1_000 }),
   workspaces: () => runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 }),

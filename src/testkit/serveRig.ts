@@ -21,11 +21,13 @@ export class ServeRig {
   constructor(
     readonly stateDir: string,
     private readonly clientName: string,
+    /** The CLI to spawn; this build's by default (a benchmark built elsewhere names dist/cli/main.js). */
+    private readonly cliPath?: string,
   ) {}
 
   /** Start a server (`--port 0 --state-dir <stateDir>` plus `args`) and connect an owner client to it. */
   async start(options: { readonly args?: readonly string[]; readonly env?: NodeJS.ProcessEnv } = {}): Promise<ServedLoom> {
-    const serve = await spawnServe(["--port", "0", "--state-dir", this.stateDir, ...(options.args ?? [])], options.env);
+    const serve = await spawnServe(["--port", "0", "--state-dir", this.stateDir, ...(options.args ?? [])], options.env, this.cliPath === undefined ? {} : { cliPath: this.cliPath });
     this.live.push(serve);
     const token = readFileSync(join(this.stateDir, "owner-token"), "utf8").trim();
     const client = await LoomMcpClient.connect(`${serve.url}/mcp`, token, this.clientName);
