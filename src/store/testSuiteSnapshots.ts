@@ -62,6 +62,25 @@ export function describeSnapshotContract(harness: StoreHarness, features: Backen
       expect([kept?.sequence, [...kept!.body]]).toEqual([3, [...awkwardBytes(4)]]);
     });
 
+    it("gives back a body of several megabytes byte for byte while commits go on, and replaces it at the same position under another version", async () => {
+      await commitMany(harness.store, 5);
+      const big = awkwardBytes(3 * 1024 * 1024 + 12_345, 11);
+      // Commits made while the save is under way land and do not disturb it.
+      const [saved, last] = await Promise.all([harness.store.saveSnapshot({ version: "v1", sequence: 5, body: big }), commitMany(harness.store, 20, "thread:beside", 1)]);
+      expect(saved).toBe(true);
+      expect(last).toBe(25);
+      const loaded = await harness.store.loadSnapshot("v1");
+      expect(loaded?.sequence).toBe(5);
+      expect(Buffer.from(loaded!.body).equals(Buffer.from(big))).toBe(true);
+      const other = awkwardBytes(2 * 1024 * 1024 + 1, 12);
+      expect(await harness.store.saveSnapshot({ version: "v2", sequence: 5, body: other })).toBe(true);
+      expect(await harness.store.loadSnapshot("v1")).toBeNull();
+      expect(Buffer.from((await harness.store.loadSnapshot("v2"))!.body).equals(Buffer.from(other))).toBe(true);
+      // A small one after it replaces it whole.
+      expect(await harness.store.saveSnapshot({ version: "v2", sequence: 25, body: awkwardBytes(10, 13) })).toBe(true);
+      expect([...(await harness.store.loadSnapshot("v2"))!.body]).toEqual([...awkwardBytes(10, 13)]);
+    });
+
     it("takes a snapshot of the empty log (sequence 0) with an empty body", async () => {
       expect(await harness.store.saveSnapshot({ version: "v0", sequence: 0, body: new Uint8Array(0) })).toBe(true);
       const kept = await harness.store.loadSnapshot("v0");

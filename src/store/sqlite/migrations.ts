@@ -90,6 +90,24 @@ export const MIGRATIONS: readonly Migration[] = [
         ON CONFLICT (thread_id, position) DO UPDATE SET item_id = excluded.item_id, data = excluded.data;
     `,
   },
+  {
+    version: 4,
+    name: "state snapshot in chunks",
+    sql: `
+      -- A large snapshot is written a chunk at a time, each chunk in its own
+      -- short transaction, so the server never stops for the whole body;
+      -- state_snapshots then names it (chunks > 0, body empty) in one small
+      -- transaction. Chunks no row names are a save cut short: never read,
+      -- and removed by the next save.
+      ALTER TABLE state_snapshots ADD COLUMN chunks INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE state_snapshot_chunks (
+        sequence INTEGER NOT NULL,
+        ordinal  INTEGER NOT NULL,
+        body     BLOB NOT NULL,
+        PRIMARY KEY (sequence, ordinal)
+      );
+    `,
+  },
 ];
 
 /**

@@ -147,7 +147,7 @@ export class SqliteEventStore implements EventStore {
     this.clock = options.clock ?? Date.now;
     this.newId = options.newId ?? (() => timeOrderedUuid(Date.now()));
     this.outbox = new SqliteOutbox(db);
-    this.snapshots = new SqliteSnapshots(db);
+    this.snapshots = new SqliteSnapshots(db, () => this.assertOpen());
     this.items = new SqliteTurnItems(db);
     this.selectLastSequence = db.prepare<[], number>("SELECT COALESCE(MAX(sequence), 0) FROM events").pluck();
     this.insertEvent = db.prepare(
@@ -304,11 +304,10 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
-  saveSnapshot(snapshot: StateSnapshot): Promise<boolean> {
-    return settle(() => {
-      this.assertOpen();
-      return this.snapshots.save(snapshot, isoTime(this.clock()));
-    });
+  /** A large body goes a chunk per turn of the event loop (sqliteSnapshots.ts), so saving never stops the server for long. */
+  async saveSnapshot(snapshot: StateSnapshot): Promise<boolean> {
+    this.assertOpen();
+    return this.snapshots.save(snapshot, isoTime(this.clock()));
   }
 
   loadSnapshot(version: string): Promise<StateSnapshot | null> {
