@@ -2,7 +2,7 @@ import type { OutboxRow } from "../contracts/envelopes.js";
 import { isActiveRunStatus } from "../core/run/lifecycle.js";
 import type { EventStore } from "../store/eventStore.js";
 import type { Orchestrator } from "./orchestrator.js";
-import { type InstanceCrashPolicy, abandonProcessBoundEffects } from "./reconcile.js";
+import { type InstanceCrashPolicy, abandonProcessBoundEffects, resendResumedSteers } from "./reconcile.js";
 
 export const NODE_LOST_NOTICE = "The Loom node running this run stopped heartbeating; its provider process was lost with it, so the run was interrupted (node_lost).";
 export const NODE_LOST_REASON = "node_lost";
@@ -44,7 +44,7 @@ export interface TakeoverReport {
 export async function takeOverLostNode(orchestrator: Orchestrator, store: EventStore, holdings: LostNodeHoldings, onCrash: InstanceCrashPolicy = () => undefined): Promise<TakeoverReport> {
   const { nodeId } = holdings;
   const leased = (await store.listOutbox("leased")).filter((row) => row.leaseOwner === nodeId);
-  const { lostEffects, resentSteers, lost } = await abandonProcessBoundEffects(orchestrator, store, leased, `lost with node ${nodeId}`);
+  const { lostEffects, resentSteers: resentForEnded, lost } = await abandonProcessBoundEffects(orchestrator, store, leased, `lost with node ${nodeId}`);
   const state = orchestrator.state;
   const threads = new Set(holdings.sessions.map((session) => session.threadId));
   const runIds = new Set(lost.map(runIdOf).filter((runId): runId is string => runId !== null));
@@ -69,6 +69,7 @@ export async function takeOverLostNode(orchestrator: Orchestrator, store: EventS
     if (isActiveRunStatus(orchestrator.state.runs.get(run.id)?.status ?? "interrupted")) resumedRuns += 1;
     else interruptedRuns += 1;
   }
+  const resentSteers = resentForEnded + (await resendResumedSteers(orchestrator, lost));
   let releasedSessions = 0;
   for (const { threadId, providerSessionId } of holdings.sessions) {
     const session = orchestrator.state.providerSessions.get(providerSessionId);

@@ -1,7 +1,7 @@
 import { EFFECTS, EffectKind } from "../contracts/effects.js";
 import { isTerminalRunStatus } from "../contracts/entities/runs.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
-import type { OnCrashPolicy } from "../contracts/entities/runs.js";
+import type { OnCrashPolicy, Run } from "../contracts/entities/runs.js";
 import type { EventStore } from "../store/eventStore.js";
 import { isActiveRunStatus } from "../core/run/lifecycle.js";
 import type { Orchestrator } from "./orchestrator.js";
@@ -37,7 +37,7 @@ export interface ReconcileReport {
  *    fail for good (replay-safe ones stay and are retried); a lost steer
  *    whose run had already ended never reached any turn, so its message is
  *    re-sent as a follow-up run (as the session manager does when a steer
- *    finds its turn gone);
+ *    finds its turn gone), and so is one whose run step 2 resumes;
  * 2. every run that was starting, running or waiting starts again as a new
  *    attempt when its onCrash policy says resume (the decider weighs the
  *    delegation's, the instance's and the default, src/core/run/crashResume.ts),
@@ -48,7 +48,7 @@ export interface ReconcileReport {
  */
 export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventStore, bootId: string, onCrash: InstanceCrashPolicy = () => undefined): Promise<ReconcileReport> {
   const rows = [...(await store.listOutbox("pending")), ...(await store.listOutbox("leased"))];
-  const { lostEffects, resentSteers } = await abandonProcessBoundEffects(orchestrator, store, rows, "lost with the previous server process");
+  const { lostEffects, resentSteers: resentForEnded, lost } = await abandonProcessBoundEffects(orchestrator, store, rows, "lost with the previous server process");
   const state = orchestrator.state;
   const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status));
   let resumedRuns = 0;
@@ -68,6 +68,7 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
     });
     if (isActiveRunStatus(orchestrator.state.runs.get(run.id)?.status ?? "interrupted")) resumedRuns += 1;
   }
+  const resentSteers = resentForEnded + (await resendResumedSteers(orchestrator, lost));
   const sessions = [...state.providerSessions.values()].filter((session) => session.releasedAt === null);
   for (const session of sessions) {
     await orchestrator.dispatch({
@@ -93,20 +94,34 @@ export async function abandonProcessBoundEffects(
 ): Promise<{ lostEffects: number; resentSteers: number; lost: readonly OutboxRow[] }> {
   let lostEffects = 0;
   const lost: OutboxRow[] = [];
-  const lostSteers: OutboxRow[] = [];
   for (const row of rows) {
     if (row.replaySafe || !(await store.abandonOutbox(row.id, why))) continue;
     lostEffects += 1;
     lost.push(row);
-    if (row.kind === EffectKind.steerTurn) lostSteers.push(row);
   }
-  const state = orchestrator.state;
+  // A steer of a run still active is part of the run the caller ends or resumes next (resendResumedSteers).
+  const resentSteers = await resendLostSteers(orchestrator, lost, (run) => isTerminalRunStatus(run.status));
+  return { lostEffects, resentSteers, lost };
+}
+
+/**
+ * After the lost runs were ended or resumed: the message of every lost
+ * steer whose run started again (onCrash resume) is re-sent as a follow-up
+ * run, queued behind the resumed one, since the new attempt's input is the
+ * run's own message and the steer never reached any agent. A steer of a run
+ * that ended here is part of that end, with its notice.
+ */
+export function resendResumedSteers(orchestrator: Orchestrator, lost: readonly OutboxRow[]): Promise<number> {
+  return resendLostSteers(orchestrator, lost, (run) => run.resumes !== undefined && isActiveRunStatus(run.status));
+}
+
+async function resendLostSteers(orchestrator: Orchestrator, rows: readonly OutboxRow[], resend: (run: Run) => boolean): Promise<number> {
   let resentSteers = 0;
-  for (const row of lostSteers) {
+  for (const row of rows) {
+    if (row.kind !== EffectKind.steerTurn) continue;
     const steer = EFFECTS[EffectKind.steerTurn].payload.safeParse(row.payload);
-    const run = steer.success ? state.runs.get(steer.data.runId) : undefined;
-    // A steer of a run still active is part of the run this boot interrupts, with its notice.
-    if (!steer.success || run === undefined || !isTerminalRunStatus(run.status)) continue;
+    const run = steer.success ? orchestrator.state.runs.get(steer.data.runId) : undefined;
+    if (!steer.success || run === undefined || !resend(run)) continue;
     const { threadId, messageId, text } = steer.data;
     const resent = await orchestrator.dispatch({
       type: "message.dispatch",
@@ -115,5 +130,5 @@ export async function abandonProcessBoundEffects(
     });
     if (resent.status === "accepted") resentSteers += 1;
   }
-  return { lostEffects, resentSteers, lost };
+  return resentSteers;
 }
