@@ -14,6 +14,7 @@ const EXPECTED: { readonly [B in PlantedBug]: { readonly invariant: string; read
   "wait-and-notice": { invariant: "result-delivered-at-most-once", budget: 300 },
   "skip-finalize-after-restart": { invariant: "tasks-reach-terminal", budget: 300 },
   "retry-second-child": { invariant: "one-child-per-client-request", budget: 300 },
+  "turn-reserved-late": { invariant: "budgets-never-exceeded", budget: 300 },
 };
 
 describe("determinism", () => {
