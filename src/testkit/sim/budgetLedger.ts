@@ -22,7 +22,7 @@ import { evolve, initialState, type OrchestrationState } from "../../core/state.
  *   pool ends at its spend then plus what those turns spent.
  */
 
-interface Reach {
+export interface Reach {
   readonly spent: number;
   /** Runs holding a turn and not yet ended when the pool was reached. */
   readonly running: ReadonlySet<string>;
@@ -59,6 +59,12 @@ export function checkBudgets(log: readonly StoredEvent[]): string[] {
     problems.push(...judgePools(ledger, log[start]!.occurredAt));
   }
   return problems;
+}
+
+/** The pools whose tokens or cost a log reached, by budget and kind, as checkBudgets saw them: what a test plants against. */
+export function reachedPools(log: readonly StoredEvent[]): ReadonlyMap<string, Reach> {
+  checkBudgets(log);
+  return LEDGERS.get(log)!.reached;
 }
 
 interface Charged {
