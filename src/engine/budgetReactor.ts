@@ -5,6 +5,7 @@ import type { AppThread } from "../contracts/thread.js";
 import { toDomainEvent } from "../contracts/events.js";
 import { type BudgetHolder, governingBudgets, holderSpend, reachedLimit, taskHolder, threadHolder } from "../core/budgets/budgets.js";
 import type { Subscription } from "../store/eventStore.js";
+import { type Clock, type TimerHandle, type Timers, systemTimers } from "./clock.js";
 import type { Orchestrator } from "./orchestrator.js";
 
 /** Wall-clock deadlines further out than this are re-armed when they come (setTimeout's range). */
@@ -20,12 +21,14 @@ const MAX_TIMER_MS = 2_000_000_000;
  */
 export class BudgetReactor {
   private subscription: Subscription | null = null;
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, TimerHandle>();
 
   constructor(
     private readonly orchestrator: Orchestrator,
-    private readonly clock: () => number = Date.now,
+    private readonly clock: Clock = Date.now,
     private readonly log: (line: string) => void = () => undefined,
+    /** Wall-clock limits' timers (the simulator's virtual ones, src/testkit/sim). */
+    private readonly clockTimers: Timers = systemTimers,
   ) {}
 
   /** Check every budgeted task once, then follow the log; resolves once caught up. */
@@ -40,7 +43,7 @@ export class BudgetReactor {
 
   stop(): void {
     this.subscription?.close();
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const timer of this.timers.values()) timer.cancel();
     this.timers.clear();
   }
 
@@ -91,21 +94,21 @@ export class BudgetReactor {
     }
     if (this.timers.has(key)) return;
     const due = Date.parse(holder.since) + limit - this.clock();
-    const timer = setTimeout(
+    const timer = this.clockTimers.timeout(
+      Math.min(Math.max(due, 0), MAX_TIMER_MS),
       () => {
         this.timers.delete(key);
         const value = current();
         if (value !== undefined) recheck(value);
       },
-      Math.min(Math.max(due, 0), MAX_TIMER_MS),
+      { unref: true },
     );
-    timer.unref();
     this.timers.set(key, timer);
   }
 
   private disarm(key: string): void {
     const timer = this.timers.get(key);
-    if (timer !== undefined) clearTimeout(timer);
+    timer?.cancel();
     this.timers.delete(key);
   }
 

@@ -4,7 +4,7 @@ import { respondToPendingRequest } from "../../app/requests/pendingRequests.js";
 import { sendToThread } from "../../app/threads/writes.js";
 import { waitForThread } from "../../app/threads/threadWait.js";
 import type { DelegateTaskInput } from "../../contracts/tools/delegationTools.js";
-import { type OperationWorld, describeOutcome, storm, unobservedWait } from "./operations.js";
+import { type OperationWorld, describeOutcome, drawBudget, storm, unobservedWait } from "./operations.js";
 import type { AgentContext, TurnEnd, TurnStep } from "./simDriver.js";
 
 /**
@@ -48,6 +48,40 @@ export const AGENT_OPERATIONS = {
       };
       const outcomes = await storm(world, 4, () => world.invoke("agent.delegate", (app) => delegateTask(app, agent.caller, input, unobservedWait())));
       for (const outcome of outcomes) if (outcome.ok) world.recordDelegation(agent.threadId, clientRequestId, outcome.value.taskId);
+      return outcomes.map(describeOutcome).join(",");
+    },
+  },
+  /**
+   * 2 to 4 different delegate_task calls at once (an agent fanning work out),
+   * some asking for a narrower budget of their own: under a budgeted root,
+   * siblings doing this at the same time contend for one pool.
+   */
+  fanOut: {
+    weight: 14,
+    async run(world, agent) {
+      const inputs: DelegateTaskInput[] = Array.from({ length: world.rng.int(2, 4) }, () => ({
+        task: `sim fan-out task ${world.next()}`,
+        mode: "async",
+        clientRequestId: `fan-${world.next()}`,
+        target: { providerInstanceId: world.rng.pick(world.instances) },
+        ...(world.rng.chance(0.25) ? { budget: drawBudget(world, "task") } : {}),
+      }));
+      const outcomes = await Promise.all(inputs.map((input) => world.invoke("agent.fanOut", (app) => delegateTask(app, agent.caller, input, unobservedWait()))));
+      outcomes.forEach((outcome, index) => {
+        if (outcome.ok) world.recordDelegation(agent.threadId, inputs[index]!.clientRequestId, outcome.value.taskId);
+      });
+      return outcomes.map(describeOutcome).join(",");
+    },
+  },
+  /** t3_thread_send (queue) to every child at once: new turns under one pool, decided together. */
+  sendToChildren: {
+    weight: 6,
+    async run(world, agent) {
+      const children = tasksOf(world, agent.threadId).slice(0, 4);
+      if (children.length === 0) return "no task";
+      const outcomes = await Promise.all(
+        children.map((task) => world.invoke("agent.sendToChildren", (app) => sendToThread(app, agent.caller, { threadId: task.childThreadId, message: `agent round ${world.next()}`, mode: "queue" }))),
+      );
       return outcomes.map(describeOutcome).join(",");
     },
   },

@@ -5,6 +5,7 @@ import { isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegate
 import { interactionModeRank, runtimeModeRank } from "../../contracts/modes.js";
 import type { DelegationLimits } from "../../core/decision.js";
 import type { OrchestrationState } from "../../core/state.js";
+import { checkBudgets } from "./budgetLedger.js";
 import type { ReceivedInput } from "./simDriver.js";
 
 /** What delegate_task answered a simulated agent. */
@@ -325,9 +326,9 @@ export const INVARIANTS = {
   },
   "budgets-never-exceeded": {
     when: "always",
-    summary: "token and cost budgets are never exceeded",
-    check: null,
-    pending: "the simulator sets no budget and drives no budgeted work: plug a check in through SimOptions.invariantChecks",
+    summary:
+      "every task and turn under a budget started while it had room, so spawns and turns never pass their limits; once tokens or cost reach a limit, only the turns running then (and system follow-ups) add to them",
+    check: ({ log }) => checkBudgets(log),
   },
 } as const satisfies Record<string, InvariantSpec>;
 

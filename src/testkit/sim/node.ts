@@ -4,6 +4,7 @@ import { TitleRegenerations } from "../../app/threads/titleRegeneration.js";
 import { DEFAULT_TITLES, type ProviderInstanceConfig } from "../../config/config.js";
 import type { DelegationLimits, ProviderFacts } from "../../core/decision.js";
 import type { Random } from "../../engine/clock.js";
+import { BudgetReactor } from "../../engine/budgetReactor.js";
 import { DelegationReactor } from "../../engine/delegationReactor.js";
 import { Orchestrator } from "../../engine/orchestrator.js";
 import { OutboxWorker } from "../../engine/outboxWorker.js";
@@ -76,7 +77,7 @@ export interface NodeWorld {
 
 /**
  * One incarnation of a Loom node: the real orchestrator, outbox worker,
- * session manager, delegation reactor and app context, wired as
+ * session manager, delegation and budget reactors and app context, wired as
  * startLoomServer wires them but on the simulator's clock, timers, ids and
  * provider driver, over a fenced handle on the durable store.
  */
@@ -178,10 +179,12 @@ export class SimNode {
       },
     };
     const reactor = new DelegationReactor(world.bugs.reactorEngine(orchestrator), waiters, world.log);
+    const budgets = new BudgetReactor(orchestrator, clock, world.log, timers);
     world.reconciled(await reconcileOnBoot(orchestrator, store, world.random.uuid()));
     wakeOutbox = () => worker.kick();
     worker.start();
     await reactor.start();
+    await budgets.start();
     sessions.startReaper();
     return new SimNode(incarnation, store, orchestrator, app);
   }

@@ -1,5 +1,6 @@
 import type { AppContext } from "../../app/context.js";
 import type { WaitContext } from "../../app/waits.js";
+import type { BudgetLimits } from "../../contracts/entities/budgets.js";
 import type { OrchestrationState } from "../../core/state.js";
 import type { SimRandom } from "./random.js";
 
@@ -41,4 +42,41 @@ export function storm<T>(world: OperationWorld, maxCopies: number, call: () => P
 /** A wait context of its own per call: nobody cancels it and nobody watches its progress. */
 export function unobservedWait(): WaitContext {
   return { signal: new AbortController().signal, progress: () => Promise.resolve() };
+}
+
+/**
+ * Small budgets, so the pools run out within a run and the work under them
+ * contends for what is left: a root's (one to three kinds, sometimes a
+ * policy), or a task's narrower one (one kind, sometimes wider than what it
+ * inherits, which is refused).
+ */
+export function drawBudget(world: OperationWorld, scope: "root" | "task"): BudgetLimits {
+  const rng = world.rng;
+  if (scope === "task") {
+    const kind = rng.pick(["spawns", "turns", "tokens"] as const);
+    return kind === "spawns" ? { spawns: rng.int(0, 2) } : kind === "turns" ? { turns: rng.int(1, 3) } : { tokens: rng.int(100, 500) };
+  }
+  const budget: { -readonly [K in keyof BudgetLimits]: BudgetLimits[K] } = {};
+  for (let kinds = rng.int(1, 3); kinds > 0; kinds--) {
+    switch (rng.pick(["spawns", "turns", "tokens", "costUsd", "wallClockMs"] as const)) {
+      case "spawns":
+        budget.spawns = rng.int(1, 4);
+        break;
+      case "turns":
+        budget.turns = rng.int(2, 6);
+        break;
+      case "tokens":
+        budget.tokens = rng.int(200, 900);
+        break;
+      case "costUsd":
+        budget.costUsd = rng.int(2, 9) / 1_000;
+        break;
+      case "wallClockMs":
+        budget.wallClockMs = rng.int(20, 180) * 1_000;
+        break;
+    }
+  }
+  const policy = rng.int(0, 4);
+  if (policy < 2) budget.onExceeded = policy === 0 ? "stop" : "finish_turn";
+  return budget;
 }

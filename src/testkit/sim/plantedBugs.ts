@@ -1,4 +1,6 @@
 import type { Command } from "../../contracts/commands.js";
+import type { Run } from "../../contracts/entities/runs.js";
+import type { OrchestrationState } from "../../core/state.js";
 import { decide } from "../../core/decider.js";
 import type { Decide } from "../../engine/dispatcher.js";
 import type { Orchestrator } from "../../engine/orchestrator.js";
@@ -17,6 +19,13 @@ export const PlantedBug = {
   skipFinalizeAfterRestart: "skip-finalize-after-restart",
   /** A retried delegate_task that races the first one creates a second child instead of answering with the first. */
   retrySecondChild: "retry-second-child",
+  /**
+   * The check-then-record race budgets had: a turn counts against its budgets
+   * only once its provider started it, not from the decision that took it off
+   * the queue, so delegations and messages decided before the providers
+   * answer all pass a `turns` limit.
+   */
+  turnReservedLate: "turn-reserved-late",
 } as const;
 export type PlantedBug = (typeof PlantedBug)[keyof typeof PlantedBug];
 
@@ -55,6 +64,26 @@ function withoutFinalize(orchestrator: Orchestrator): Orchestrator {
   });
 }
 
+/**
+ * Decide with every run of other threads that is off the queue but not yet
+ * started by its provider shown as still queued, so the budget checks do not
+ * count its turn. Only the commands that admit new turns, and only other
+ * threads' runs, so nothing else they decide changes.
+ */
+function withLateReservations<T>(state: OrchestrationState, ownThreads: readonly string[], decideIt: () => T): T {
+  const hidden: Run[] = [];
+  for (const run of state.runs.values()) {
+    if (run.status !== "starting" || run.startedAt !== null || ownThreads.includes(run.threadId)) continue;
+    hidden.push(run);
+    (run as { status: Run["status"] }).status = "queued";
+  }
+  try {
+    return decideIt();
+  } finally {
+    for (const run of hidden) (run as { status: Run["status"] }).status = "starting";
+  }
+}
+
 /** core's decide with the mutations of the planted bugs. */
 function mutantDecide(bugs: ReadonlySet<PlantedBug>): Decide {
   return (state, command, ctx) => {
@@ -74,6 +103,10 @@ function mutantDecide(bugs: ReadonlySet<PlantedBug>): Decide {
       const again = (id: string) => `${id}:again`;
       const data = command.data;
       return decide(state, { ...command, data: { ...data, taskId: again(data.taskId), childThreadId: again(data.childThreadId), childRunId: again(data.childRunId), childMessageId: again(data.childMessageId) } }, ctx);
+    }
+    if (bugs.has(PlantedBug.turnReservedLate) && (command.type === "delegated_task.request" || command.type === "message.dispatch")) {
+      const own = command.type === "message.dispatch" ? [command.data.threadId] : [command.data.parentThreadId, command.data.childThreadId];
+      return withLateReservations(state, own, () => decide(state, command, ctx));
     }
     return decide(state, command, ctx);
   };

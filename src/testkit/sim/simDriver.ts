@@ -67,6 +67,12 @@ export interface SimProviderHost {
   note(line: string): void;
 }
 
+/** A turn's use so far (cumulative, as the adapter contract says): output a quarter of input, and a cost of $0.01 per thousand tokens. */
+function usageOf(runId: string, tokens: number): NormalizedProviderEvent {
+  const outputTokens = tokens >> 2;
+  return { type: "usage", runId, inputTokens: tokens, outputTokens, costUsd: (tokens + outputTokens) / 100_000 };
+}
+
 /** Which live session has a turn of which run: no run may be driven by two sessions. */
 export class SimProviderLedger {
   private readonly turns = new Map<string, Set<SimSession>>();
@@ -309,7 +315,7 @@ export class SimSession implements ProviderSessionRuntime {
           this.emitItem(turn, { kind: "assistant_message", text: `sim says ${this.counter}.${tokens}` });
           break;
         case "usage":
-          this.emit({ type: "usage", runId: turn.runId, inputTokens: tokens, outputTokens: tokens >> 2 }, false);
+          this.emit(usageOf(turn.runId, tokens), false);
           break;
         case "ask":
         case "approve": {
@@ -334,7 +340,7 @@ export class SimSession implements ProviderSessionRuntime {
         case "end":
           switch (step.how) {
             case "completed":
-              this.emit({ type: "usage", runId: turn.runId, inputTokens: tokens, outputTokens: tokens >> 2 }, false);
+              this.emit(usageOf(turn.runId, tokens), false);
               this.end(turn, "completed", null);
               return;
             case "failed":

@@ -4,9 +4,9 @@ import { taskCancel, taskStatus } from "../../app/delegation/tasks.js";
 import { respondToPendingRequest } from "../../app/requests/pendingRequests.js";
 import { launchThread } from "../../app/threads/creation.js";
 import { waitForThread } from "../../app/threads/threadWait.js";
-import { interruptThread, sendToThread } from "../../app/threads/writes.js";
+import { interruptThread, sendToThread, updateThread } from "../../app/threads/writes.js";
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
-import { type OperationWorld, type Outcome, describeOutcome, storm, unobservedWait } from "./operations.js";
+import { type OperationWorld, type Outcome, describeOutcome, drawBudget, storm, unobservedWait } from "./operations.js";
 
 /** The simulation's environment id: every owner call and agent credential names it. */
 export const SIM_ENVIRONMENT = "env:sim";
@@ -16,8 +16,8 @@ const OWNER = ownerCaller(SIM_ENVIRONMENT);
  * What simulated users do, through the same app functions the MCP and HTTP
  * transports call, as the owner. Each entry is one operation with a weight
  * (0 when it has nothing to act on); adding an operation is one entry.
- * Scheduled fires, workflow scripts and budgets exist but are not driven yet;
- * each would join this table as one entry.
+ * Scheduled fires and workflow scripts exist but are not driven yet; each
+ * would join this table as one entry.
  */
 export interface UserOperation {
   weight(world: OperationWorld): number;
@@ -41,20 +41,31 @@ function pendingRequests(world: OperationWorld, kind: "question" | "approval") {
 const SEND_MODES = ["auto", "queue", "steer", "restart"] as const;
 
 export const USER_OPERATIONS = {
-  /** t3_thread_launch with a first message on one of the instances. */
+  /** t3_thread_launch with a first message on one of the instances, a third of the time with a budget for its tree. */
   launch: {
     weight: (world) => (roots(world).length === 0 ? 100 : roots(world).length < MAX_ROOTS ? 6 : 0),
     async run(world) {
       const n = world.next();
+      const budget = world.rng.chance(0.35) ? drawBudget(world, "root") : undefined;
       const outcome = await world.invoke("user.launch", (app) =>
         launchThread(app, OWNER, {
           message: `user prompt ${n}`,
           title: `sim root ${n}`,
           target: { providerInstanceId: world.rng.pick(world.instances) },
           ...(world.rng.chance(0.3) ? { runtimeMode: world.rng.pick(["approval-required", "auto-accept-edits"] as const) } : {}),
+          ...(budget === undefined ? {} : { budget }),
         }),
       );
       return describeOutcome(outcome);
+    },
+  },
+  /** t3_thread_update set_budget on a root (thread.budget.set): a new budget starts over, with its tree's spend so far counted; sometimes cleared. */
+  setBudget: {
+    weight: (world) => (roots(world).length > 0 ? 5 : 0),
+    async run(world) {
+      const root = world.rng.pick(roots(world));
+      const budget = world.rng.chance(0.15) ? null : drawBudget(world, "root");
+      return describeOutcome(await world.invoke("user.setBudget", (app) => updateThread(app, OWNER, { threadId: root.id, action: "set_budget", budget })));
     },
   },
   /** t3_thread_send in every mode, to roots and children alike, sometimes with a clientRequestId and a retry storm. */
