@@ -125,6 +125,23 @@ describe("loadConfig errors", () => {
     expect(error.message).toContain("not valid JSON");
   });
 
+  it("a bad price names the provider, the model and the field", () => {
+    const cwd = tempDir();
+    for (const [prices, expected] of [
+      [{ "*": { inputPerMTok: -1, outputPerMTok: 1 } }, "providers[0].prices.*.inputPerMTok: must be at least 0"],
+      [{ m: { inputPerMTok: 1, outputPerMTok: "3" } }, "providers[0].prices.m.outputPerMTok: must be a number"],
+      [{ m: { inputPerMTok: 1, outputPerMTok: 1, perRequest: 2 } }, "perRequest"],
+      [{ m: { outputPerMTok: 1 } }, "providers[0].prices.m.inputPerMTok"],
+    ] as const) {
+      writeConfig(cwd, { providers: [{ id: "x", driver: "scripted", prices }] });
+      const error = configError(() => loadConfig(undefined, cwd, cwd));
+      expect(error.code).toBe("invalid_config");
+      expect(error.message).toContain(expected);
+    }
+    writeConfig(cwd, { providers: [{ id: "x", driver: "scripted", prices: { "*": { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3 } } }] });
+    expect(loadConfig(undefined, cwd, cwd).providers[0]?.prices).toEqual({ "*": { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3 } });
+  });
+
   it("a bad field names the file and the field's path", () => {
     const cwd = tempDir();
     const file = writeConfig(cwd, { providers: [{ id: "ok", driver: "codex" }, { id: "x", driver: "codex", enabled: "yes" }] });

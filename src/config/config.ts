@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { z } from "zod";
 import { formatZodIssues } from "../contracts/zodIssues.js";
+import { type ModelPrice, ModelPriceSchema } from "../contracts/entities/budgets.js";
 import { ConfigError, ConfigErrorCode } from "./configError.js";
 import { TelemetrySchema, type TelemetryFileConfig } from "./telemetry.js";
 
@@ -88,6 +89,8 @@ export const ProviderInstanceEntrySchema = z.strictObject({
   pool: PoolSchema.optional(),
   /** What a restart or a lost node does to the instance's runs: resume (start again as a new attempt) or fail; default: resume delegated and workflow work only. */
   onCrash: z.enum(["resume", "fail"], { error: 'must be "resume" or "fail"' }).optional(),
+  /** Per model (or `*` for any other), US dollars per million tokens: a run's cost when the provider reports none (docs/budgets.md, "Cost"). */
+  prices: z.record(NonEmptySchema, ModelPriceSchema, { error: "must be an object of model names to prices" }).optional(),
 });
 
 export const ProjectEntrySchema = z.strictObject({
@@ -268,6 +271,8 @@ export interface ProviderInstanceConfig {
   readonly pool?: PoolConfig;
   /** Absent: delegated and workflow work resumes after a crash, other runs end interrupted (docs/runs.md). */
   readonly onCrash?: "resume" | "fail";
+  /** Per model, or `*`: costs computed for runs whose provider reports none; absent: none computed. */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
 }
 
 export interface PoolConfig {
@@ -454,6 +459,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       options: p.options ?? {},
       ...(p.pool === undefined ? {} : { pool: { size: p.pool.size, maxIdleMs: p.pool.maxIdleMs ?? DEFAULT_POOL_MAX_IDLE_MS } }),
       ...(p.onCrash === undefined ? {} : { onCrash: p.onCrash }),
+      ...(p.prices === undefined ? {} : { prices: p.prices }),
     }),
   );
   const projects = (file.projects ?? []).map((p): ProjectConfig => {

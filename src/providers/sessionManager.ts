@@ -1,4 +1,5 @@
 import type { Command } from "../contracts/commands.js";
+import { priceOf, pricedUsage } from "../core/budgets/prices.js";
 import { EffectKind, type EffectPayload, type SessionReleaseReason } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
 import type { ReportedUsage } from "../contracts/commands/runtimeCommands.js";
@@ -403,12 +404,16 @@ export class ProviderSessionManager {
 
   /** Keep the latest usage; record it at coarse checkpoints during a long turn (the turn's end records the final one). */
   private onUsage(threadId: string, session: LiveSession, commandId: string, event: UsageEvent): void {
-    const latest: ReportedUsage = {
-      inputTokens: event.inputTokens,
-      outputTokens: event.outputTokens,
-      ...(event.cachedInputTokens === undefined ? {} : { cachedInputTokens: event.cachedInputTokens }),
-      ...(event.costUsd === undefined ? {} : { costUsd: event.costUsd }),
-    };
+    // A provider that reports tokens but no cost is priced by its instance's list (docs/budgets.md, "Cost").
+    const latest = pricedUsage(
+      {
+        inputTokens: event.inputTokens,
+        outputTokens: event.outputTokens,
+        ...(event.cachedInputTokens === undefined ? {} : { cachedInputTokens: event.cachedInputTokens }),
+        ...(event.costUsd === undefined ? {} : { costUsd: event.costUsd }),
+      },
+      priceOf(this.options.registry.instance(session.providerInstanceId)?.prices, this.options.orchestrator.state.runs.get(event.runId)?.modelSelection?.model ?? null),
+    );
     const known = session.usage.get(event.runId);
     const now = this.clock();
     if (known !== undefined && now - known.recordedAt < USAGE_CHECKPOINT_MS) {

@@ -77,3 +77,16 @@ export const ThreadBudgetSchema = z.object({
   exceeded: BudgetExceededSchema.nullable(),
 });
 export type ThreadBudget = z.infer<typeof ThreadBudgetSchema>;
+
+/**
+ * A model's price in US dollars per million tokens (config.json
+ * `providers[].prices`, docs/budgets.md "Cost"): what a run's cost is
+ * computed from when its provider reports tokens but no cost.
+ */
+export const ModelPriceSchema = z.strictObject({
+  inputPerMTok: z.number({ error: "must be a number" }).nonnegative({ error: "must be at least 0" }).max(100_000, { error: "must be at most 100000" }),
+  outputPerMTok: z.number({ error: "must be a number" }).nonnegative({ error: "must be at least 0" }).max(100_000, { error: "must be at most 100000" }),
+  /** Cache reads; the input price when absent. */
+  cachedInputPerMTok: z.number({ error: "must be a number" }).nonnegative({ error: "must be at least 0" }).max(100_000, { error: "must be at most 100000" }).optional(),
+});
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
