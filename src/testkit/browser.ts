@@ -160,16 +160,16 @@ export interface SignedInPage {
 /**
  * Registers the hooks of a browser test file: before its tests, a real `loom
  * serve` started with `config` (ServedLoom.start), chromium, and one light
- * 1280×800 page signed in; after each failed test, the page and the server
+ * page signed in (1280×800 unless `viewport` says otherwise); after each failed test, the page and the server
  * log reported; after the file, both closed. The fields are set once the
  * file's first beforeAll ran.
  */
-export function signedInPage(config: Record<string, unknown>, options: ServedLoomOptions = {}): SignedInPage {
+export function signedInPage(config: Record<string, unknown>, options: ServedLoomOptions = {}, viewport: { readonly width: number; readonly height: number } = { width: 1280, height: 800 }): SignedInPage {
   const opened: { -readonly [K in keyof SignedInPage]?: SignedInPage[K] } = {};
   beforeAll(async () => {
     opened.loom = await ServedLoom.start(config, options);
     opened.browser = await launchChromium();
-    const context = await opened.browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light" });
+    const context = await opened.browser.newContext({ viewport, colorScheme: "light" });
     opened.page = await context.newPage();
     opened.errors = collectPageErrors(opened.page);
     await signIn(opened.page, opened.loom);

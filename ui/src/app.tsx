@@ -93,6 +93,9 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
   const [capabilities, setCapabilities] = useState<CapabilitiesOutput | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
+  // Phone width: the sidebar is a drawer (styles.css, max-width 720px), closed whenever a page opens.
+  const [drawer, setDrawer] = useState(false);
+  useEffect(() => setDrawer(false), [path]);
 
   useEffect(() => {
     fetchCapabilities().then(setCapabilities, () => undefined);
@@ -107,6 +110,8 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
   const navigate = useCallback((next: string) => {
     if (next !== location.pathname) history.pushState(null, "", next);
     setPath(next);
+    // Opening anything from the drawer, even the page already shown, closes it.
+    setDrawer(false);
   }, []);
   const open = useCallback((threadId: string) => navigate(threadId === "" ? "/" : `/t/${encodeURIComponent(threadId)}`), [navigate]);
   // A search hit opens its thread scrolled to the matched item (each jump a new object, so the same hit twice jumps twice).
@@ -173,7 +178,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
   }, [cursor]);
 
   return (
-    <div className="layout">
+    <div className={drawer ? "layout drawer-open" : "layout"}>
       {connection === "reconnecting" ? (
         <div className="banner" role="status">
           Connection to the server lost — reconnecting…
@@ -192,7 +197,15 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
         navigate={navigate}
         path={path}
       />
+      {drawer ? <div className="scrim" onClick={() => setDrawer(false)} aria-hidden="true" /> : null}
       <main className="main">
+        <div className="phone-bar">
+          <button className="drawer-toggle" aria-expanded={drawer} aria-controls="threads-drawer" onClick={() => setDrawer((shown) => !shown)}>
+            ☰ Threads
+          </button>
+          <span className="brand">Loom</span>
+          <button onClick={() => setDialog(true)}>New thread</button>
+        </div>
         {path === "/schedules" ? (
           <SchedulesView open={open} providers={capabilities?.providers ?? []} />
         ) : path === "/providers" ? (

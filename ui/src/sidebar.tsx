@@ -191,7 +191,7 @@ export function Sidebar(props: {
     else link.focus();
   }, [threads]);
   return (
-    <nav className="sidebar" aria-label="Threads">
+    <nav className="sidebar" id="threads-drawer" aria-label="Threads">
       <div className="sidebar-head">
         <a href="/" className="brand" onClick={(e) => { e.preventDefault(); props.open(""); }}>Loom</a>
         <button className="primary" onClick={props.onNewThread} title="New thread (n)">
