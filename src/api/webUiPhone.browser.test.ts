@@ -28,7 +28,7 @@ async function onScreen(locator: Locator): Promise<boolean> {
   return box !== null && box.x >= 0 && box.x + box.width <= WIDTH && box.width > 0;
 }
 
-const sideways = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const sideways = () => page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
 
 describe("the web UI at phone width", () => {
   it("keeps the sidebar in a drawer, gives the thread the whole width, and an approval can be answered", async () => {
