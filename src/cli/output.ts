@@ -1,3 +1,4 @@
+import { formatBudget } from "./budgetOutput.js";
 import type { ItemView, RunSummary, ThreadLaunchResult, ThreadListResult, ThreadReadResult, ThreadSendResult, ThreadWaitResult } from "./results.js";
 
 /**
@@ -86,6 +87,7 @@ export function formatTranscript(read: ThreadReadResult, lineage: readonly strin
     t.title,
     `thread ${t.threadId} · ${t.status} · ${t.providerInstanceId ?? "no provider"}${t.model === null ? "" : ` (${t.model})`} · project ${t.projectId}`,
     ...lineage,
+    ...(read.budget === undefined ? [] : formatBudget(read.budget)),
   ];
   if (read.items.length === 0) lines.push("", read.view === "messages" ? "(no messages)" : "(no activity)");
   let currentRun: string | null | undefined;

@@ -3,6 +3,7 @@ import type { ToolOutput } from "../contracts/tools/toolContracts.js";
 import { COMMON, type Output, positionals, withServer } from "./args.js";
 import type { LoomToolCaller } from "./client.js";
 import { UsageError } from "./errors.js";
+import { formatBudget } from "./budgetOutput.js";
 import { formatJson } from "./output.js";
 
 /** `loom tasks status|cancel`: delegated tasks, by task id, child thread id, or a unique prefix of either. */
@@ -27,6 +28,7 @@ function formatTask(task: TaskResult & { cancelReason?: string | null }): string
   if (task.pendingApproval !== null) lines.push(`waiting on approval ${task.pendingApproval.requestId} (${task.pendingApproval.kind})`);
   if (task.hasPendingQuestion) lines.push("waiting on an answer (loom requests list)");
   if (task.cancelReason !== undefined && task.cancelReason !== null) lines.push(`cancelled: ${task.cancelReason}`);
+  if (task.budget !== undefined) lines.push(...formatBudget(task.budget));
   if (task.summary !== null) lines.push("", task.summary);
   return `${lines.join("\n")}\n`;
 }
