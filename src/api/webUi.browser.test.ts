@@ -250,6 +250,18 @@ describe("the web UI in chromium", () => {
     await page.locator(".breadcrumb a", { hasText: "Parent of a painter" }).click();
     await page.waitForURL(`**/t/${encodeURIComponent(parentId)}`);
     await item("subagent", "Painting it now.").waitFor({ timeout: WAIT });
+    // The completion notice reads for a person: the task, its status and result, a link; the agent's text folded away.
+    const done = page.locator('.timeline [data-task-done="true"]');
+    await done.waitFor({ timeout: WAIT });
+    expect(await done.locator(".item-title").innerText()).toBe("Task done: Paint the button");
+    expect(await done.locator(".pill").innerText()).toBe("done");
+    await done.locator(".item-body .markdown", { hasText: "Painting it now." }).waitFor();
+    expect(await done.getByText("Use task_status", { exact: false }).isVisible()).toBe(false);
+    await shot("task-done");
+    await done.getByText("What the agent was told").click();
+    expect(await done.getByText("Use task_status", { exact: false }).isVisible()).toBe(true);
+    await done.getByRole("link", { name: "Open the child thread →" }).click();
+    await page.waitForURL(`**/t/${encodeURIComponent(childId!)}`);
   }, 90_000);
 
   it("shows a parent blocked in a delegate_task wait as waiting on children, and running again once the child's result is back", async () => {

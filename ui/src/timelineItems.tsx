@@ -1,4 +1,5 @@
 import { useState, type ReactNode } from "react";
+import { TaskDoneCard } from "./taskNotice.js";
 import type { CheckpointStatus } from "../../src/contracts/entities/checkpoints.js";
 import type { TurnItem, TurnItemOf, TurnItemType } from "../../src/contracts/turnItems.js";
 import type { RunInterruptOutcome, UserInputAnswers } from "../../src/contracts/turnItemParts.js";
@@ -181,12 +182,13 @@ function Link({ threadId, ctx, children }: { threadId: string; ctx: ItemContext;
 
 /** One view per turn item type (spec 004 §2.1): the compiler checks the table is total. */
 const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
-  notification: ({ item, ctx }) => (
-    <Card kind="notification" title={item.title ?? "Notification"} status={item.delivery ?? null}>
-      <Markdown text={item.text} />
-      {item.sourceThreadId ? <Link threadId={item.sourceThreadId} ctx={ctx}>open the thread it is about</Link> : null}
-    </Card>
-  ),
+  notification: ({ item, ctx }) =>
+    TaskDoneCard({ item, link: (children) => (item.sourceThreadId ? <Link threadId={item.sourceThreadId} ctx={ctx}>{children}</Link> : children) }) ?? (
+      <Card kind="notification" title={item.title ?? "Notification"} status={item.delivery ?? null}>
+        <Markdown text={item.text} />
+        {item.sourceThreadId ? <Link threadId={item.sourceThreadId} ctx={ctx}>open the thread it is about</Link> : null}
+      </Card>
+    ),
   user_message: ({ item }) => (
     <div className="item item-user_message bubble user" data-kind="user_message" data-created-by={item.createdBy}>
       {item.createdBy === "user" ? null : <div className="bubble-author">{item.createdBy === "agent" ? "from an agent" : "from Loom"}</div>}
