@@ -1,4 +1,5 @@
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import { InboxRequests } from "./inboxRequests.js";
 import { Badge } from "./sidebar.js";
 import { badgeOf, isLive, needsYou } from "./status.js";
 
@@ -21,6 +22,7 @@ export function Inbox(props: { readonly threads: ReadonlyMap<string, ThreadShell
     <div className="inbox pad">
       <h2>Needs you</h2>
       {rows.length === 0 ? <p className="muted">Nothing needs you. {running.length > 0 ? `${running.length} thread${running.length === 1 ? " is" : "s are"} working.` : ""}</p> : null}
+      <InboxRequests threads={props.threads} open={props.open} />
       <ul className="inbox-list">
         {rows.map((row) => (
           <li key={row.id} data-thread-id={row.id}>
