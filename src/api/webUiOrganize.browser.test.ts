@@ -137,4 +137,39 @@ describe("organizing threads in chromium", () => {
     await page.screenshot({ path: join(shots, "budget.png") });
     expect(errors).toEqual([]);
   }, 60_000);
+
+  it("archives a parent with its child after asking, leaving no child behind as a top-level row, and unarchives both", async () => {
+    const child = script({ say: "Child work done." });
+    const parentId = await launchFromUi(page, script({ call: "delegate_task", args: { task: child, title: "Archived with its parent" }, as: "d" }, { say: "Delegated." }), {
+      title: "Parent to archive",
+    });
+    await timelineItems(page, "subagent", "Child work done.").waitFor({ timeout: UI_WAIT });
+    const childRow = page.locator(`li:has(> .tree-row[data-thread-id="${parentId}"]) > ul .tree-row`);
+    await childRow.waitFor({ timeout: UI_WAIT });
+    const childId = (await childRow.getAttribute("data-thread-id"))!;
+    // The confirmation names how many threads go with it; declining changes nothing.
+    const asked: string[] = [];
+    page.once("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.getByRole("button", { name: "Archive", exact: true }).click();
+    await expect.poll(() => asked).toEqual(['Archive "Parent to archive" and the 1 thread under it?']);
+    expect(await sidebarRow(parentId).count()).toBe(1);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Archive", exact: true }).click();
+    // Both leave the Active tab: the child is not left behind as a top-level row.
+    await sidebarRow(parentId).waitFor({ state: "detached", timeout: UI_WAIT });
+    await sidebarRow(childId).waitFor({ state: "detached", timeout: UI_WAIT });
+    await page.getByRole("button", { name: "Archived", exact: true }).click();
+    await sidebarRow(parentId).waitFor({ timeout: UI_WAIT });
+    await page.locator(`li:has(> .tree-row[data-thread-id="${parentId}"]) > ul .tree-row[data-thread-id="${childId}"]`).waitFor({ timeout: UI_WAIT });
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Unarchive" }).click();
+    await sidebarRow(parentId).waitFor({ state: "detached", timeout: UI_WAIT });
+    await page.getByRole("button", { name: "Active", exact: true }).click();
+    await sidebarRow(parentId).waitFor({ timeout: UI_WAIT });
+    await sidebarRow(childId).waitFor({ timeout: UI_WAIT });
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

@@ -16,7 +16,7 @@ export type ThreadControlCommand = (typeof THREAD_CONTROL_COMMANDS)[number];
 export const THREAD_CONTROL_USAGE = `  loom threads tree [ID] [--archived] [--json]
   loom threads interrupt ID [--json]
   loom threads stop ID [--reason TEXT] [--json]
-  loom threads archive|unarchive ID [--json]
+  loom threads archive|unarchive ID [--json]   (with every thread under it)
   loom threads rename ID TITLE [--json]`;
 
 export const THREAD_CONTROL_HELP = `  tree     the lineage under ID (or under every root thread): each node's

@@ -132,9 +132,7 @@ export function ThreadView(props: {
             Thread diff
           </button>
           <ThreadActions client={client} threadId={threadId} row={props.threads.get(threadId)} />
-          <button onClick={() => void dispatch(client, thread.archivedAt === null ? "thread.archive" : "thread.unarchive", { threadId }).catch(() => undefined)}>
-            {thread.archivedAt === null ? "Archive" : "Unarchive"}
-          </button>
+          <button onClick={() => archiveSubtree(client, thread.title, threadId, thread.archivedAt === null, props.threads)}>{thread.archivedAt === null ? "Archive" : "Unarchive"}</button>
           <button className="danger" disabled={!live} onClick={() => void dispatch(client, "thread.stop", { threadId }).catch(() => undefined)} title="Stop the thread: interrupt its run and drop its queue">
             Stop
           </button>
@@ -191,4 +189,27 @@ function commandOf(items: readonly TurnItem[], itemId: string): string | null {
 function liveOutputStatus(output: LiveOutput, run: Run | undefined): StatusWord {
   if (!output.ended) return "running";
   return run !== undefined && isTerminalRunStatus(run.status) ? run.status : "finishing";
+}
+
+/** The threads below `threadId` (subagents and forks at any depth) that archiving, or unarchiving, the thread moves with it. */
+export function movedWith(threads: ReadonlyMap<string, ThreadShell>, threadId: string, archiving: boolean): number {
+  let count = 0;
+  const below = (parentId: string, depth: number): void => {
+    if (depth > 64) return;
+    for (const row of threads.values()) {
+      if (row.parentThreadId !== parentId) continue;
+      if (row.archived !== archiving) count += 1;
+      below(row.id, depth + 1);
+    }
+  };
+  below(threadId, 0);
+  return count;
+}
+
+/** Archive or unarchive a thread with its subtree, asking first when threads under it move too. */
+function archiveSubtree(client: LoomWsClient, title: string, threadId: string, archiving: boolean, threads: ReadonlyMap<string, ThreadShell>): void {
+  const count = movedWith(threads, threadId, archiving);
+  const verb = archiving ? "Archive" : "Unarchive";
+  if (count > 0 && !window.confirm(`${verb} "${title}" and the ${count} thread${count === 1 ? "" : "s"} under it?`)) return;
+  void dispatch(client, archiving ? "thread.archive" : "thread.unarchive", { threadId }).catch(() => undefined);
 }

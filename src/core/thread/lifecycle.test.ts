@@ -101,6 +101,33 @@ describe("thread.archive", () => {
       .thenRejects(RejectionCode.threadAlreadyArchived);
   });
 
+  it("archives the subtree with it: every live descendant not archived yet, at any depth, and nothing outside it", () => {
+    const parent = aThread({ id: A });
+    const child = aThread({ id: "thread:child", activeRank: 1, lineage: { rootThreadId: A, parentThreadId: A, parentNodeId: null, relation: "subagent" } });
+    const grandchild = aThread({ id: "thread:grandchild", lineage: { rootThreadId: A, parentThreadId: "thread:child", parentNodeId: null, relation: "fork" } });
+    const archivedChild = aThread({ id: "thread:old", archivedAt: CREATED_AT, lineage: { rootThreadId: A, parentThreadId: A, parentNodeId: null, relation: "subagent" } });
+    const deletedChild = aThread({ id: "thread:gone", deletedAt: CREATED_AT, lineage: { rootThreadId: A, parentThreadId: A, parentNodeId: null, relation: "subagent" } });
+    const stranger = aThread({ id: "thread:other" });
+    const state = given(...[parent, child, grandchild, archivedChild, deletedChild, stranger].map(existing))
+      .when(cmd("thread.archive", { threadId: A }))
+      .then([
+        threadEvent("thread.archived", { ...parent, archivedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null }),
+        threadEvent("thread.archived", { ...child, archivedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null }),
+        threadEvent("thread.archived", { ...grandchild, archivedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null }),
+      ]);
+    expect(state.threads.get("thread:other")?.archivedAt).toBeNull();
+    // Unarchiving the parent brings back every archived descendant, the one archived before it too.
+    const back = given(...[parent, child, grandchild, archivedChild, stranger].map(existing), ...[parent, child, grandchild].map((t) => threadEvent("thread.archived", { ...t, archivedAt: NOW })))
+      .when(cmd("thread.unarchive", { threadId: A }))
+      .thenHistory();
+    expect(back.slice(-4).map((event) => [event.type, event.streamId])).toEqual([
+      ["thread.unarchived", A],
+      ["thread.unarchived", "thread:child"],
+      ["thread.unarchived", "thread:old"],
+      ["thread.unarchived", "thread:grandchild"],
+    ]);
+  });
+
   it("rejects an unknown thread", () => {
     const rejection = given().when(cmd("thread.archive", { threadId: A })).thenRejects(RejectionCode.threadNotFound);
     expect(rejection.message).toContain(A);

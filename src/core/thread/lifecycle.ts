@@ -79,6 +79,11 @@ export function decideThreadCreate(state: OrchestrationState, command: ThreadCre
 }
 
 /** Archiving takes the thread out of the pinned and active lists (both ranks cleared). */
+/**
+ * Archiving acts on a subtree: the thread and every live descendant not
+ * archived yet (subagents and forks, at any depth) move to the archive in
+ * one decision, so no child is left behind as a top-level row.
+ */
 export function decideThreadArchive(state: OrchestrationState, command: ThreadArchiveCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
@@ -86,10 +91,15 @@ export function decideThreadArchive(state: OrchestrationState, command: ThreadAr
   if (thread.archivedAt !== null) {
     return reject(RejectionCode.threadAlreadyArchived, `thread ${thread.id} is already archived`);
   }
-  return accept([threadEvent("thread.archived", changed(thread, ctx, { archivedAt: ctx.now, pinnedRank: null, activeRank: null }))]);
+  const subtree = [thread, ...liveDescendants(state, thread.id).filter((child) => child.archivedAt === null)];
+  return accept(subtree.map((each) => threadEvent("thread.archived", changed(each, ctx, { archivedAt: ctx.now, pinnedRank: null, activeRank: null }))));
 }
 
-/** Unarchiving does not restore a pin or an active rank: the thread comes back unranked. */
+/**
+ * Unarchiving brings the subtree back with it: the thread and every archived
+ * live descendant. Neither a pin nor an active rank comes back: the threads
+ * return unranked.
+ */
 export function decideThreadUnarchive(state: OrchestrationState, command: ThreadUnarchiveCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
@@ -97,7 +107,35 @@ export function decideThreadUnarchive(state: OrchestrationState, command: Thread
   if (thread.archivedAt === null) {
     return reject(RejectionCode.threadNotArchived, `thread ${thread.id} is not archived`);
   }
-  return accept([threadEvent("thread.unarchived", changed(thread, ctx, { archivedAt: null }))]);
+  const subtree = [thread, ...liveDescendants(state, thread.id).filter((child) => child.archivedAt !== null)];
+  return accept(subtree.map((each) => threadEvent("thread.unarchived", changed(each, ctx, { archivedAt: null }))));
+}
+
+/** Every live thread below `threadId` in its lineage (children, their children, ...), parents before children. */
+export function liveDescendants(state: OrchestrationState, threadId: string): AppThread[] {
+  const children = new Map<string, AppThread[]>();
+  for (const candidate of state.threads.values()) {
+    const parent = candidate.lineage.parentThreadId;
+    if (parent === null || candidate.deletedAt !== null) continue;
+    const list = children.get(parent);
+    if (list === undefined) children.set(parent, [candidate]);
+    else list.push(candidate);
+  }
+  const found: AppThread[] = [];
+  const seen = new Set([threadId]);
+  for (let at = [threadId]; at.length > 0; ) {
+    const next: string[] = [];
+    for (const id of at) {
+      for (const child of children.get(id) ?? []) {
+        if (seen.has(child.id)) continue;
+        seen.add(child.id);
+        found.push(child);
+        next.push(child.id);
+      }
+    }
+    at = next;
+  }
+  return found;
 }
 
 /**
