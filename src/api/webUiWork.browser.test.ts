@@ -162,6 +162,23 @@ describe("diffs and rollback in chromium", () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it("shows a worktree child's readable branch in its header, and none on a thread without a worktree", async () => {
+    const child = script({ write: { path: "login.txt", content: "fixed\n" } }, { say: "Fixed it." });
+    await launchFromUi(page, script({ call: "delegate_task", args: { task: child, title: "Fix the login page", isolation: "worktree" }, as: "d" }, { say: "Delegated." }), {
+      title: "Worktree parent",
+    });
+    const card = item("subagent", "Fixed it.");
+    await card.waitFor({ timeout: UI_WAIT });
+    expect(await page.getByTestId("branch").count()).toBe(0);
+    await card.getByRole("link", { name: "Open the child thread →" }).click();
+    const chip = page.getByTestId("branch");
+    await chip.waitFor({ timeout: UI_WAIT });
+    expect(await chip.innerText()).toMatch(/^⎇ loom\/fix-the-login-page-[0-9a-f]{8}$/);
+    expect(await chip.getAttribute("title")).toContain("in the worktree ");
+    await page.screenshot({ path: join(shots, "branch-chip.png") });
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it("searches inside the open thread only and jumps to the matched item", async () => {
     await launchFromUi(page, "The quokka lives in another thread.", { title: "Elsewhere" });
     await item("assistant_message", "Echo: The quokka lives").waitFor({ timeout: UI_WAIT });

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkpointRef, decodeScopeId, encodeScopeId, slugFromThreadId, suffixedSlug } from "./refNames.js";
+import { checkpointRef, decodeScopeId, encodeScopeId, slugFromThreadId, suffixedSlug, worktreeSlug } from "./refNames.js";
 
 /** Ask the real git whether a branch name is valid. */
 function validBranch(name: string): boolean {
@@ -21,6 +21,19 @@ function validRef(name: string): boolean {
     return false;
   }
 }
+
+describe("worktreeSlug", () => {
+  it("reads the title, lower case, with a short stable handle of the id; the id's slug without a usable title", () => {
+    const slug = worktreeSlug("Fix the login page!", "thread:abc");
+    expect(slug).toMatch(/^fix-the-login-page-[0-9a-f]{8}$/);
+    expect(worktreeSlug("Fix the login page!", "thread:abc")).toBe(slug);
+    expect(worktreeSlug("Fix the login page!", "thread:abd")).not.toBe(slug);
+    expect(worktreeSlug("A".repeat(100), "thread:abc")).toMatch(/^a{40}-[0-9a-f]{8}$/);
+    expect(worktreeSlug("@{}~^", "thread:1f2e")).toBe("thread-1f2e");
+    expect(worktreeSlug(undefined, "thread:1f2e")).toBe("thread-1f2e");
+    expect(validBranch(`loom/${worktreeSlug("..weird .lock name..", "thread:x")}`)).toBe(true);
+  });
+});
 
 describe("slugFromThreadId", () => {
   it("keeps readable ids readable", () => {

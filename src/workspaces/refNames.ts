@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { WorkspaceError, WorkspaceErrorCode } from "./errors.js";
 
 /**
@@ -29,6 +30,21 @@ export function slugFromThreadId(threadId: string): string {
     .replace(/[.-]+$/, "");
   if (slug.toLowerCase().endsWith(".lock")) slug = `${slug.slice(0, -".lock".length)}-lock`;
   return slug.length > 0 ? slug : "thread";
+}
+
+/** Longest part of a title kept in a branch name. */
+const MAX_TITLE_SLUG_LENGTH = 40;
+
+/**
+ * A worktree's branch/folder component a person can read: the slug of the
+ * thread's title, lower case, then a short stable handle of its id
+ * (`Fix the login page` → `fix-the-login-page-3f9a1c2e`), so two threads of
+ * the same title still differ. Without a usable title, the id's slug.
+ */
+export function worktreeSlug(title: string | undefined, threadId: string): string {
+  const titled = title === undefined ? "" : slugFromThreadId(title).toLowerCase().slice(0, MAX_TITLE_SLUG_LENGTH).replace(/[.-]+$/, "");
+  if (titled === "" || titled === "thread") return slugFromThreadId(threadId);
+  return `${titled}-${createHash("sha256").update(threadId).digest("hex").slice(0, 8)}`;
 }
 
 /** The slug with its collision suffix: attempt 1 is the bare slug, then `slug-2`, `slug-3`, ... */

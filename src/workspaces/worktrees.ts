@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { deleteRefIfAt } from "./commits.js";
 import { WorkspaceError, WorkspaceErrorCode } from "./errors.js";
 import { git, gitFailure, splitNul } from "./git.js";
-import { slugFromThreadId, suffixedSlug } from "./refNames.js";
+import { suffixedSlug, worktreeSlug } from "./refNames.js";
 import { openWorkingTree, refExists, resolveCommit } from "./repository.js";
 import {
   type ManagedWorktree,
@@ -45,6 +45,8 @@ export interface CreateWorktreeInput {
   readonly startFromOrigin?: boolean;
   /** Prefix of the new branch's name; default "loom/". Segments of [A-Za-z0-9._-] each ending in "/". */
   readonly branchPrefix?: string;
+  /** The thread's title: the branch reads `<prefix><slug of the title>-<short id>` (worktreeSlug); without one, the id's slug. */
+  readonly title?: string;
   readonly at?: Date;
 }
 
@@ -52,7 +54,7 @@ export interface CreatedWorktree {
   readonly threadId: string;
   /** Real path of the new worktree folder. */
   readonly path: string;
-  /** Short branch name, e.g. "loom/thread-1f2e". */
+  /** Short branch name, e.g. "loom/fix-the-login-page-3f9a1c2e" (or "loom/thread-1f2e" without a title). */
   readonly branch: string;
   readonly baseCommit: string;
   /** What the base was resolved from: "HEAD", the given baseRef, or "refs/remotes/origin/<branch>". */
@@ -69,7 +71,7 @@ export async function createWorktree(input: CreateWorktreeInput): Promise<Create
   const base = await resolveBase(repo.root, repo.head, repo.branch, input);
   await mkdir(input.managedDir, { recursive: true });
   const managedRoot = await realpath(input.managedDir);
-  const slug = slugFromThreadId(input.threadId);
+  const slug = worktreeSlug(input.title, input.threadId);
 
   for (let attempt = 1; attempt <= MAX_NAME_ATTEMPTS; attempt += 1) {
     const name = suffixedSlug(slug, attempt);

@@ -127,6 +127,11 @@ export function ThreadView(props: {
           {thread.modelSelection?.model ? <span className="pill">{thread.modelSelection.model}</span> : null}
           <span className="pill">{thread.runtimeMode}</span>
           <span className="pill">{thread.interactionMode}</span>
+          {thread.branch ? (
+            <span className="pill branch-chip" data-testid="branch" title={thread.worktreePath === null ? `branch ${thread.branch}` : `branch ${thread.branch} in the worktree ${thread.worktreePath}`}>
+              ⎇ {thread.branch}
+            </span>
+          ) : null}
           <span className="spacer" />
           <button onClick={() => setDiffTarget({ runId: null, label: "Changes of the whole thread" })} title="Everything this thread changed in its workspace">
             Thread diff

@@ -5,7 +5,7 @@ import type { AppThread } from "../../contracts/thread.js";
 
 /** Where Loom keeps what it makes in repositories, and where a thread works. */
 export interface WorkspaceSettings {
-  /** Loom-managed worktrees of project P go in `<worktreesRoot>/<P>/<thread slug>`. */
+  /** Loom-managed worktrees of project P go in `<worktreesRoot>/<P>/<slug of the title>-<short id>` (worktreeSlug). */
   readonly worktreesRoot: string;
   /** Prefix of their branches (`loom/` by default). */
   readonly branchPrefix: string;

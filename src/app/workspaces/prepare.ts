@@ -96,6 +96,7 @@ async function makeWorktree(ctx: CaptureContext, thread: AppThread): Promise<Cre
     ...(baseRef === undefined ? {} : { baseRef }),
     startFromOrigin: workspace.startFromOrigin,
     branchPrefix: ctx.workspaces.branchPrefix,
+    title: thread.title,
   });
 }
 

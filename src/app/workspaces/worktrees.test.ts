@@ -34,7 +34,8 @@ describe("t3_thread_launch workspaceStrategy worktree", () => {
     const launched = await h.owner.ok<Launched>("t3_thread_launch", { projectId: "repo", workspaceStrategy: "worktree", message: script({ write: { path: "made.txt", content: "in the worktree\n" } }) });
     expect(launched.workspaceStrategy).toBe("worktree");
     expect(launched.worktreePath).not.toBeNull();
-    expect(launched.branch).toMatch(/^loom\/thread-/);
+    // The branch reads the title (here the default one) and a short handle of the id.
+    expect(launched.branch).toMatch(/^loom\/new-thread-[0-9a-f]{8}$/);
     expect(launched.worktreePath!.startsWith(join(h.dir, ".loom", "worktrees", "repo"))).toBe(true);
     const ended = await h.waitForEnd(launched.runId);
     expect(ended.status).toBe("completed");
@@ -170,7 +171,7 @@ describe("worktree lifecycle", () => {
     const stateDir = join(h.dir, ".loom");
     const listed2 = await loomCli(["worktrees", "list", "--state-dir", stateDir]);
     expect(listed2).toMatchObject({ status: 0, stderr: "" });
-    expect(listed2.stdout).toMatch(new RegExp(`^missing +repo +loom/thread-\\S+ +${vanishing.threadId} +${vanishing.worktreePath}$`, "m"));
+    expect(listed2.stdout).toMatch(new RegExp(`^missing +repo +loom/\\S+ +${vanishing.threadId} +${vanishing.worktreePath}$`, "m"));
     const forgot = await loomCli(["worktrees", "prune", "--json", "--state-dir", stateDir]);
     expect(forgot.status).toBe(0);
     expect((JSON.parse(forgot.stdout) as WorktreePruneOutput).forgotten).toEqual([{ path: vanishing.worktreePath, threadId: vanishing.threadId }]);
