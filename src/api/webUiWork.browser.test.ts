@@ -4,6 +4,7 @@ import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ServedLoom } from "../testkit/browser.js";
 import { UI_WAIT, launchFromUi, screenshotDir, signedInPage, timelineItems } from "../testkit/browser.js";
+import { gitSync } from "../testkit/gitRepo.js";
 import { script } from "../testkit/loomHarness.js";
 
 /**
@@ -162,7 +163,7 @@ describe("diffs and rollback in chromium", () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
-  it("shows a worktree child's readable branch in its header, and none on a thread without a worktree", async () => {
+  it("shows a worktree child's readable branch in its header, none on a thread without a worktree, and merges the child into its parent", async () => {
     const child = script({ write: { path: "login.txt", content: "fixed\n" } }, { say: "Fixed it." });
     await launchFromUi(page, script({ call: "delegate_task", args: { task: child, title: "Fix the login page", isolation: "worktree" }, as: "d" }, { say: "Delegated." }), {
       title: "Worktree parent",
@@ -170,13 +171,33 @@ describe("diffs and rollback in chromium", () => {
     const card = item("subagent", "Fixed it.");
     await card.waitFor({ timeout: UI_WAIT });
     expect(await page.getByTestId("branch").count()).toBe(0);
+    // The parent has taken the child's result (its notice turn is over), so neither workspace is busy.
+    await page.locator('.timeline [data-task-done="true"]').waitFor({ timeout: UI_WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
     await card.getByRole("link", { name: "Open the child thread →" }).click();
     const chip = page.getByTestId("branch");
     await chip.waitFor({ timeout: UI_WAIT });
     expect(await chip.innerText()).toMatch(/^⎇ loom\/fix-the-login-page-[0-9a-f]{8}$/);
     expect(await chip.getAttribute("title")).toContain("in the worktree ");
+    // Merge into parent. The project's checkout still holds an earlier test's uncommitted notes.txt, which the
+    // child's branch started from: the merge cannot run over it, and says which file is in the way.
+    await page.getByRole("button", { name: "Merge into parent" }).click();
+    const said = page.locator(".merge-result");
+    await said.waitFor({ timeout: UI_WAIT });
+    expect(await said.innerText()).toBe("workspace_conflict: local changes in the parent worktree are in the way of the merge: notes.txt");
+    expect(await said.getAttribute("class")).toContain("error-text");
+    // Once the parent's own change is committed, the merge brings the child's file into the parent's checkout.
+    gitSync(ui.loom.projectDir, "add", "-A");
+    gitSync(ui.loom.projectDir, "-c", "user.name=Test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "the parent's notes");
+    await page.getByRole("button", { name: "Merge into parent" }).click();
+    await expect.poll(() => said.innerText(), { timeout: UI_WAIT }).toMatch(/^Merged into "Worktree parent": (fast-forward|merge commit), \d+ files?$/);
+    expect(readFileSync(join(ui.loom.projectDir, "login.txt"), "utf8")).toBe("fixed\n");
     await page.screenshot({ path: join(shots, "branch-chip.png") });
-    expect(errors).toEqual([]);
+    // A second merge has nothing new.
+    await page.getByRole("button", { name: "Merge into parent" }).click();
+    await expect.poll(() => said.innerText()).toBe('Merged into "Worktree parent": nothing new to merge, 0 files');
+    // The refused merge is the one failed request the browser reports; nothing else went wrong.
+    expect(errors.splice(0)).toEqual(["console: Failed to load resource: the server responded with a status of 409 (Conflict)"]);
   }, 60_000);
 
   it("searches inside the open thread only and jumps to the matched item", async () => {

@@ -20,6 +20,8 @@ import { sha256 } from "./routes.js";
 export interface WorkspaceRouteOptions {
   readonly app: App;
   readonly ownerTokenHash: Buffer;
+  /** Also the owner: a request this accepts (the web UI's session cookie, src/api/uiSessions.ts). */
+  readonly alsoOwner?: (req: IncomingMessage) => boolean;
 }
 
 const THREAD_PATH = /^\/api\/orchestration\/threads\/([^/]+)\/(checkpoints|turn-diff|full-diff|merge-into-parent)$/;
@@ -98,7 +100,7 @@ export function workspaceRoutes(options: WorkspaceRouteOptions): RouteHandler {
   return async (req, res, url) => {
     const mine = THREAD_PATH.test(url.pathname) || url.pathname === "/api/orchestration/worktree-thread-ids" || url.pathname.startsWith("/api/workspaces/");
     if (!mine) return false;
-    if (!isOwner(req)) {
+    if (!isOwner(req) && options.alsoOwner?.(req) !== true) {
       sendJson(res, 401, { error: { code: "unauthorized", message: "missing or invalid bearer token" } }, { "www-authenticate": "Bearer" });
       return true;
     }

@@ -90,7 +90,7 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
   const routes: RouteHandler[] = [
     // Before orchestrationRoutes, which answers every other /api/ path with 404.
     secretRoutes({ app, ownerTokenHash }),
-    workspaceRoutes({ app, ownerTokenHash }),
+    workspaceRoutes({ app, ownerTokenHash, alsoOwner: signedIn }),
     uiRoutes({ app, ownerTokenHash, sessions: uiSessions, allowedOrigins: origins, baseUrl: () => address.url }),
     scheduleRoutes({ app, ownerTokenHash, alsoOwner: signedIn, log }),
     nodeRoutes({

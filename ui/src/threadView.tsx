@@ -16,6 +16,7 @@ import { Badge } from "./sidebar.js";
 import { BudgetView } from "./budgetView.js";
 import { CommandOutput } from "./commandOutput.js";
 import { type StatusWord, statusWords } from "./statusWords.js";
+import { MergeAction } from "./mergeAction.js";
 import { ThreadActions } from "./threadActions.js";
 import { ThreadSearch } from "./threadSearch.js";
 import { badgeOf, badgeOfRunStatus, withWorkingChildren } from "./status.js";
@@ -137,6 +138,9 @@ export function ThreadView(props: {
             Thread diff
           </button>
           <ThreadActions client={client} threadId={threadId} row={props.threads.get(threadId)} />
+          {thread.branch && thread.lineage.parentThreadId !== null ? (
+            <MergeAction threadId={threadId} parentTitle={props.threads.get(thread.lineage.parentThreadId)?.title ?? "the parent"} />
+          ) : null}
           <button onClick={() => archiveSubtree(client, thread.title, threadId, thread.archivedAt === null, props.threads)}>{thread.archivedAt === null ? "Archive" : "Unarchive"}</button>
           <button className="danger" disabled={!live} onClick={() => void dispatch(client, "thread.stop", { threadId }).catch(() => undefined)} title="Stop the thread: interrupt its run and drop its queue">
             Stop
