@@ -331,6 +331,8 @@ describe("the web UI in chromium", () => {
     const errorsBefore = errors.length;
     await loom.stop();
     await page.getByRole("status").filter({ hasText: "reconnecting" }).waitFor({ timeout: WAIT });
+    // It says what to do if the server does not come back where it was.
+    expect(await page.getByRole("status").innerText()).toContain("run loom open for a sign-in link to its new address");
     await shot("reconnecting");
     await loom.restart();
     // The page reconnects by itself (the session cookie survived the restart) and its subscriptions resume.

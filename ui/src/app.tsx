@@ -181,7 +181,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
     <div className={drawer ? "layout drawer-open" : "layout"}>
       {connection === "reconnecting" ? (
         <div className="banner" role="status">
-          Connection to the server lost — reconnecting…
+          Connection to the server lost — reconnecting… If the server came back on another port, run <code>loom open</code> for a sign-in link to its new address.
         </div>
       ) : null}
       <Sidebar
