@@ -279,6 +279,23 @@ const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
   checkpoint: ({ item, ctx }) => {
     const label = `the checkpoint after run ${item.appRunOrdinal}`;
     const runId = item.runId;
+    // A turn that changed no file gets one quiet line, its rollback folded inside: cards are for turns that changed something.
+    if (item.files.length === 0 && !item.filesOmitted && item.status !== "error") {
+      return (
+        <details className="item item-checkpoint checkpoint-quiet" data-kind="checkpoint">
+          <summary className="muted">Checkpoint after run {item.appRunOrdinal}: no files changed</summary>
+          <div className="actions">
+            {item.status === "ready" ? (
+              <button type="button" title="Restore the workspace to this checkpoint" onClick={() => ctx.askRollback({ checkpointId: item.checkpointId, label, files: [] })}>
+                Roll back…
+              </button>
+            ) : (
+              <span className="muted not-restorable">Cannot roll back: {NOT_RESTORABLE[item.status]}</span>
+            )}
+          </div>
+        </details>
+      );
+    }
     return (
       <Card kind="checkpoint" title={`Checkpoint after run ${item.appRunOrdinal}`} status={item.status}>
         {item.filesOmitted ? null : (
