@@ -130,18 +130,29 @@ describe("diffs and rollback in chromium", () => {
   it("finds a word in a timeline from the search box and opens its thread", async () => {
     const threadId = await launchFromUi(page, "Remember the word zephyrine for later.", { title: "Weather words" });
     await item("assistant_message", "Echo: Remember the word zephyrine").waitFor({ timeout: UI_WAIT });
+    // A child of another thread, whose timeline holds the word too, under the same title.
+    await launchFromUi(page, script({ call: "delegate_task", args: { task: "zephyrine again", title: "Weather words" }, as: "d" }, { say: "Delegated." }), { title: "Weather parent" });
+    await item("subagent", "Echo: zephyrine again").waitFor({ timeout: UI_WAIT });
     await page.locator(".sidebar .brand").click();
     await page.getByRole("heading", { name: "Needs you" }).waitFor();
     await page.keyboard.press("/");
     await page.keyboard.type("zephyrine");
     const results = page.getByRole("region", { name: "Search results" });
-    const hit = results.locator(".search-hit", { hasText: "Weather words" }).first();
+    const hit = results.locator(".search-hit", { hasText: "Remember the word" }).first();
     await hit.waitFor({ timeout: UI_WAIT });
     expect(await hit.locator("mark").first().innerText()).toBe("zephyrine");
+    // Two threads called "Weather words": each hit says where its thread sits.
+    expect(await hit.locator(".search-hit-where").innerText()).toBe("in demo");
+    expect(await hit.getAttribute("href")).toBe(`/t/${encodeURIComponent(threadId)}`);
+    const childHit = results.locator(".search-hit", { hasText: "under Weather parent" }).first();
+    await childHit.waitFor({ timeout: UI_WAIT });
+    expect(await childHit.locator(".search-hit-title").innerText()).toBe("Weather words");
+    expect(await childHit.locator(".search-hit-where").innerText()).toBe("in demo · under Weather parent");
     await page.screenshot({ path: join(shots, "search.png") });
-    // Enter opens the best match's thread.
+    // Enter opens the best match's thread (one of the three that hold the word).
     await page.keyboard.press("Enter");
-    await page.waitForURL(`**/t/${encodeURIComponent(threadId)}`, { timeout: UI_WAIT });
+    await page.waitForURL((url) => url.pathname.startsWith("/t/"), { timeout: UI_WAIT });
+    expect(["Weather words", "Weather parent"]).toContain(await page.locator(".thread-head h2").innerText());
     await page.getByLabel("Search threads").fill("no-such-word-anywhere");
     await results.getByText("No matches.").waitFor({ timeout: UI_WAIT });
     await page.getByLabel("Search threads").fill("");

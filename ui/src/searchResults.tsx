@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
+import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import { errorText } from "./api.js";
 
 /** Shortest query sent to the search index, and how long typing must pause first. */
@@ -33,6 +34,8 @@ export function SearchResults(props: {
   readonly threadId?: string;
   readonly jump: (hit: SearchHitView) => void;
   readonly onHits?: (hits: readonly SearchHitView[]) => void;
+  /** The thread list, to say where each hit's thread sits: its project, and its parent's title. */
+  readonly threads?: ReadonlyMap<string, ThreadShell>;
 }) {
   const { client, query, includeArchived, threadId, onHits } = props;
   const [found, setFound] = useState<Found>({ kind: "idle" });
@@ -82,6 +85,7 @@ export function SearchResults(props: {
                   <span className="search-hit-head">
                     {threadId === undefined ? <span className="search-hit-title">{hit.threadTitle || hit.threadId}</span> : null} <span className="pill">{hit.kind.replaceAll("_", " ")}</span>
                   </span>
+                  {threadId === undefined ? <span className="muted small search-hit-where">{whereOf(hit, props.threads)}</span> : null}
                   <Snippet text={hit.snippet} />
                 </a>
               </li>
@@ -93,4 +97,11 @@ export function SearchResults(props: {
       {found.kind === "ready" && !found.complete ? <div className="muted pad">The index is still catching up: recent items may be missing.</div> : null}
     </section>
   );
+}
+
+/** Where a hit's thread sits, so hits of threads with one title can be told apart: "in demo", "in demo · under Parent". */
+function whereOf(hit: SearchHitView, threads: ReadonlyMap<string, ThreadShell> | undefined): string {
+  const parentId = threads?.get(hit.threadId)?.parentThreadId ?? null;
+  const parent = parentId === null ? undefined : threads?.get(parentId);
+  return parent === undefined ? `in ${hit.projectId}` : `in ${hit.projectId} · under ${parent.title || parent.id}`;
 }

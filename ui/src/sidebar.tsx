@@ -211,7 +211,7 @@ export function Sidebar(props: {
         }}
         aria-label="Search threads"
       />
-      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} jump={props.jump} onHits={setHits} />
+      <SearchResults client={props.client} query={query} includeArchived={props.showArchived} jump={props.jump} onHits={setHits} threads={props.threads} />
       <div className="views">
         {[
           ["/schedules", "Schedules"],
