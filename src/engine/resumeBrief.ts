@@ -1,6 +1,7 @@
 import type { Run } from "../contracts/entities/runs.js";
 import type { TurnItem } from "../contracts/turnItems.js";
 import { escapeXml } from "../core/lineage/transcript.js";
+import { toolCallOf } from "../core/run/crashResume.js";
 import type { Timeline } from "./timeline.js";
 
 /** Finished tool calls of the lost attempt named in the brief, newest last. */
@@ -40,19 +41,9 @@ export function resumeBrief(timeline: Timeline, run: Run): string | null {
   return lines.join("\n");
 }
 
+/** A tool call the lost attempt finished, as the brief names it (with a command's exit code). */
 function finishedCall(item: TurnItem): string | null {
-  switch (item.type) {
-    case "command_execution":
-      return item.status === "completed" ? `command: ${clip(item.command)} (exit ${item.exitCode ?? "unknown"})` : null;
-    case "file_change":
-      return item.status === "completed" ? `file change: ${clip(item.changes.map((change) => change.path).join(", "))}` : null;
-    case "dynamic_tool":
-      return item.status === "completed" ? `tool call: ${clip(item.toolName)}` : null;
-    default:
-      return null;
-  }
-}
-
-function clip(text: string): string {
-  return text.length <= 300 ? text : `${text.slice(0, 299)}…`;
+  if (!("status" in item) || item.status !== "completed") return null;
+  const call = toolCallOf(item);
+  return call !== null && item.type === "command_execution" ? `${call} (exit ${item.exitCode ?? "unknown"})` : call;
 }

@@ -3,7 +3,7 @@ import type { TurnItem } from "../../contracts/turnItems.js";
 import { closeAttempt, openAttempt } from "./attempts.js";
 import type { Changes } from "./changes.js";
 import { closeRunWaits } from "./waits.js";
-import { expirePendingRequests } from "./lifecycle.js";
+import { closeToolItems, expirePendingRequests } from "./lifecycle.js";
 import { EffectKind } from "../../contracts/effects.js";
 
 /**
@@ -55,13 +55,13 @@ export function resumesAfterCrash(changes: Changes, run: Run, reason: string, in
  * conversation natively where the provider can) as attempt n+1.
  */
 export function resumeLostRun(changes: Changes, run: Run, reason: string, message: string): Run {
-  const unfinished: string[] = [];
-  for (const item of changes.runItems(run)) {
-    const described = unfinishedTool(item);
-    if (described === null) continue;
-    unfinished.push(described);
-    changes.updateItem(item, { status: "failed" });
-  }
+  const unfinished = changes
+    .runItems(run)
+    .filter((item) => "status" in item && item.status === "in_progress")
+    .map(toolCallOf)
+    .filter((call): call is string => call !== null);
+  // As at any run's end short of completion, the tool items it left running end failed.
+  closeToolItems(changes, run, "interrupted");
   const attempt = openAttempt(changes, run.id);
   const lostAttemptOrdinal = attempt?.attemptOrdinal ?? changes.runAttempts(run.id).length;
   if (attempt !== undefined) closeAttempt(changes, attempt, "abandoned", null);
@@ -80,14 +80,15 @@ export function resumeNotice(reason: string, resumes: number): string {
   return `This run was working when ${why}; its agent process was lost with it, so the run starts again (resume ${resumes} of at most ${MAX_CRASH_RESUMES}), continuing its conversation where the provider can restore it.`;
 }
 
-function unfinishedTool(item: TurnItem): string | null {
+/** A tool call item in a line a resume brief can name ("command: npm test"); null for an item that is no tool call. */
+export function toolCallOf(item: TurnItem): string | null {
   switch (item.type) {
     case "command_execution":
-      return item.status === "in_progress" ? `command: ${clip(item.command)}` : null;
+      return `command: ${clip(item.command)}`;
     case "file_change":
-      return item.status === "in_progress" ? `file change: ${clip(item.changes.map((change) => change.path).join(", "))}` : null;
+      return `file change: ${clip(item.changes.map((change) => change.path).join(", "))}`;
     case "dynamic_tool":
-      return item.status === "in_progress" ? `tool call: ${clip(item.toolName)}` : null;
+      return `tool call: ${clip(item.toolName)}`;
     default:
       return null;
   }

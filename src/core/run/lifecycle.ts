@@ -187,7 +187,7 @@ const TOOL_ITEM_STATUS_AT_RUN_END = {
  * reported finished end with their run, so no reader sees one running after
  * its turn is over.
  */
-function closeToolItems(changes: Changes, run: Run, status: RunEnd["status"]): void {
+export function closeToolItems(changes: Changes, run: Run, status: RunEnd["status"]): void {
   for (const item of changes.runItems(run)) {
     if ((item.type === "command_execution" || item.type === "file_change" || item.type === "dynamic_tool") && item.status === "in_progress") {
       changes.updateItem(item, { status: TOOL_ITEM_STATUS_AT_RUN_END[status] });
