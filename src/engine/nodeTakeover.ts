@@ -2,7 +2,7 @@ import type { OutboxRow } from "../contracts/envelopes.js";
 import { isActiveRunStatus } from "../core/run/lifecycle.js";
 import type { EventStore } from "../store/eventStore.js";
 import type { Orchestrator } from "./orchestrator.js";
-import { type InstanceCrashPolicy, abandonProcessBoundEffects, resendResumedSteers } from "./reconcile.js";
+import { type InstanceCrashPolicy, abandonProcessBoundEffects, loseRuns, resendResumedSteers } from "./reconcile.js";
 
 export const NODE_LOST_NOTICE = "The Loom node running this run stopped heartbeating; its provider process was lost with it, so the run was interrupted (node_lost).";
 export const NODE_LOST_REASON = "node_lost";
@@ -49,26 +49,12 @@ export async function takeOverLostNode(orchestrator: Orchestrator, store: EventS
   const threads = new Set(holdings.sessions.map((session) => session.threadId));
   const runIds = new Set(lost.map(runIdOf).filter((runId): runId is string => runId !== null));
   const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status) && (threads.has(run.threadId) || runIds.has(run.id)));
-  let interruptedRuns = 0;
-  let resumedRuns = 0;
-  for (const run of active) {
-    const instanceOnCrash = onCrash(run.providerInstanceId);
-    const receipt = await orchestrator.dispatch({
-      type: "provider-runtime.run-lost",
-      commandId: `cmd:node-lost:${nodeId}:run-lost:${run.id}`,
-      data: {
-        threadId: run.threadId,
-        runId: run.id,
-        status: "interrupted",
-        reason: NODE_LOST_REASON,
-        message: NODE_LOST_NOTICE,
-        ...(instanceOnCrash === undefined ? {} : { instanceOnCrash }),
-      },
-    });
-    if (receipt.status !== "accepted") continue;
-    if (isActiveRunStatus(orchestrator.state.runs.get(run.id)?.status ?? "interrupted")) resumedRuns += 1;
-    else interruptedRuns += 1;
-  }
+  const { resumedRuns, interruptedRuns } = await loseRuns(orchestrator, active, {
+    commandId: (run) => `cmd:node-lost:${nodeId}:run-lost:${run.id}`,
+    reason: NODE_LOST_REASON,
+    message: () => NODE_LOST_NOTICE,
+    onCrash,
+  });
   const resentSteers = resentForEnded + (await resendResumedSteers(orchestrator, lost));
   let releasedSessions = 0;
   for (const { threadId, providerSessionId } of holdings.sessions) {

@@ -51,23 +51,12 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
   const { lostEffects, resentSteers: resentForEnded, lost } = await abandonProcessBoundEffects(orchestrator, store, rows, "lost with the previous server process");
   const state = orchestrator.state;
   const active = [...state.runs.values()].filter((run) => isActiveRunStatus(run.status));
-  let resumedRuns = 0;
-  for (const run of active) {
-    const instanceOnCrash = onCrash(run.providerInstanceId);
-    await orchestrator.dispatch({
-      type: "provider-runtime.run-lost",
-      commandId: `cmd:boot:${bootId}:run-lost:${run.id}`,
-      data: {
-        threadId: run.threadId,
-        runId: run.id,
-        status: "interrupted",
-        reason: "server_restarted",
-        message: run.preparation?.status === "preparing" ? RESTART_PREPARATION_NOTICE : RESTART_NOTICE,
-        ...(instanceOnCrash === undefined ? {} : { instanceOnCrash }),
-      },
-    });
-    if (isActiveRunStatus(orchestrator.state.runs.get(run.id)?.status ?? "interrupted")) resumedRuns += 1;
-  }
+  const { resumedRuns, interruptedRuns } = await loseRuns(orchestrator, active, {
+    commandId: (run) => `cmd:boot:${bootId}:run-lost:${run.id}`,
+    reason: "server_restarted",
+    message: (run) => (run.preparation?.status === "preparing" ? RESTART_PREPARATION_NOTICE : RESTART_NOTICE),
+    onCrash,
+  });
   const resentSteers = resentForEnded + (await resendResumedSteers(orchestrator, lost));
   const sessions = [...state.providerSessions.values()].filter((session) => session.releasedAt === null);
   for (const session of sessions) {
@@ -77,7 +66,35 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
       data: { threadId: session.threadId, providerSessionId: session.id, reason: "server_restarted", message: "Loom restarted; the provider session ended with it." },
     });
   }
-  return { lostEffects, resumedRuns, resentSteers, interruptedRuns: active.length - resumedRuns, releasedSessions: sessions.length };
+  return { lostEffects, resumedRuns, resentSteers, interruptedRuns, releasedSessions: sessions.length };
+}
+
+/**
+ * Hand every run whose process was lost to `provider-runtime.run-lost` with
+ * its instance's onCrash: the decider resumes it or ends it `interrupted`.
+ * Shared by boot reconciliation and the takeover of a lost node; counts the
+ * accepted ones by what became of them.
+ */
+export async function loseRuns(
+  orchestrator: Orchestrator,
+  runs: readonly Run[],
+  how: { readonly commandId: (run: Run) => string; readonly reason: string; readonly message: (run: Run) => string; readonly onCrash: InstanceCrashPolicy },
+): Promise<{ resumedRuns: number; interruptedRuns: number }> {
+  let resumedRuns = 0;
+  let interruptedRuns = 0;
+  for (const run of runs) {
+    const instanceOnCrash = how.onCrash(run.providerInstanceId);
+    const receipt = await orchestrator.dispatch({
+      type: "provider-runtime.run-lost",
+      commandId: how.commandId(run),
+      data: { threadId: run.threadId, runId: run.id, status: "interrupted", reason: how.reason, message: how.message(run), ...(instanceOnCrash === undefined ? {} : { instanceOnCrash }) },
+    });
+    if (receipt.status !== "accepted") continue;
+    const now = orchestrator.state.runs.get(run.id);
+    if (now !== undefined && isActiveRunStatus(now.status)) resumedRuns += 1;
+    else interruptedRuns += 1;
+  }
+  return { resumedRuns, interruptedRuns };
 }
 
 /**
