@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import { callApi, errorText } from "./api.js";
+import { badgeOf, needsYou } from "./status.js";
 
 /** A pending approval or question as `GET /api/requests` lists it (src/app/requests/inbox.ts). */
 interface InboxRequestView {
@@ -21,13 +22,17 @@ type Response = { decision: "accept" | "accept_for_session" | "decline" } | { an
  * command or the questions, the thread's place in its tree, Approve /
  * Approve for session / Decline, or a reply box (`POST
  * /api/requests/:id/respond`, the inbox the CLI answers too). Read again
- * whenever a thread's status changes, so an answer given anywhere drops out.
+ * whenever the threads waiting on you change, so an answer given anywhere
+ * drops out.
  */
 export function InboxRequests(props: { readonly threads: ReadonlyMap<string, ThreadShell>; readonly open: (threadId: string) => void }) {
   const [requests, setRequests] = useState<readonly InboxRequestView[] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  // A fingerprint of every thread's status: any change may add or remove a request.
-  const statuses = [...props.threads.values()].map((row) => `${row.id}:${row.runStatus ?? ""}:${row.updatedAt}`).join("|");
+  // The threads waiting on you, as they stand: a request appears or goes only as one of them does, or changes.
+  const statuses = [...props.threads.values()]
+    .filter((row) => needsYou(badgeOf(row)))
+    .map((row) => `${row.id}:${row.updatedAt}`)
+    .join("|");
   const [reads, setReads] = useState(0);
   useEffect(() => {
     let current = true;
