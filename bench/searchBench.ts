@@ -13,7 +13,6 @@ import type { AppThread } from "../src/contracts/thread.js";
 import type { TurnItem } from "../src/contracts/turnItems.js";
 import { Orchestrator } from "../src/engine/orchestrator.js";
 import { SearchProjection } from "../src/engine/searchProjection.js";
-import { TaskWaiters } from "../src/engine/taskWaiters.js";
 import { ProviderRegistry } from "../src/providers/registry.js";
 import { SecretVault } from "../src/providers/secretVault.js";
 import type { CommitEntry } from "../src/store/eventStore.js";
@@ -125,7 +124,7 @@ export async function runSearchBench(options: { items: number; calls: number }):
       maxWaitMs: 30_000,
       progressIntervalMs: 5_000,
       clock: Date.now,
-      waiters: new TaskWaiters(),
+      nodeId: "node:bench",
       search: projection,
       secrets: { vault: new SecretVault(), isSessionLive: () => false },
       titles: new TitleRegenerations(DEFAULT_TITLES),

@@ -3,7 +3,6 @@ import type { AcceptedReceipt } from "../contracts/envelopes.js";
 import type { ProjectConfig } from "../config/config.js";
 import { derive, joinId } from "../core/ids.js";
 import { type Random, type Timers, systemRandom } from "../engine/clock.js";
-import type { TaskWaiters } from "../engine/taskWaiters.js";
 import type { Dispatched } from "../engine/dispatcher.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 import type { Engine } from "./engine.js";
@@ -35,8 +34,8 @@ export interface AppContext {
   readonly timers?: Timers;
   /** Fresh ids of calls without a clientRequestId; random when absent. */
   readonly random?: Random;
-  /** delegate_task waits in progress, so a result a wait takes is not also delivered as a notice. */
-  readonly waiters: TaskWaiters;
+  /** This server node, the holder of the task holds its waits record (docs/delegation.md, "Waits and notices"). */
+  readonly nodeId: string;
   /** The search index projection (t3_thread_search). */
   readonly search: ThreadSearchIndex;
   /** Where owner-supplied secrets go (request_secret). */

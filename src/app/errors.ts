@@ -108,6 +108,7 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   active_children_exceeded: "active_children_exceeded",
   spawn_budget_exceeded: "spawn_budget_exceeded",
   delivery_not_pending: "invalid_request",
+  delivery_held: "invalid_request",
   wake_policy_unchanged: "invalid_request",
   task_still_working: "invalid_request",
   budget_exceeded: "budget_exceeded",

@@ -121,6 +121,9 @@ export const LOOM_COMMAND_SCHEMAS = commandTable({
   // Recorded waits (commands/waitCommands.ts)
   "thread-wait.started": wait.WaitStartedCommandSchema,
   "thread-wait.ended": wait.WaitEndedCommandSchema,
+  "delegated-task.wait-hold": wait.TaskWaitHoldCommandSchema,
+  "delegated-task.wait-release": wait.TaskWaitReleaseCommandSchema,
+  "delegated-task.waits-lost": wait.TaskWaitsLostCommandSchema,
   // Scheduled tasks (commands/scheduleCommands.ts)
   "scheduled-task.save": schedule.ScheduledTaskSaveCommandSchema,
   "scheduled-task.delete": schedule.ScheduledTaskDeleteCommandSchema,

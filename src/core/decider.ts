@@ -29,6 +29,7 @@ import {
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
 import { decideMessageDispatch } from "./run/send.js";
 import { decideWaitEnded, decideWaitStarted } from "./run/waits.js";
+import { decideWaitHold, decideWaitRelease, decideWaitsLost } from "./delegation/waitHolds.js";
 import { decideNotificationDeliveryAccept } from "./run/notificationAccept.js";
 import { decideSecretRequestRecord } from "./secrets/secretRequests.js";
 import { decideScheduledTaskFire } from "./schedules/fire.js";
@@ -232,6 +233,12 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideWaitStarted(state, command, ctx);
     case "thread-wait.ended":
       return decideWaitEnded(state, command, ctx);
+    case "delegated-task.wait-hold":
+      return decideWaitHold(state, command, ctx);
+    case "delegated-task.wait-release":
+      return decideWaitRelease(state, command, ctx);
+    case "delegated-task.waits-lost":
+      return decideWaitsLost(state, command, ctx);
     // Notices, thread records and titles (run/notificationAccept.ts, thread/records.ts)
     case "notification.delivery.accept":
       return decideNotificationDeliveryAccept(state, command, ctx);

@@ -65,6 +65,8 @@ export const RejectionCode = {
   activeChildrenExceeded: "active_children_exceeded",
   spawnBudgetExceeded: "spawn_budget_exceeded",
   deliveryNotPending: "delivery_not_pending",
+  /** A wait holds the task: its result or blocking question goes through that wait, not a notice. */
+  deliveryHeld: "delivery_held",
   wakePolicyUnchanged: "wake_policy_unchanged",
   taskStillWorking: "task_still_working",
   budgetExceeded: "budget_exceeded",

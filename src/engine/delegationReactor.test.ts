@@ -6,7 +6,6 @@ import { TEST_PROVIDERS } from "../core/testing/scenario.js";
 import { MemoryEventStore } from "../store/memory/memoryEventStore.js";
 import { DelegationReactor } from "./delegationReactor.js";
 import { Orchestrator } from "./orchestrator.js";
-import { TaskWaiters } from "./taskWaiters.js";
 
 /** The delegation reactor follows the committed log and catches up on what a restart left behind. */
 
@@ -46,13 +45,13 @@ describe("DelegationReactor", () => {
     expect(before.state.tasks.get(taskId)).toMatchObject({ completionDelivery: "pending", notices: [] });
 
     const after = await open(store);
-    const reactor = new DelegationReactor(after, new TaskWaiters());
+    const reactor = new DelegationReactor(after);
     await reactor.start();
     await whenState(after, () => after.state.tasks.get(taskId)?.completionDelivery === "delivered");
     expect(after.state.tasks.get(taskId)!.notices.map((notice) => notice.kind)).toEqual(["completion"]);
     // Starting again (another restart) changes nothing: the delivery is no longer pending.
     const sequence = after.state.lastSequence;
-    const again = new DelegationReactor(after, new TaskWaiters());
+    const again = new DelegationReactor(after);
     await again.start();
     await after.dispatch({ type: "thread.create", commandId: "cmd:fence", data: { threadId: "thread:fence", projectId: "p" } });
     expect(after.state.lastSequence).toBe(sequence + 1);
@@ -60,21 +59,22 @@ describe("DelegationReactor", () => {
     again.stop();
   });
 
-  it("follows the log: a result committed after start is delivered, unless a wait holds the task", async () => {
+  it("follows the log: a result committed after start is delivered, unless a recorded wait holds the task", async () => {
     const store = await seeded(rootWithRun());
     const orchestrator = await open(store);
-    const waiters = new TaskWaiters();
-    const reactor = new DelegationReactor(orchestrator, waiters);
+    const reactor = new DelegationReactor(orchestrator);
     await reactor.start();
 
     const held = taskIds("held");
-    const hold = waiters.hold(held.taskId);
-    for (const command of [delegate("held"), cmd("provider-runtime.turn-started", { threadId: held.childThreadId, runId: held.childRunId }), ...finish(held.childThreadId, held.childRunId, "mine")]) {
+    expect(await orchestrator.dispatch(delegate("held"))).toMatchObject({ status: "accepted" });
+    const hold = { waitId: "wait:1", taskIds: [held.taskId] };
+    expect(await orchestrator.dispatch(cmd("delegated-task.wait-hold", { ...hold, runId: null, holder: "node:a" }))).toMatchObject({ status: "accepted" });
+    for (const command of [cmd("provider-runtime.turn-started", { threadId: held.childThreadId, runId: held.childRunId }), ...finish(held.childThreadId, held.childRunId, "mine")]) {
       await orchestrator.dispatch(command);
     }
     expect(orchestrator.state.tasks.get(held.taskId)).toMatchObject({ completionDelivery: "pending", notices: [] });
     // The wait ends without taking the result: the reactor delivers it then.
-    hold.release();
+    expect(await orchestrator.dispatch(cmd("delegated-task.wait-release", { ...hold, took: [], owed: [] }))).toMatchObject({ status: "accepted" });
     await whenState(orchestrator, () => orchestrator.state.tasks.get(held.taskId)?.completionDelivery === "delivered");
     reactor.stop();
   });

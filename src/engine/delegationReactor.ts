@@ -6,12 +6,15 @@ import { toDomainEvent } from "../contracts/events.js";
 import type { Subscription } from "../store/eventStore.js";
 import { lastLostNoticeRun } from "../core/delegation/lostNotices.js";
 import type { Orchestrator } from "./orchestrator.js";
-import type { TaskWaiters } from "./taskWaiters.js";
+import { isHeld } from "../core/delegation/holds.js";
 
 /**
  * Turns delegation facts into notices for parents (DESIGN.md §5): a task
  * whose result is ready and a child's open question reach the parent as a
- * durable notice, unless a delegate_task wait is receiving them.
+ * durable notice, unless a recorded wait holds the task (docs/delegation.md,
+ * "Waits and notices"). It decides from the folded state alone, so the
+ * reactors of several nodes on one database reach the same decisions, and
+ * core refuses a notice a wait holds, so exactly one delivery happens.
  *
  * It follows the committed log by sequence (Orchestrator.follow), never an
  * in-process callback, so it sees exactly what the log holds. On start it
@@ -20,13 +23,17 @@ import type { TaskWaiters } from "./taskWaiters.js";
  * later event. Every command it sends has a derived id, so repeating one
  * after a restart changes nothing.
  */
+/** Rejections that only mean another decision got there first (a delivery, a wait, a child still at work). */
+const QUIET_REJECTIONS: ReadonlySet<string> = new Set(["delivery_not_pending", "delivery_held", "task_still_working"]);
+
+/** The run statuses at which a run owed a question gets it as a notice. */
+const CATCH_UP_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "settling_background_work"]);
+
 export class DelegationReactor {
   private subscription: Subscription | null = null;
-  private stopListening: (() => void) | null = null;
 
   constructor(
     private readonly orchestrator: Orchestrator,
-    private readonly waiters: TaskWaiters,
     private readonly log: (line: string) => void = () => undefined,
   ) {}
 
@@ -39,22 +46,18 @@ export class DelegationReactor {
       else if (task.completionDelivery === "pending") this.deliverCompletion(task);
     }
     for (const request of state.runtimeRequests.values()) this.routeQuestion(request);
-    this.stopListening = this.waiters.onReleased((taskId) => {
-      const task = this.orchestrator.state.tasks.get(taskId);
-      if (task !== undefined) this.deliverCompletion(task);
-    });
+    for (const task of state.tasks.values()) if (task.questionsOwedTo != null) this.catchUpQuestions(task.questionsOwedTo);
     this.subscription = this.orchestrator.follow(from, (event) => this.onEvent(event));
     await this.subscription.caughtUp;
   }
 
   stop(): void {
     this.subscription?.close();
-    this.stopListening?.();
   }
 
-  /** Deliver a pending result now unless a wait is taking it. */
+  /** Deliver a pending result now unless a wait holds it (the wait's end is a subagent.updated, so it is looked at again then). */
   private deliverCompletion(task: DelegatedTask): void {
-    if (task.completionDelivery !== "pending" || this.waiters.has(task.taskId)) return;
+    if (task.completionDelivery !== "pending" || isHeld(task)) return;
     // After a lost delivery the command id names the lost run, so each loss is answered once and repeats change nothing.
     const lost = lastLostNoticeRun(task.notices, "completion", null);
     const commandId = lost === null ? `cmd:deliver:${task.taskId}` : `cmd:deliver:${task.taskId}:after:${lost}`;
@@ -68,14 +71,13 @@ export class DelegationReactor {
    * (spec 000); an asynchronous one never ends that wait, so it is routed
    * regardless.
    */
-  private routeQuestion(request: RuntimeRequest, evenWhileHeld = false): void {
+  private routeQuestion(request: RuntimeRequest): void {
     const approval = isApprovalKind(request.kind);
     if ((request.kind !== "user_input" && !approval) || request.status !== "pending") return;
     const state = this.orchestrator.state;
     const taskId = state.taskByChildThread.get(request.threadId);
-    if (taskId === undefined || (request.blocking && !evenWhileHeld && this.waiters.has(taskId))) return;
-    const task = state.tasks.get(taskId);
-    if (task === undefined || task.notices.some((notice) => notice.requestId === request.id && notice.lostAt === undefined)) return;
+    const task = taskId === undefined ? undefined : state.tasks.get(taskId);
+    if (taskId === undefined || task === undefined || (request.blocking && isHeld(task)) || task.notices.some((notice) => notice.requestId === request.id && notice.lostAt === undefined)) return;
     if (approval && task.approvalRouting !== "parent") return;
     const kind = approval ? "approval" : "question";
     const lost = lastLostNoticeRun(task.notices, kind, request.id);
@@ -92,30 +94,25 @@ export class DelegationReactor {
     } else if (event.type === "runtime-request.updated") {
       const request = this.orchestrator.state.runtimeRequests.get(event.data.request.id);
       if (request !== undefined) this.routeQuestion(request);
-    } else if ((event.type === "run.updated" || event.type === "run.created") && this.waiters.owesQuestions(event.data.run.id)) {
+    } else if (event.type === "run.updated" && CATCH_UP_STATUSES.has(event.data.run.status)) {
       this.catchUpQuestions(event.data.run.id);
     }
   }
 
   /**
-   * A parent run whose wait was cut short with a question pending: once it
-   * completes, fails or settles its background work, the still-pending
-   * questions wake the parent; a stop or interrupt cancels the catch-up.
+   * A parent run whose wait was cut short with a question pending (the
+   * task's questionsOwedTo): once it completes, fails or settles its
+   * background work, the still-pending questions wake the parent. A stopped
+   * or interrupted run never gets here, so its catch-up is cancelled.
    */
   private catchUpQuestions(runId: string): void {
-    const run = this.orchestrator.state.runs.get(runId);
-    if (run === undefined) return;
-    if (run.status === "interrupted" || run.status === "cancelled") {
-      this.waiters.takeOwedQuestions(runId);
-      return;
-    }
-    if (run.status !== "completed" && run.status !== "failed" && run.status !== "settling_background_work") return;
     const state = this.orchestrator.state;
-    for (const taskId of this.waiters.takeOwedQuestions(runId)) {
-      const task = state.tasks.get(taskId);
-      if (task === undefined) continue;
+    const run = state.runs.get(runId);
+    if (run === undefined || !CATCH_UP_STATUSES.has(run.status)) return;
+    for (const task of state.tasks.values()) {
+      if (task.questionsOwedTo !== runId) continue;
       for (const request of state.runtimeRequests.values()) {
-        if (request.threadId === task.childThreadId) this.routeQuestion(request, true);
+        if (request.threadId === task.childThreadId) this.routeQuestion(request);
       }
     }
   }
@@ -123,7 +120,7 @@ export class DelegationReactor {
   private dispatch(command: Command): void {
     this.orchestrator.dispatch(command).then(
       (receipt) => {
-        if (receipt.status === "rejected" && receipt.rejection.code !== "delivery_not_pending" && receipt.rejection.code !== "task_still_working") {
+        if (receipt.status === "rejected" && !QUIET_REJECTIONS.has(receipt.rejection.code)) {
           this.log(`loom: ${command.type} rejected: ${receipt.rejection.message}`);
         }
       },

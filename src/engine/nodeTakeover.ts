@@ -2,7 +2,7 @@ import type { OutboxRow } from "../contracts/envelopes.js";
 import { isActiveRunStatus } from "../core/run/lifecycle.js";
 import type { EventStore } from "../store/eventStore.js";
 import type { Orchestrator } from "./orchestrator.js";
-import { type InstanceCrashPolicy, abandonProcessBoundEffects, loseRuns, resendResumedSteers } from "./reconcile.js";
+import { type InstanceCrashPolicy, abandonProcessBoundEffects, loseRuns, releaseLostHolds, resendResumedSteers } from "./reconcile.js";
 
 export const NODE_LOST_NOTICE = "The Loom node running this run stopped heartbeating; its provider process was lost with it, so the run was interrupted (node_lost).";
 export const NODE_LOST_REASON = "node_lost";
@@ -37,7 +37,8 @@ export interface TakeoverReport {
  *    worker comes first), or ends `interrupted` (reason node_lost) with a
  *    notice — queued successors then start on whichever node claims them, and
  *    the delegation reactor notifies parents of ended tasks as after a restart;
- * 3. its provider sessions are recorded as released.
+ * 3. the task holds of the waits it served end;
+ * 4. its provider sessions are recorded as released.
  * Command ids are derived from the lost node's id, so two nodes taking the
  * same node over write everything once.
  */
@@ -56,6 +57,8 @@ export async function takeOverLostNode(orchestrator: Orchestrator, store: EventS
     onCrash,
   });
   const resentSteers = resentForEnded + (await resendResumedSteers(orchestrator, lost));
+  // Waits the lost node served answered nobody: their holds end, whichever run they blocked.
+  await releaseLostHolds(orchestrator, nodeId, `cmd:node-lost:${nodeId}:waits-lost`);
   let releasedSessions = 0;
   for (const { threadId, providerSessionId } of holdings.sessions) {
     const session = orchestrator.state.providerSessions.get(providerSessionId);

@@ -43,7 +43,9 @@ export interface ReconcileReport {
  *    delegation's, the instance's and the default, src/core/run/crashResume.ts),
  *    or else ends `interrupted` with a system notice saying why — its queued
  *    successors then start;
- * 3. sessions still attached are recorded as released.
+ * 3. the task holds of the previous process's waits end (their runs' ends
+ *    took most of them; a caller without a run leaves the rest);
+ * 4. sessions still attached are recorded as released.
  * Must run before the outbox worker starts.
  */
 export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventStore, bootId: string, onCrash: InstanceCrashPolicy = () => undefined): Promise<ReconcileReport> {
@@ -58,6 +60,8 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
     onCrash,
   });
   const resentSteers = resentForEnded + (await resendResumedSteers(orchestrator, lost));
+  // The waits of the previous process answered nobody: their task holds end, so the results they held go out as notices.
+  await releaseLostHolds(orchestrator, null, `cmd:boot:${bootId}:waits-lost`);
   const sessions = [...state.providerSessions.values()].filter((session) => session.releasedAt === null);
   for (const session of sessions) {
     await orchestrator.dispatch({
@@ -67,6 +71,12 @@ export async function reconcileOnBoot(orchestrator: Orchestrator, store: EventSt
     });
   }
   return { lostEffects, resumedRuns, resentSteers, interruptedRuns, releasedSessions: sessions.length };
+}
+
+/** End the task holds `holder` served (every holder when null), if any: their waits died with their process. */
+export async function releaseLostHolds(orchestrator: Orchestrator, holder: string | null, commandId: string): Promise<void> {
+  const lost = [...orchestrator.state.tasks.values()].some((task) => task.heldBy?.some((hold) => holder === null || hold.holder === holder));
+  if (lost) await orchestrator.dispatch({ type: "delegated-task.waits-lost", commandId, data: { holder } });
 }
 
 /**

@@ -1,7 +1,6 @@
 import { DEFAULT_LOG, type LoomConfig } from "../config/config.js";
 import type { Orchestrator } from "../engine/orchestrator.js";
 import type { SearchProjection } from "../engine/searchProjection.js";
-import type { TaskWaiters } from "../engine/taskWaiters.js";
 import type { TitleRegenerations } from "../app/threads/titleRegeneration.js";
 import type { StoredCredentialRegistry } from "../mcp/storedCredentials.js";
 import type { ProviderSessionManager } from "../providers/sessionManager.js";
@@ -44,8 +43,6 @@ export interface LoomServer {
   readonly search: SearchProjection;
   /** Title regeneration turns in flight (t3_thread_update regenerate_title). */
   readonly titles: TitleRegenerations;
-  /** Waits holding delegated tasks (delegate_task, t3_background_wait), so tests can wait for one to begin. */
-  readonly waiters: TaskWaiters;
   /** Fires timed scheduled tasks. */
   readonly scheduler: Scheduler;
   /** Trace export (docs/telemetry.md); `live` is null while it is off. */
@@ -110,7 +107,6 @@ async function startWithLog(options: LoomServerOptions, dir: StateDir, serverLog
     },
     search: reactors.search,
     titles: app.titles,
-    waiters: reactors.waiters,
     scheduler: app.scheduler,
     traces,
     halted,

@@ -53,7 +53,7 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
     maxWaitMs: config.waits.maxWaitMs,
     progressIntervalMs: options.progressIntervalMs ?? 5_000,
     clock: options.clock ?? Date.now,
-    waiters: reactors.waiters,
+    nodeId: base.nodeId,
     search: reactors.search,
     secrets: { vault: providers.secrets, isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
     titles,

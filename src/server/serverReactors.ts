@@ -2,7 +2,6 @@ import { join } from "node:path";
 import { BudgetReactor } from "../engine/budgetReactor.js";
 import { DelegationReactor } from "../engine/delegationReactor.js";
 import { SearchProjection } from "../engine/searchProjection.js";
-import { TaskWaiters } from "../engine/taskWaiters.js";
 import { SqliteSearchIndex } from "../store/search/sqliteSearchIndex.js";
 import type { ServerConfig } from "./serverConfig.js";
 import type { ServerEngine } from "./serverEngine.js";
@@ -10,8 +9,6 @@ import type { StateDir } from "./stateDir.js";
 
 /** The engine's followers of the log: delegation, budgets, the search index. */
 export interface ServerReactors {
-  /** delegate_task waits in progress, so a result a wait takes is not also delivered as a notice. */
-  readonly waiters: TaskWaiters;
   readonly reactor: DelegationReactor;
   readonly budgets: BudgetReactor;
   /** The search index projection (t3_thread_search), kept in `<state-dir>/search.db`. */
@@ -21,10 +18,8 @@ export interface ServerReactors {
 /** Built here, started once the server listens. */
 export function buildReactors(dir: StateDir, setup: ServerConfig, engine: ServerEngine): ServerReactors {
   const { orchestrator } = engine;
-  const waiters = new TaskWaiters();
   return {
-    waiters,
-    reactor: new DelegationReactor(orchestrator, waiters, setup.log),
+    reactor: new DelegationReactor(orchestrator, setup.log),
     budgets: new BudgetReactor(orchestrator, Date.now, setup.log),
     search: new SearchProjection(orchestrator, SqliteSearchIndex.open(join(dir.root, "search.db")), setup.log),
   };

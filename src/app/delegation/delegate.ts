@@ -9,6 +9,8 @@ import { type RequestClaim, claimField, claimRequest } from "../idempotency.js";
 import { resolveModes, resolveTarget } from "../policy.js";
 import { touched } from "../touched.js";
 import { withRecordedWait } from "../threads/recordedWait.js";
+import { activeRunOf } from "../../engine/queries.js";
+import { type HoldOutcome, holdTasks } from "./taskHolds.js";
 import { titleFromText } from "../threads/views.js";
 import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { delegateTaskResult } from "./taskView.js";
@@ -145,7 +147,10 @@ async function parentRepository(ctx: AppContext, parent: Parent): Promise<string
  */
 export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: number | undefined, wait: WaitContext, caller?: Caller, parentRunId?: string) {
   const current = () => delegateTaskResult(ctx.orchestrator, ctx.orchestrator.state.tasks.get(taskId)!, false);
-  const hold = ctx.waiters.hold(taskId);
+  const waitingRun = parentRunId ?? (caller?.kind === "agent" ? activeRunOf(ctx.orchestrator.state, caller.threadId)?.id : undefined) ?? null;
+  // Held before the first look, so no node notifies the parent of what this wait may hand over.
+  const holds = await holdTasks(ctx, [taskId], waitingRun);
+  let outcome: HoldOutcome = { took: [], owed: [] };
   try {
     const ready = () => {
       const result = current();
@@ -156,13 +161,10 @@ export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: nu
     const done = ready() || caller === undefined ? await waitForResult() : await withRecordedWait(ctx, caller, "delegate_task", taskId, waitForResult);
     const result = current();
     // The provider cut the wait short: a blocking question (or routed approval) it would have returned is owed to the waiting run.
-    if (wait.signal.aborted && (result.hasPendingQuestion || result.pendingApproval !== null) && parentRunId !== undefined) ctx.waiters.oweQuestions(parentRunId, taskId);
-    if (result.workState === "result_available" && ctx.orchestrator.state.tasks.get(taskId)!.completionDelivery === "pending") {
-      await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });
-      hold.acknowledged();
-    }
+    const owes = wait.signal.aborted && (result.hasPendingQuestion || result.pendingApproval !== null);
+    outcome = { took: result.workState === "result_available" ? [taskId] : [], owed: owes ? [taskId] : [] };
     return { ...result, waitTimedOut: !done };
   } finally {
-    hold.release();
+    await holds.release(outcome);
   }
 }

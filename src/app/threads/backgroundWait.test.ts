@@ -29,7 +29,7 @@ describe("t3_background_wait", () => {
     ]);
     const tasks = await h.until(() => {
       const found = tasksOf(h, parent.threadId);
-      return found.length === 2 && found.every((task) => h.server.waiters.has(task.taskId)) ? found : null;
+      return found.length === 2 && found.every((task) => (task.heldBy?.length ?? 0) > 0) ? found : null;
     }, "the background wait to hold both tasks");
     for (const task of tasks) {
       const approval = await h.until(() => [...h.state.runtimeRequests.values()].find((request) => request.threadId === task.childThreadId && request.status === "pending"), "the child's approval");
@@ -84,7 +84,7 @@ describe("t3_background_wait", () => {
     ]);
     const [task] = await h.until(() => {
       const found = tasksOf(h, parent.threadId);
-      return found.length === 1 && h.server.waiters.has(found[0]!.taskId) ? found : null;
+      return found.length === 1 && (found[0]!.heldBy?.length ?? 0) > 0 ? found : null;
     }, "the background wait to hold the task");
     const approval = await h.until(() => [...h.state.runtimeRequests.values()].find((request) => request.threadId === task!.childThreadId && request.status === "pending"), "the approval");
     await h.dispatch("runtime-request.respond", { threadId: task!.childThreadId, requestId: approval.id, response: { decision: "accept" } });

@@ -1,11 +1,11 @@
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { AppThread } from "../../contracts/thread.js";
 import type { BackgroundWaitInput, BackgroundWaitOutput } from "../../contracts/tools/backgroundTools.js";
-import type { TaskHold } from "../../engine/taskWaiters.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
 import { delegateTaskResult } from "../delegation/taskView.js";
+import { type HoldOutcome, holdTasks } from "../delegation/taskHolds.js";
 import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { liveThreadOrFail } from "./authorize.js";
 
@@ -33,7 +33,9 @@ export async function waitForBackgroundWork(ctx: AppContext, caller: Caller, inp
   liveThreadOrFail(ctx, threadId);
   const ownThread = acting.thread?.id === threadId;
   const watched = unfinishedTasks(ctx, threadId).map((task) => task.taskId);
-  const holds: TaskHold[] = ownThread ? watched.map((taskId) => ctx.waiters.hold(taskId)) : [];
+  // The thread's own wait holds its tasks before the first look: their results and questions come through it, not as notices.
+  const holds = await holdTasks(ctx, ownThread ? watched : [], acting.activeRun?.id ?? null);
+  let outcome: HoldOutcome = { took: [], owed: [] };
   try {
     const views = () => watched.map((taskId) => delegateTaskResult(ctx.orchestrator, ctx.orchestrator.state.tasks.get(taskId)!, false));
     const thread = () => ctx.orchestrator.state.threads.get(threadId)!;
@@ -44,19 +46,11 @@ export async function waitForBackgroundWork(ctx: AppContext, caller: Caller, inp
       return `${left} background item${left === 1 ? "" : "s"} of thread ${threadId} still running`;
     };
     const done = await waitUntil(ctx, wait, waitBudget(ctx, input.timeoutMs), () => settled() || blocked(), describe);
-    // Cut short by the provider with a question pending: it is owed to the waiting run (as for delegate_task waits).
-    const waitingRun = acting.activeRun;
-    if (wait.signal.aborted && ownThread && waitingRun !== null) {
-      for (const view of views()) if (view.hasPendingQuestion) ctx.waiters.oweQuestions(waitingRun.id, view.taskId);
-    }
-    if (ownThread) {
-      for (const [index, taskId] of watched.entries()) {
-        const task = ctx.orchestrator.state.tasks.get(taskId)!;
-        if (task.resultContextTransferId === null || task.completionDelivery !== "pending") continue;
-        await ctx.orchestrator.dispatch({ type: "delegated_task.completion-delivery.acknowledge", commandId: `cmd:ack:${taskId}`, data: { taskId } });
-        holds[index]!.acknowledged();
-      }
-    }
+    // Results it hands over are taken; cut short by the provider, a pending question is owed to the waiting run (as for delegate_task waits).
+    outcome = {
+      took: watched.filter((taskId) => ctx.orchestrator.state.tasks.get(taskId)!.resultContextTransferId !== null),
+      owed: wait.signal.aborted ? views().filter((view) => view.hasPendingQuestion).map((view) => view.taskId) : [],
+    };
     const tasks = watched.map((taskId) => {
       const task = ctx.orchestrator.state.tasks.get(taskId)!;
       const view = delegateTaskResult(ctx.orchestrator, task, false);
@@ -79,6 +73,6 @@ export async function waitForBackgroundWork(ctx: AppContext, caller: Caller, inp
       backgroundTasks: holdingBackgroundTasks(thread()).map((task) => ({ ...task })),
     };
   } finally {
-    for (const hold of holds) hold.release();
+    await holds.release(outcome);
   }
 }

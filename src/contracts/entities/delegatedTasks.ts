@@ -112,6 +112,10 @@ export type StructuredResultError = z.infer<typeof StructuredResultErrorSchema>;
  * The same `clientRequestId` from the same provider session returns this
  * task instead of creating another.
  */
+/** One wait holding a task: its id, the parent run it blocks (null for a caller without one) and the server node serving it. */
+export const TaskHoldSchema = z.object({ waitId: z.string().min(1), runId: z.string().min(1).nullable(), holder: z.string().min(1) }).strict();
+export type TaskHold = z.infer<typeof TaskHoldSchema>;
+
 export const DelegatedTaskSchema = z.object({
   taskId: EntityIdSchema,
   parentThreadId: EntityIdSchema,
@@ -180,6 +184,21 @@ export const DelegatedTaskSchema = z.object({
   workflowStep: WorkflowStepRefSchema.optional(),
   /** What a restart or a lost node does to the child's runs (docs/runs.md, "Work after a crash"); absent means resume. */
   onCrash: OnCrashPolicySchema.optional(),
+  /**
+   * The waits holding the task (docs/delegation.md, "Waits and notices"): a
+   * delegate_task or t3_background_wait wait in progress that will hand the
+   * parent this task's result or blocking question, so no notice goes out
+   * for either while one holds. Recorded when the wait starts, removed when
+   * it ends, when the run that waits ends, or when the node that serves it
+   * is lost. Absent means none.
+   */
+  heldBy: z.array(TaskHoldSchema).optional(),
+  /**
+   * The parent run a wait that was cut short (the provider aborted the call)
+   * owes the task's pending question to: it reaches the parent as a notice
+   * once that run completes, fails or settles its background work.
+   */
+  questionsOwedTo: z.string().min(1).nullable().optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
 });

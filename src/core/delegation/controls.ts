@@ -60,10 +60,16 @@ export function decideDeliveryAcknowledge(state: OrchestrationState, command: Co
   if (task.completionDelivery !== "pending" && task.completionDelivery !== "delivered") {
     return reject("delivery_not_pending", `task ${task.taskId} delivery is ${task.completionDelivery}`);
   }
-  consumeResult(changes, task);
-  changes.updateTask(task, { completionDelivery: "acknowledged" });
-  settleTask(changes, task.parentThreadId);
+  acknowledgeResult(changes, task);
   return changes.done();
+}
+
+/** The parent has the task's result: it is consumed, and a parent only waiting for it may settle. */
+export function acknowledgeResult(changes: Changes, task: DelegatedTask): DelegatedTask {
+  consumeResult(changes, task);
+  const acknowledged = changes.updateTask(task, { completionDelivery: "acknowledged" });
+  settleTask(changes, task.parentThreadId);
+  return acknowledged;
 }
 
 /** delegated_task.completion-delivery.dispose: no automatic delivery; a queued notice that has not started is cancelled. */

@@ -8,6 +8,7 @@ import { APPROVALS_WITHIN_MODE, type ApprovalKind, isApprovalKind, type RuntimeR
 import type { RuntimeMode } from "../../contracts/modes.js";
 import type { OrchestrationState } from "../state.js";
 import { settleTask } from "./settle.js";
+import { isHeld } from "./holds.js";
 import { MAX_NOTICE_REDELIVERIES } from "./lostNotices.js";
 import { withoutSystemReminders } from "./agentText.js";
 
@@ -81,6 +82,7 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
   if (parent === undefined || parent.deletedAt !== null) return reject("thread_not_found", `parent thread ${task.parentThreadId} is gone`);
   if (command.data.kind === "completion") {
     if (task.completionDelivery !== "pending") return reject("delivery_not_pending", `task ${task.taskId} delivery is ${task.completionDelivery}`);
+    if (isHeld(task)) return reject("delivery_held", `a wait holds task ${task.taskId}: its result goes through that wait`);
     const sent = deliver(changes, task, `Task "${task.title}" finished: ${task.status}`, completionText(task), null);
     const transfer = task.resultContextTransferId === null ? undefined : state.transfers.get(task.resultContextTransferId);
     if (transfer !== undefined && transfer.status !== "consumed") changes.events.push(contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: ctx.now, consumedAt: ctx.now }));
@@ -96,6 +98,8 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
   if (request === undefined || request.threadId !== task.childThreadId || request.status !== "pending" || (approval ? !isApprovalKind(request.kind) : request.kind !== "user_input")) {
     return reject("request_not_pending", `request ${requestId ?? "?"} is not a pending ${what} of task ${task.taskId}`);
   }
+  // A blocking one ends a wait holding the task, which hands it over; an asynchronous one never does, so it is routed regardless.
+  if (request.blocking && isHeld(task)) return reject("delivery_held", `a wait holds task ${task.taskId}: its ${what} goes through that wait`);
   // A notice whose run was lost before its agent read it does not count (markLostNotices), up to MAX_NOTICE_REDELIVERIES times.
   const routed = task.notices.filter((notice) => notice.requestId === request.id);
   if (routed.some((notice) => notice.lostAt === undefined) || routed.length > MAX_NOTICE_REDELIVERIES) {

@@ -6,6 +6,7 @@ import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
 import { openAttempt } from "./attempts.js";
 import { Changes } from "./changes.js";
+import { releaseRunHolds } from "../delegation/holds.js";
 
 /**
  * Recorded waits (src/contracts/commands/waitCommands.ts): an agent blocked in
@@ -47,8 +48,9 @@ export function decideWaitEnded(state: OrchestrationState, command: WaitEndedCom
   return accept([nodeEvent({ ...node, status: "completed", updatedAt: ctx.now, endedAt: ctx.now })]);
 }
 
-/** A run's end closes the waits still open on it (the agent's call was cut off with the turn). */
+/** A run's end closes the waits still open on it and releases their task holds (the agent's call was cut off with the turn). */
 export function closeRunWaits(changes: Changes, run: Run): void {
+  releaseRunHolds(changes, run);
   for (const nodeId of changes.state.openWaits.get(run.threadId) ?? []) {
     const node = changes.state.nodes.get(nodeId);
     if (node?.runId === run.id) changes.events.push(nodeEvent({ ...node, status: "interrupted", updatedAt: changes.ctx.now, endedAt: changes.ctx.now }));

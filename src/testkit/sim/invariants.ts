@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { StoredEvent } from "../../contracts/envelopes.js";
 import { isTerminalRunAttemptStatus, isTerminalRunStatus } from "../../contracts/entities/runs.js";
-import { isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
+import { type DelegatedTask, isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
 import { interactionModeRank, runtimeModeRank } from "../../contracts/modes.js";
 import type { DelegationLimits } from "../../core/decision.js";
 import type { OrchestrationState } from "../../core/state.js";
@@ -51,10 +51,32 @@ export interface InvariantSpec {
 
 const COMPLETION_MARKER = /\(taskId (\S+), child thread /;
 
-function acknowledgedByCall(log: readonly StoredEvent[]): Set<string> {
-  const acked = new Set<string>();
-  for (const event of log) if (event.type === "subagent.updated" && event.commandId.startsWith("cmd:ack:")) acked.add(event.commandId.slice("cmd:ack:".length));
-  return acked;
+interface DeliveryHistory {
+  /** Tasks whose pending result a call took (task_status, or a wait's end): acknowledged, not notified. */
+  readonly acknowledgedByCall: Set<string>;
+  /** Completion notices that went out while a recorded wait held the task, which was handing the result over. */
+  readonly noticedWhileHeld: string[];
+}
+
+/** Read the log's task versions in order: what took each result, and what went out while a wait held its task. */
+function deliveryHistory(log: readonly StoredEvent[]): DeliveryHistory {
+  const acknowledgedByCall = new Set<string>();
+  const noticedWhileHeld: string[] = [];
+  const previous = new Map<string, DelegatedTask>();
+  for (const event of log) {
+    if (event.type !== "subagent.updated") continue;
+    const task = (event.data as { task: DelegatedTask | null }).task;
+    if (task === null) continue;
+    const before = previous.get(task.taskId);
+    previous.set(task.taskId, task);
+    const byCall = event.commandId.startsWith("cmd:ack:") || event.commandId.startsWith("cmd:wait-release:");
+    if (byCall && task.completionDelivery === "acknowledged" && before?.completionDelivery !== "acknowledged") acknowledgedByCall.add(task.taskId);
+    const completions = (version: DelegatedTask | undefined) => version?.notices.filter((notice) => notice.kind === "completion").length ?? 0;
+    if (completions(task) > completions(before) && (before?.heldBy?.length ?? 0) > 0) {
+      noticedWhileHeld.push(`task ${task.taskId}'s result went out as a notice (${event.commandId}) while wait ${before!.heldBy![0]!.waitId} held it`);
+    }
+  }
+  return { acknowledgedByCall, noticedWhileHeld };
 }
 
 /** Run end reasons that lose the run's agent with its process: what it received there never led anywhere. */
@@ -149,7 +171,7 @@ export const INVARIANTS = {
   "result-delivered-at-most-once": {
     when: "always",
     summary:
-      "a task's result reaches its parent at most once: one completion notice, received once by the parent's agent (receipts in an attempt lost with its process, which Loom sends again, do not count), never both notified and handed over by a wait",
+      "a task's result reaches its parent at most once: one completion notice, received once by the parent's agent (receipts in an attempt lost with its process, which Loom sends again, do not count), never both notified and handed over by a wait, never notified while a recorded wait holds the task (whichever node's reactor acts)",
     check({ state, log, received }) {
       const problems: string[] = [];
       const counts = new Map<string, number>();
@@ -158,7 +180,9 @@ export const INVARIANTS = {
         const taskId = COMPLETION_MARKER.exec(input.text)?.[1];
         if (taskId !== undefined && state.tasks.get(taskId)?.parentThreadId === input.threadId) counts.set(taskId, (counts.get(taskId) ?? 0) + 1);
       }
-      const acked = acknowledgedByCall(log);
+      const history = deliveryHistory(log);
+      const acked = history.acknowledgedByCall;
+      problems.push(...history.noticedWhileHeld);
       for (const task of state.tasks.values()) {
         // A notice whose run was lost before its agent read it (a crash) is sent again: only the others count.
         const notices = task.notices.filter((notice) => notice.kind === "completion" && notice.lostAt === undefined).length;

@@ -12,7 +12,7 @@ import { type SimResult, runSeed } from "./runner.js";
  * Exits 1 when any seed breaks an invariant, printing each failing seed and
  * the command that replays it.
  */
-const USAGE = "usage: npm run sim -- [--seed N | --seeds COUNT --from FIRST] [--faults all|none|a,b] [--store memory|sqlite] [--bugs name,...] [--steps N] [--trace]";
+const USAGE = "usage: npm run sim -- [--seed N | --seeds COUNT --from FIRST] [--faults all|none|a,b] [--store memory|sqlite] [--nodes 1|2] [--bugs name,...] [--steps N] [--trace]";
 
 function formatFailure(result: SimResult): string {
   const lines = [`seed ${result.seed} FAILED (${result.store}, faults ${result.faults.join(",") || "none"}${result.bugs.length > 0 ? `, bugs ${result.bugs.join(",")}` : ""})`];
@@ -30,6 +30,7 @@ async function main(): Promise<number> {
       from: { type: "string" },
       faults: { type: "string" },
       store: { type: "string" },
+      nodes: { type: "string" },
       bugs: { type: "string" },
       steps: { type: "string" },
       trace: { type: "boolean" },
@@ -48,6 +49,8 @@ async function main(): Promise<number> {
   };
   const faults = values.faults === undefined ? ALL_FAULTS : parseFaults(values.faults);
   if (values.store !== undefined && values.store !== "memory" && values.store !== "sqlite") throw new Error(`--store must be memory or sqlite, got ${values.store}`);
+  if (values.nodes !== undefined && values.nodes !== "1" && values.nodes !== "2") throw new Error(`--nodes must be 1 or 2, got ${values.nodes}`);
+  const nodes = values.nodes === undefined ? {} : { nodes: values.nodes === "2" ? (2 as const) : (1 as const) };
   const bugs = values.bugs === undefined ? [] : values.bugs.split(",").map((name) => name.trim());
   const unknown = bugs.filter((name) => !isPlantedBug(name));
   if (unknown.length > 0) throw new Error(`unknown planted bug(s): ${unknown.join(", ")}; known: ${PLANTED_BUGS.join(", ")}`);
@@ -57,7 +60,7 @@ async function main(): Promise<number> {
   const started = performance.now();
   let failed = 0;
   for (let seed = first; seed < first + count; seed++) {
-    const result = await runSeed({ seed, faults, ...(values.store === undefined ? {} : { store: values.store }), bugs: bugs.filter(isPlantedBug), ...(steps === undefined ? {} : { steps }), trace: values.trace === true });
+    const result = await runSeed({ seed, faults, ...(values.store === undefined ? {} : { store: values.store }), ...nodes, bugs: bugs.filter(isPlantedBug), ...(steps === undefined ? {} : { steps }), trace: values.trace === true });
     if (values.trace === true) for (const line of result.trace) console.log(line);
     if (result.violations.length > 0) {
       failed += 1;

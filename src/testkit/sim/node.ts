@@ -70,6 +70,8 @@ export interface NodeWorld {
   readonly ledger: SimProviderLedger;
   readonly storeHooks: StoreHooks;
   readonly bugs: BugWiring;
+  /** 2: a peer node on the same log runs a delegation reactor of its own. */
+  readonly nodes: 1 | 2;
   readonly log: (line: string) => void;
   /** What boot reconciliation did. */
   readonly reconciled: (report: ReconcileReport) => void;
@@ -149,7 +151,7 @@ export class SimNode {
       onFailed: (row, error) => sessions.onEffectFailed(row, error),
       log: world.log,
     });
-    const waiters = world.bugs.waiters();
+    const nodeId = `sim-node:${incarnation}`;
     const app: AppContext = {
       orchestrator,
       registry,
@@ -161,7 +163,7 @@ export class SimNode {
       clock,
       timers,
       random: world.random,
-      waiters,
+      nodeId,
       // The simulated users and agents do not search; a search would say so instead of waiting on a projection.
       search: NO_SEARCH,
       secrets: { vault: new SecretVault(), isSessionLive: (providerSessionId) => sessions.isSessionLive(providerSessionId) },
@@ -178,12 +180,16 @@ export class SimNode {
         webhookToleranceMs: 5 * 60_000,
       },
     };
-    const reactor = new DelegationReactor(world.bugs.reactorEngine(orchestrator), waiters, world.log);
+    const reactor = new DelegationReactor(world.bugs.reactorEngine(orchestrator, nodeId), world.log);
+    // A second node on the same log runs only its own delegation reactor, as every node on shared PostgreSQL does: its decisions must agree with this one's.
+    const peer = world.nodes === 2 ? await Orchestrator.open({ store, clock, uuid: () => world.random.uuid(), providers, limits: SIM_LIMITS, decide: world.bugs.decide, hotThreads: 0 }) : null;
+    const peerReactor = peer === null ? null : new DelegationReactor(world.bugs.reactorEngine(peer, `sim-peer:${incarnation}`), world.log);
     const budgets = new BudgetReactor(orchestrator, clock, world.log, timers);
     world.reconciled(await reconcileOnBoot(orchestrator, store, world.random.uuid()));
     wakeOutbox = () => worker.kick();
     worker.start();
     await reactor.start();
+    await peerReactor?.start();
     await budgets.start();
     sessions.startReaper();
     return new SimNode(incarnation, store, orchestrator, app);

@@ -4,17 +4,30 @@ import type { OrchestrationState } from "../../core/state.js";
 import { decide } from "../../core/decider.js";
 import type { Decide } from "../../engine/dispatcher.js";
 import type { Orchestrator } from "../../engine/orchestrator.js";
-import { TaskWaiters } from "../../engine/taskWaiters.js";
+import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
+import { reject } from "../../core/decision.js";
 
 /**
  * Known bugs the simulator must be able to find: each is planted through a
- * seam of the composition (a mutant decider, a different TaskWaiters, a
- * filter between the reactor and the engine), never in shipped code. The
+ * seam of the composition (a mutant decider, a filter between the reactor
+ * and the engine), never in shipped code. The
  * planted-bug test and bench/simBench.ts check that some seed finds each.
  */
 export const PlantedBug = {
-  /** delegate_task waits are not registered, so the reactor also delivers a notice for a result a wait handed over: the result reaches the parent twice. */
+  /**
+   * delegate_task waits are not recorded and a wait's end acknowledges the
+   * result it took even after a notice delivered it (the check-then-act of
+   * an app-level hold): the result reaches the parent twice.
+   */
   waitAndNotice: "wait-and-notice",
+  /**
+   * Holds as each node's memory would keep them: a reactor sees only the
+   * waits its own node serves, and core delivers a notice whatever holds the
+   * task. A second node's reactor notifies the parent of a result a wait on
+   * the first is handing over (one node trips it only when its reactor acts
+   * on a result just before the hold it raced commits).
+   */
+  holdsPerNode: "holds-per-node",
   /** After a restart, neither boot reconciliation's run-lost nor the reactor's catch-up finalizes a lost child's task. */
   skipFinalizeAfterRestart: "skip-finalize-after-restart",
   /** A retried delegate_task that races the first one creates a second child instead of answering with the first. */
@@ -38,16 +51,21 @@ export function isPlantedBug(name: string): name is PlantedBug {
 /** How a node is wired differently when bugs are planted. */
 export interface BugWiring {
   readonly decide: Decide;
-  readonly waiters: () => TaskWaiters;
-  /** The orchestrator the delegation reactor talks to. */
-  readonly reactorEngine: (orchestrator: Orchestrator) => Orchestrator;
+  /** The orchestrator the delegation reactor of node `holder` talks to. */
+  readonly reactorEngine: (orchestrator: Orchestrator, holder: string) => Orchestrator;
 }
 
-/** Waits that never hold their task: the reactor cannot tell that a wait is receiving a result. */
-class UnheldTaskWaiters extends TaskWaiters {
-  override has(): boolean {
-    return false;
-  }
+/** A state whose tasks show only the holds `holder` serves: what a reactor with per-node memory would know. */
+function withOwnHoldsOnly(orchestrator: Orchestrator, holder: string): Orchestrator {
+  const own = (task: DelegatedTask | undefined) => (task?.heldBy === undefined ? task : { ...task, heldBy: task.heldBy.filter((hold) => hold.holder === holder) });
+  return new Proxy(orchestrator, {
+    get(target, property, receiver) {
+      if (property !== "state") return Reflect.get(target, property, receiver) as unknown;
+      const state = target.state;
+      const tasks = { get: (taskId: string) => own(state.tasks.get(taskId)), values: () => [...state.tasks.values()].map(own).values() };
+      return new Proxy(state, { get: (inner, key) => (key === "tasks" ? tasks : (Reflect.get(inner, key) as unknown)) });
+    },
+  });
 }
 
 function withoutFinalize(orchestrator: Orchestrator): Orchestrator {
@@ -108,6 +126,24 @@ function mutantDecide(bugs: ReadonlySet<PlantedBug>): Decide {
       const own = command.type === "message.dispatch" ? [command.data.threadId] : [command.data.parentThreadId, command.data.childThreadId];
       return withLateReservations(state, own, () => decide(state, command, ctx));
     }
+    if (bugs.has(PlantedBug.waitAndNotice) && command.type === "delegated-task.wait-hold") return reject("wait_not_found", "planted: waits are not recorded");
+    if (bugs.has(PlantedBug.waitAndNotice) && command.type === "delegated-task.wait-release") {
+      const delivered = command.data.took.find((taskId) => state.tasks.get(taskId)?.completionDelivery === "delivered");
+      if (delivered !== undefined) return decide(state, { type: "delegated_task.completion-delivery.acknowledge", commandId: command.commandId, data: { taskId: delivered } }, ctx);
+    }
+    if (bugs.has(PlantedBug.holdsPerNode) && command.type === "delegated-task.deliver-notice") {
+      // Decide as though no wait held the task.
+      const task = state.tasks.get(command.data.taskId);
+      if (task?.heldBy !== undefined && task.heldBy.length > 0) {
+        const holds = task.heldBy;
+        (task as { heldBy?: DelegatedTask["heldBy"] }).heldBy = [];
+        try {
+          return decide(state, command, ctx);
+        } finally {
+          (task as { heldBy?: DelegatedTask["heldBy"] }).heldBy = holds;
+        }
+      }
+    }
     return decide(state, command, ctx);
   };
 }
@@ -116,7 +152,9 @@ export function bugWiring(bugs: readonly PlantedBug[]): BugWiring {
   const planted = new Set(bugs);
   return {
     decide: planted.size === 0 ? decide : mutantDecide(planted),
-    waiters: () => (planted.has(PlantedBug.waitAndNotice) ? new UnheldTaskWaiters() : new TaskWaiters()),
-    reactorEngine: (orchestrator) => (planted.has(PlantedBug.skipFinalizeAfterRestart) ? withoutFinalize(orchestrator) : orchestrator),
+    reactorEngine: (orchestrator, holder) => {
+      const engine = planted.has(PlantedBug.skipFinalizeAfterRestart) ? withoutFinalize(orchestrator) : orchestrator;
+      return planted.has(PlantedBug.holdsPerNode) ? withOwnHoldsOnly(engine, holder) : engine;
+    },
   };
 }

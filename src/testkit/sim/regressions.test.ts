@@ -19,25 +19,25 @@ interface Regression {
 
 const REGRESSIONS: readonly Regression[] = [
   {
-    // Found by seed 1; seed 5 reaches the same situation since the budget operations moved the schedule of operations (11, then 9, before it).
-    // npm run sim -- --seed 5 --faults none --store memory
-    options: { seed: 5, faults: [], store: "memory", trace: true },
+    // Found by seed 1; seeds 11, 9 and 5 reached it while the budget operations moved the schedule of operations, and seed 1 again since waits record their holds.
+    // npm run sim -- --seed 1 --faults none --store memory --nodes 1
+    options: { seed: 1, faults: [], store: "memory", trace: true },
     found:
       "a message steered into a turn that had just ended (its turn.completed not yet recorded) was refused by the provider and silently lost: " +
       "the run completed without it (input-reaches-agent). Now the session manager re-sends a refused steer as a follow-up run.",
     reached: (result) => result.trace.some((line) => line.includes("re-sending the message as a follow-up")),
   },
   {
-    // Found by seed 103; seed 16 reaches the same situation since the budget operations and resumed runs moved the schedule of operations (193, 178, then 5, before it).
-    // npm run sim -- --seed 16 --faults crash,lease-expiry --store memory
-    options: { seed: 16, faults: [FaultKind.crash, FaultKind.leaseExpiry], store: "memory" },
+    // Found by seed 103; seed 52 reaches the same situation since waits record their holds (193, 178, 5, then 16, before it, as the schedule of operations moved).
+    // npm run sim -- --seed 52 --faults crash,lease-expiry --store memory --nodes 1
+    options: { seed: 52, faults: [FaultKind.crash, FaultKind.leaseExpiry], store: "memory" },
     found:
       "a steer still in the outbox when the node was killed, for a run that had already completed, was abandoned on boot and its message lost " +
       "(input-reaches-agent). Now boot reconciliation re-sends such a steer as a follow-up run.",
     reached: (result) => result.stats.resentSteersOnBoot > 0,
   },
   {
-    // npm run sim -- --seed 7 --faults lease-expiry --store memory
+    // npm run sim -- --seed 7 --faults lease-expiry --store memory --nodes 1
     options: { seed: 7, faults: [FaultKind.leaseExpiry], store: "memory", trace: true },
     found:
       "a provider.turn.start whose lease lapsed while its provider call stalled was claimed again by the same worker and run a second time " +
@@ -46,18 +46,18 @@ const REGRESSIONS: readonly Regression[] = [
     reached: (result) => result.trace.some((line) => line.includes("claimed again while it still runs here")),
   },
   {
-    // Found by seed 260; seed 611 on SQLite reaches the same situation since the budget operations moved the schedule of operations.
-    // npm run sim -- --seed 611 --faults all --store sqlite
-    options: { seed: 611, store: "sqlite", trace: true },
+    // Found by seed 260; seed 1404 on SQLite reaches the same situation since waits record their holds (611 before it).
+    // npm run sim -- --seed 1404 --faults all --store sqlite --nodes 2
+    options: { seed: 1404, store: "sqlite", trace: true },
     found:
       "a task_cancel in flight when the node was killed met the closed store and threw an untyped error (typed-failures). Now a call cut off " +
       "by the store closing is the server shutting down: a retryable orchestration_error that says so.",
     reached: (result) => result.trace.some((line) => line.includes("cut off: the store closed under it")),
   },
   {
-    // Found by seed 40348; seed 611 reaches the same situation since the budget operations moved the schedule of operations.
-    // npm run sim -- --seed 611 --faults all --store sqlite
-    options: { seed: 611, store: "sqlite" },
+    // Found by seed 40348; seed 642 reaches the same situation since waits record their holds (611 before it).
+    // npm run sim -- --seed 642 --faults all --store sqlite --nodes 2
+    options: { seed: 642, store: "sqlite" },
     found:
       "a delegate_task wait on a node that was killed checked its task after the node's SQLite store had closed: the timeline's read threw " +
       "store_closed inside the wait's callback, where nothing caught it, and ended the process (no later seed ran). Now a wait whose check " +

@@ -18,6 +18,8 @@ export interface SimOptions {
   /** Default: SQLite for every fourth seed, memory for the others. */
   readonly store?: StoreKind;
   readonly bugs?: readonly PlantedBug[];
+  /** Nodes on the log (the second runs a delegation reactor of its own). Default: 2 for every third seed, 1 for the others. */
+  readonly nodes?: 1 | 2;
   /** Steps of the active phase (each: maybe an operation or a fault, then some virtual time). Default 60. */
   readonly steps?: number;
   /** Keep a line per notable happening (SimResult.trace). */
@@ -41,6 +43,7 @@ export interface SimResult {
   readonly store: StoreKind;
   readonly faults: readonly FaultKind[];
   readonly bugs: readonly PlantedBug[];
+  readonly nodes: 1 | 2;
   readonly violations: readonly Violation[];
   readonly stats: SimStats;
   /** Every committed event, in order: two runs of one seed must produce the same log. */
@@ -61,9 +64,13 @@ export function defaultStore(seed: number): StoreKind {
   return seed % 4 === 0 ? "sqlite" : "memory";
 }
 
-export function reproduceCommand(seed: number, faults: readonly FaultKind[], store: StoreKind, bugs: readonly PlantedBug[]): string {
+export function defaultNodes(seed: number): 1 | 2 {
+  return seed % 3 === 0 ? 2 : 1;
+}
+
+export function reproduceCommand(seed: number, faults: readonly FaultKind[], store: StoreKind, bugs: readonly PlantedBug[], nodes: 1 | 2 = defaultNodes(seed)): string {
   const faultText = faults.length === ALL_FAULTS.length ? "all" : faults.length === 0 ? "none" : faults.join(",");
-  return `npm run sim -- --seed ${seed} --faults ${faultText} --store ${store}${bugs.length > 0 ? ` --bugs ${bugs.join(",")}` : ""}`;
+  return `npm run sim -- --seed ${seed} --faults ${faultText} --store ${store} --nodes ${nodes}${bugs.length > 0 ? ` --bugs ${bugs.join(",")}` : ""}`;
 }
 
 /** Run one seed: an active phase of seeded operations and faults, then a drain until quiet, checking invariants throughout. */
@@ -71,7 +78,8 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
   const faults = options.faults ?? ALL_FAULTS;
   const store = options.store ?? defaultStore(options.seed);
   const bugs = options.bugs ?? [];
-  const world = new SimWorld({ seed: options.seed, faults: new Set(faults), store, bugs, trace: options.trace ?? false, onDecision: options.onDecision });
+  const nodes = options.nodes ?? defaultNodes(options.seed);
+  const world = new SimWorld({ seed: options.seed, faults: new Set(faults), store, bugs, nodes, trace: options.trace ?? false, onDecision: options.onDecision });
   const steps = options.steps ?? 60;
   const checks = (when: "always" | "quiet", extra: Pick<InvariantView, "stored" | "replayed"> = { stored: null, replayed: null }) => checkInvariants(world, options, when, extra);
   let step = 0;
@@ -107,7 +115,8 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
     stats: { ...world.stats, crashes, steps: step, events: world.log.length, threads: state?.threads.size ?? 0, tasks: state?.tasks.size ?? 0, simulatedMs: world.elapsed },
     log: world.log,
     pendingInvariants: INVARIANT_NAMES.filter((name) => INVARIANTS[name].check === null && options.invariantChecks?.[name] === undefined),
-    reproduce: reproduceCommand(options.seed, faults, store, bugs),
+    nodes,
+    reproduce: reproduceCommand(options.seed, faults, store, bugs, nodes),
     trace: world.trace,
   };
 }

@@ -9,9 +9,10 @@ import { failureReport } from "./testSuiteSeeds.js";
  * bug is found by some seed, and every invariant of the table is checked.
  */
 
-/** The invariant each planted bug must trip, and the seed budget to find it in. */
-const EXPECTED: { readonly [B in PlantedBug]: { readonly invariant: string; readonly budget: number } } = {
+/** The invariant each planted bug must trip, the seed budget to find it in, and the nodes it needs (default: each seed's own). */
+const EXPECTED: { readonly [B in PlantedBug]: { readonly invariant: string; readonly budget: number; readonly nodes?: 1 | 2 } } = {
   "wait-and-notice": { invariant: "result-delivered-at-most-once", budget: 300 },
+  "holds-per-node": { invariant: "result-delivered-at-most-once", budget: 300, nodes: 2 },
   "skip-finalize-after-restart": { invariant: "tasks-reach-terminal", budget: 300 },
   "retry-second-child": { invariant: "one-child-per-client-request", budget: 300 },
   "turn-reserved-late": { invariant: "budgets-never-exceeded", budget: 300 },
@@ -46,17 +47,28 @@ describe("planted bugs", () => {
       // The first seed on which the bug trips its invariant and which passes without it: a seed that fails for another reason does not count.
       let found: Awaited<ReturnType<typeof runSeed>> | null = null;
       for (let seed = 1; seed <= EXPECTED[bug].budget && found === null; seed++) {
-        const result = await runSeed({ seed, bugs: [bug] });
+        const nodes = EXPECTED[bug].nodes === undefined ? {} : { nodes: EXPECTED[bug].nodes };
+        const result = await runSeed({ seed, bugs: [bug], ...nodes });
         if (!result.violations.some((violation) => violation.invariant === EXPECTED[bug].invariant)) continue;
-        const fixed = await runSeed({ seed });
+        const fixed = await runSeed({ seed, ...nodes });
         if (fixed.violations.length === 0) found = result;
       }
       expect(found, `no seed found ${bug}`).not.toBeNull();
       expect(found!.reproduce).toContain(`--bugs ${bug}`);
-      const again = await runSeed({ seed: found!.seed, bugs: [bug] });
+      const again = await runSeed({ seed: found!.seed, bugs: [bug], nodes: found!.nodes });
       expect(again.violations).toEqual(found!.violations);
     });
   }
+});
+
+describe("two nodes", () => {
+  it("runs seeds with a second node's reactor on the same log, and every invariant holds", async () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const result = await runSeed({ seed, nodes: 2 });
+      expect(result.reproduce).toContain("--nodes 2");
+      expect(result.violations, failureReport(result)).toEqual([]);
+    }
+  });
 });
 
 describe("errors that escape", () => {
@@ -87,7 +99,7 @@ describe("errors that escape", () => {
     }
     expect(escaped.violations.map((violation) => violation.invariant)).toEqual(["errors-never-escape"]);
     expect(escaped.violations[0]!.message).toContain("planted: thrown in a callback nothing catches");
-    expect(escaped.reproduce).toBe("npm run sim -- --seed 3 --faults all --store memory");
+    expect(escaped.reproduce).toBe("npm run sim -- --seed 3 --faults all --store memory --nodes 2");
     const next = await runSeed({ seed: 3, steps: 20 });
     expect(next.violations, failureReport(next)).toEqual([]);
   });

@@ -37,6 +37,8 @@ export interface WorldConfig {
   readonly faults: ReadonlySet<FaultKind>;
   readonly store: StoreKind;
   readonly bugs: readonly PlantedBug[];
+  /** 2: a second node on the log runs its own delegation reactor (SimNode.boot). */
+  readonly nodes: 1 | 2;
   readonly trace: boolean;
   /** Sees every command a node decides and its decision (SimOptions.onDecision). */
   readonly onDecision?: (command: Command, decision: Decision) => void;
@@ -294,7 +296,7 @@ export class SimWorld implements OperationWorld {
         if (!result.duplicate && receipt.status === "rejected" && this.config.trace) this.note(`rejected ${entries[index]!.receipt.commandType}: ${receipt.rejection.code} ${receipt.rejection.message}`);
       });
       results.forEach((result, index) => {
-        for (const event of result.events) this.log.push(event);
+        for (const event of result.events) this.logEvent(event);
         if (result.events.length > 0) this.lastEventAt = this.scheduler.now;
         if (this.config.trace && !result.duplicate) this.traceCommit(entries[index]!, result);
       });
@@ -339,6 +341,17 @@ export class SimWorld implements OperationWorld {
     };
   }
 
+  /**
+   * Keep the log in commit order. With a peer node, a commit the peer made
+   * while reacting to one of the node's can report back first (its store
+   * call began and ended inside the node's), so it is placed by sequence.
+   */
+  private logEvent(event: StoredEvent): void {
+    let at = this.log.length;
+    while (at > 0 && this.log[at - 1]!.sequence > event.sequence) at -= 1;
+    this.log.splice(at, 0, event);
+  }
+
   private get nodeWorld(): NodeWorld {
     return {
       scheduler: this.scheduler,
@@ -347,6 +360,7 @@ export class SimWorld implements OperationWorld {
       ledger: this.ledger,
       storeHooks: this.storeHooks,
       bugs: this.bugs,
+      nodes: this.config.nodes,
       log: (line: string) => this.note(line),
       reconciled: (report) => {
         this.stats.interruptedOnBoot += report.interruptedRuns;
