@@ -3,6 +3,7 @@ import type { App } from "../app/app.js";
 import type { Caller } from "../app/caller.js";
 import { fail } from "../app/errors.js";
 import { InboxResponseInput } from "../app/requests/inbox.js";
+import { BudgetRaiseInput } from "../contracts/tools/budgetTools.js";
 import { HttpError, decodePathSegment, readJsonBody, sendJson } from "../http/http.js";
 
 const RESPOND_ROUTE = /^\/api\/requests\/([^/]+)\/respond$/;
@@ -16,6 +17,8 @@ const RESPOND_ROUTE = /^\/api\/requests\/([^/]+)\/respond$/;
  *   GET  /api/requests                       → { requests: InboxRequest[] }
  *   POST /api/requests/:requestId/respond    → InboxRespondResult; body: one of
  *        { decision } | { answer } | { answers } | { dismiss: true }
+ *   POST /api/budgets/raise                  → t3_budget_raise's answer; body: its input
+ *        (the web UI's Raise, docs/budgets.md "Pause and raise")
  * Ids in paths and queries may be unique prefixes. Returns false for any other path.
  */
 export async function ownerRoute(app: App, caller: Caller, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
@@ -40,6 +43,13 @@ export async function ownerRoute(app: App, caller: Caller, req: IncomingMessage,
   if (path === "/api/requests") {
     if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
     sendJson(res, 200, app.listInbox(caller));
+    return true;
+  }
+  if (path === "/api/budgets/raise") {
+    if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
+    const parsed = BudgetRaiseInput.safeParse(await readJsonBody(req));
+    if (!parsed.success) fail("invalid_request", parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+    sendJson(res, 200, await app.raiseBudget(caller, parsed.data));
     return true;
   }
   const respond = RESPOND_ROUTE.exec(path);

@@ -138,6 +138,36 @@ describe("organizing threads in chromium", () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it("offers Raise on a spent budget, and the raise shows at once with the tree no longer paused", async () => {
+    // The child's answer alone is 100 output tokens; its budget is 60 and pauses.
+    const child = script({ say: "x".repeat(400) });
+    await launchFromUi(page, script({ call: "delegate_task", args: { task: child, title: "Paused child", budget: { tokens: 60, onExceeded: "pause" } }, as: "d" }, { say: "Delegated." }), {
+      title: "Parent of a paused child",
+    });
+    const card = timelineItems(page, "subagent", "xxxx");
+    await card.waitFor({ timeout: UI_WAIT });
+    await card.getByRole("link", { name: "Open the child thread →" }).click();
+    const budget = page.getByLabel("Budget");
+    await budget.getByRole("button", { name: "Raise…" }).click();
+    const form = page.getByRole("form", { name: "Raise budget" });
+    const tokens = form.getByLabel("tokens (tokens)");
+    // Prefilled above what was spent: twice the spend, which is past the limit.
+    const spent = Number(/tokens ([\d,]+) \/ 60/.exec(await budget.locator('[data-kind="tokens"]').innerText())![1]!.replaceAll(",", ""));
+    expect(spent).toBeGreaterThan(60);
+    expect(await tokens.inputValue()).toBe(String(spent * 2));
+    await tokens.fill("-3");
+    await form.getByRole("button", { name: "Raise", exact: true }).click();
+    await form.locator(".error-text", { hasText: "enter a positive number of tokens" }).waitFor({ timeout: UI_WAIT });
+    await tokens.fill("10000");
+    await page.screenshot({ path: join(shots, "budget-raise.png") });
+    await form.getByRole("button", { name: "Raise", exact: true }).click();
+    await budget.locator('[data-kind="tokens"]', { hasText: "/ 10,000" }).waitFor({ timeout: UI_WAIT });
+    expect(await form.count()).toBe(0);
+    expect(await budget.getByRole("button", { name: "Raise…" }).count()).toBe(0);
+    expect(await budget.innerText()).not.toContain("paused on budget");
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it("archives a parent with its child after asking, leaving no child behind as a top-level row, and unarchives both", async () => {
     const child = script({ say: "Child work done." });
     const parentId = await launchFromUi(page, script({ call: "delegate_task", args: { task: child, title: "Archived with its parent" }, as: "d" }, { say: "Delegated." }), {

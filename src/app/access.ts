@@ -58,5 +58,6 @@ export const TOOL_ACCESS: { readonly [N in ToolName]: OperationAccess } = {
   t3_workflow_start: write,
   t3_workflow_status: read,
   t3_workflow_stop: write,
+  t3_budget_raise: write,
   loom_echo: read,
 };

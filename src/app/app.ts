@@ -6,6 +6,7 @@ import { getChildThreadBudget } from "./delegation/taskView.js";
 import { delegateTask } from "./delegation/delegate.js";
 import { resolveTaskId } from "./delegation/taskRefs.js";
 import { taskCancel, taskStatus } from "./delegation/tasks.js";
+import { raiseBudget } from "./budgets/raise.js";
 import { fail } from "./errors.js";
 import { subscribeCommandOutput, subscribeShell, subscribeThread } from "./orchestration/subscriptions.js";
 import { getBoundedSnapshot, getHistoryPage, getThreadFamily, getThreadProjection, getTranscript, getTurnItem } from "./orchestration/threadViews.js";
@@ -98,6 +99,7 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     delegateTask: on(delegateTask),
     taskStatus: on(taskStatus),
     taskCancel: on(taskCancel),
+    raiseBudget: on(raiseBudget),
     resolveTaskId: on(resolveTaskId),
     getChildThreadBudget: on(getChildThreadBudget),
     listPendingRequests: on(listPendingRequests),

@@ -7,6 +7,8 @@ export interface BudgetView {
   readonly remaining: BudgetRemaining;
   readonly reached: readonly string[];
   readonly exceeded: BudgetExceeded | null;
+  /** The tree waits for a raise (onExceeded pause); absent in views of older servers. */
+  readonly paused?: boolean;
 }
 
 const KINDS = ["tokens", "turns", "spawns", "costUsd", "wallClockMs"] as const;
@@ -35,5 +37,6 @@ export function formatBudget(budget: BudgetView): string[] {
   }
   const exceeded = budget.exceeded;
   if (exceeded !== null) lines.push(`  ran out of ${NAMES[exceeded.kind]} at ${exceeded.at} (${amount(exceeded.kind, exceeded.spent)} of ${amount(exceeded.kind, exceeded.limit)}; ${exceeded.policy})`);
+  if (budget.paused === true) lines.push("  paused on budget: queued work waits until the limit is raised (loom budget raise)");
   return lines;
 }

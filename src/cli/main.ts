@@ -11,6 +11,7 @@ import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 import { WORKTREES_USAGE, runWorktrees } from "./worktreesCommand.js";
 import { REQUESTS_USAGE, runRequests } from "./requestsCommand.js";
 import { TASKS_USAGE, runTasks } from "./tasksCommand.js";
+import { BUDGET_USAGE, runBudget } from "./budgetCommand.js";
 import { MCP_CONFIG_USAGE, runMcpConfig } from "./mcpConfigCommand.js";
 import { DOCTOR_USAGE, runDoctor } from "./doctorCommand.js";
 import { SESSIONS_USAGE, runSessions } from "./sessionsCommand.js";
@@ -28,6 +29,7 @@ ${WORKTREES_USAGE}
 ${OPEN_USAGE}
 ${REQUESTS_USAGE}
 ${TASKS_USAGE}
+${BUDGET_USAGE}
 ${MCP_CONFIG_USAGE}
 ${DOCTOR_USAGE}
 ${SESSIONS_USAGE}
@@ -62,6 +64,7 @@ Commands:
   requests  The inbox: every pending approval and question across threads,
             and answering one (loom requests --help).
   tasks     A delegated task's status, or cancelling it (loom tasks --help).
+  budget    Raise a budget; a tree paused on it goes on (loom budget --help).
   mcp-config
             The snippet that mounts this Loom in an agent's MCP config
             (server key t3-code, token by environment variable).
@@ -100,6 +103,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "open") return runOpen(rest);
   if (command === "requests") return runRequests(rest);
   if (command === "tasks") return runTasks(rest);
+  if (command === "budget") return runBudget(rest);
   if (command === "mcp-config") return runMcpConfig(rest);
   if (command === "doctor") return runDoctor(rest);
   if (command === "nodes") return runNodes(rest);

@@ -118,6 +118,7 @@ export const LOOM_COMMAND_SCHEMAS = commandTable({
   "delegated-task.budget-exceed": runtime.BudgetExceedCommandSchema,
   "thread.budget.set": runtime.ThreadBudgetSetCommandSchema,
   "thread.budget-exceed": runtime.ThreadBudgetExceedCommandSchema,
+  "budget.raise": runtime.BudgetRaiseCommandSchema,
   // Recorded waits (commands/waitCommands.ts)
   "thread-wait.started": wait.WaitStartedCommandSchema,
   "thread-wait.ended": wait.WaitEndedCommandSchema,

@@ -30,6 +30,7 @@ import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/reque
 import { decideMessageDispatch } from "./run/send.js";
 import { decideWaitEnded, decideWaitStarted } from "./run/waits.js";
 import { decideWaitHold, decideWaitRelease, decideWaitsLost } from "./delegation/waitHolds.js";
+import { decideBudgetRaise } from "./budgets/raise.js";
 import { decideNotificationDeliveryAccept } from "./run/notificationAccept.js";
 import { decideSecretRequestRecord } from "./secrets/secretRequests.js";
 import { decideScheduledTaskFire } from "./schedules/fire.js";
@@ -221,6 +222,8 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideThreadBudgetSet(state, command, ctx);
     case "thread.budget-exceed":
       return decideThreadBudgetExceed(state, command, ctx);
+    case "budget.raise":
+      return decideBudgetRaise(state, command, ctx);
     // Lineage and provider switching (lineage/)
     case "provider.switch":
       return decideProviderSwitch(state, command, ctx);

@@ -74,6 +74,12 @@ export const RejectionCode = {
   budgetAlreadyExceeded: "budget_already_exceeded",
   budgetNotExceeded: "budget_not_exceeded",
   budgetNotRoot: "budget_not_root",
+  /** The holder has no budget to raise. */
+  budgetNotFound: "budget_not_found",
+  /** A raise that lowers a limit, adds one the budget did not have, or changes nothing. */
+  budgetNotRaised: "budget_not_raised",
+  /** The caller may not raise this budget: it is not an ancestor of it (only the owner raises a root's). */
+  budgetRaiseDenied: "budget_raise_denied",
   // Privilege ceiling (src/core/policy/ceiling.ts)
   runtimeModeEscalationDenied: "runtime_mode_escalation_denied",
   interactionModeEscalationDenied: "interaction_mode_escalation_denied",

@@ -63,6 +63,7 @@ const VALID: { readonly [N in ToolName]: Record<string, unknown> } = {
   t3_workflow_start: { script: "return 1;" },
   t3_workflow_status: { workflowId: "workflow:none" },
   t3_workflow_stop: { workflowId: "workflow:none" },
+  t3_budget_raise: { taskId: "subagent:none", limits: { tokens: 1000 } },
   loom_echo: { text: "hi" },
 };
 

@@ -8,13 +8,13 @@ import { LoomHarness } from "../testkit/loomHarness.js";
 /**
  * What tools/list costs, read from a real server over Streamable HTTP with
  * the SDK client (docs/benchmarks.md, "tools/list bytes"). The ceilings sit a
- * little above today's figures (162,627 B for the listing, 48,137 B
- * model-facing), so a tool that grows the list past them is a deliberate
- * change of these figures, not an accident.
+ * little above today's figures (171,425 B for the listing, 50,207 B
+ * model-facing, with t3_budget_raise, the 41st tool), so a tool that grows
+ * the list past them is a deliberate change of these figures, not an accident.
  */
 
-const LISTING_CEILING_BYTES = 170_000;
-const MODEL_FACING_CEILING_BYTES = 50_000;
+const LISTING_CEILING_BYTES = 175_000;
+const MODEL_FACING_CEILING_BYTES = 52_000;
 
 let h: LoomHarness;
 let tools: Tool[];

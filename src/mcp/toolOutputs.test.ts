@@ -174,6 +174,8 @@ describe("tool outputs match their declared schemas", () => {
     const workflowId = (started as { workflowId: string }).workflowId;
     await owner("t3_workflow_status", { workflowId });
     await owner("t3_workflow_stop", { workflowId, reason: "already done" });
+    const raised = await owner("t3_budget_raise", { workflowId, limits: { spawns: 6 } });
+    expect(raised).toMatchObject({ holder: { kind: "workflow", id: workflowId }, limits: { spawns: 6 } });
   });
 
   it("covered every tool of the contract table", () => {

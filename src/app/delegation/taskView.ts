@@ -90,9 +90,10 @@ function structuredFields(task: DelegatedTask): Pick<DelegateTaskResult, "struct
   return task.structuredResult === undefined ? { structuredResultError: task.structuredResultError ?? null } : { structuredResult: task.structuredResult, structuredResultError: null };
 }
 
-/** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is (null without one). */
-export function getChildThreadBudget(ctx: AppContext, _caller: Caller, threadId: string): { readonly budget: NonNullable<DelegateTaskResult["budget"]> | null } {
-  return { budget: budgetOfChildThread(ctx.orchestrator.state, threadId, new Date().toISOString()) };
+/** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is, and that task (nulls without one). */
+export function getChildThreadBudget(ctx: AppContext, _caller: Caller, threadId: string): { readonly taskId: string | null; readonly budget: NonNullable<DelegateTaskResult["budget"]> | null } {
+  const budget = budgetOfChildThread(ctx.orchestrator.state, threadId, new Date().toISOString());
+  return { taskId: budget === null ? null : (ctx.orchestrator.state.taskByChildThread.get(threadId) ?? null), budget };
 }
 
 /** The delegated task whose child is `threadId`, when it has a budget: its limits, what its subtree spent so far, and when it ran out. */
@@ -105,5 +106,6 @@ function budgetOfChildThread(state: OrchestrationState, threadId: string, now: s
 
 function taskBudgetView(state: OrchestrationState, task: DelegatedTask, limits: BudgetLimits, now: string): NonNullable<DelegateTaskResult["budget"]> {
   const spent = spendOf(state, task, now);
-  return { limits, spent, ...budgetReading(limits, spent), exceeded: task.budgetExceeded ?? null };
+  const exceeded = task.budgetExceeded ?? null;
+  return { limits, spent, ...budgetReading(limits, spent), exceeded, paused: exceeded?.policy === "pause" };
 }

@@ -89,6 +89,7 @@ describe("an agent whose run has ended", () => {
       t3_workflow_start: { script: "return 1;" },
       t3_workflow_status: { workflowId: "workflow:none" },
       t3_workflow_stop: { workflowId: "workflow:none" },
+      t3_budget_raise: { taskId: "subagent:none", limits: { tokens: 1000 } },
       loom_echo: { text: "hi" },
     };
     const before = h.state.lastSequence;

@@ -13,7 +13,7 @@ import type { AgentCall } from "./sandbox.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { probeWorkingTree } from "../../workspaces/repository.js";
 import { workspacePathOf } from "../workspaces/paths.js";
-import { workflowBudgetReached } from "../../core/budgets/workflowBudget.js";
+import { pausedBudget, workflowBudgetReached } from "../../core/budgets/workflowBudget.js";
 
 /** An agent() call that failed, as the script sees it: catchable, with the failure's code (`budget_exceeded`, ...). */
 export class WorkflowStepError extends Error {
@@ -121,6 +121,8 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
   const now = () => new Date(rt.ctx.clock()).toISOString();
   const release = await rt.acquire();
   try {
+    // Paused on budget: the call waits for a raise, then goes on as though nothing had happened.
+    await untilUnpaused(rt, now);
     if (journaled === undefined) {
       // The decider refuses a task of a pool that ran out; asking its rule first journals the refused call without a task.
       const reached = workflowBudgetReached(state, liveWorkflow(rt), now());
@@ -134,11 +136,14 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
     }
     let task;
     for (;;) {
-      if (!state.tasks.has(ids.taskId)) {
+      while (!state.tasks.has(ids.taskId)) {
+        await untilUnpaused(rt, now);
         try {
           await requestTask(rt, liveWorkflow(rt), ids, call, options);
         } catch (error) {
           const failure = failureOf(error);
+          // Calls made together: another took the last of a pausing pool first, so this one waits for the raise too.
+          if (failure.code === "budget_exceeded" && pausedBudget(state, liveWorkflow(rt), now()) !== null) continue;
           await journalFinish(rt, ids.stepId, { status: "failed", error: failure });
           throw new WorkflowStepError(failure.code, failure.message);
         }
@@ -282,6 +287,31 @@ async function parentRepository(ctx: AppContext, parent: AppThread): Promise<str
   if (probe.tree === null) throw new AppError("workspace_unavailable", `isolation worktree needs the parent's workspace in a git repository: ${probe.reason}`);
   if (probe.tree.head === null) throw new AppError("workspace_unavailable", `isolation worktree needs a commit in the parent's repository (${probe.tree.root}) to branch from`);
   return probe.tree.root;
+}
+
+/**
+ * Resolves at once unless a budget over the workflow is paused
+ * (pausedBudget); then once a raise gives it room. Rejects when the workflow
+ * stops or the runner shuts down meanwhile.
+ */
+function untilUnpaused(rt: StepRuntime, now: () => string): Promise<void> {
+  const orchestrator = rt.ctx.orchestrator;
+  const paused = () => pausedBudget(orchestrator.state, liveWorkflow(rt), now()) !== null;
+  if (!paused()) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const check = () => {
+      try {
+        if (paused()) return;
+        resolve();
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+      subscription.close();
+      rt.signal.removeEventListener("abort", check);
+    };
+    const subscription = orchestrator.follow(orchestrator.state.lastSequence, check);
+    rt.signal.addEventListener("abort", check);
+  });
 }
 
 /** Resolves once the task's result is final; rejects when the workflow stops or the runner shuts down. */

@@ -1,14 +1,15 @@
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { WorkflowOutput } from "../../contracts/tools/workflowTools.js";
 import type { OrchestrationState } from "../../core/state.js";
-import { workflowSpend } from "../../core/budgets/workflowBudget.js";
+import { pausedBudget, workflowSpend } from "../../core/budgets/workflowBudget.js";
 import { budgetReading } from "../../core/budgets/budgets.js";
 import type { BudgetLimits, BudgetSpend } from "../../contracts/entities/budgets.js";
 
 /** The pool's view: `exceeded` once any limit is reached (`reached` says which) or a call was refused on it. */
-function workflowBudgetView(workflow: Workflow, limits: BudgetLimits, spent: BudgetSpend): NonNullable<WorkflowOutput["budget"]> {
+function workflowBudgetView(state: OrchestrationState, workflow: Workflow, limits: BudgetLimits, spent: BudgetSpend, now: string): NonNullable<WorkflowOutput["budget"]> {
   const reading = budgetReading(limits, spent);
-  return { limits, spent, ...reading, exceeded: reading.reached.length > 0 || workflow.steps.some((step) => step.error?.code === "budget_exceeded") };
+  const exceeded = reading.reached.length > 0 || workflow.steps.some((step) => step.error?.code === "budget_exceeded");
+  return { limits, spent, ...reading, exceeded, paused: workflow.status === "running" && pausedBudget(state, workflow, now) !== null };
 }
 
 /** t3_workflow_start / status / stop answer: the workflow read from its journal. */
@@ -44,7 +45,7 @@ export function workflowView(state: OrchestrationState, workflow: Workflow, wait
     stopReason: workflow.stopReason,
     ...(workflow.budget === null || spend === null
       ? {}
-      : { budget: workflowBudgetView(workflow, workflow.budget, spend) }),
+      : { budget: workflowBudgetView(state, workflow, workflow.budget, spend, now) }),
     waitTimedOut,
   };
 }

@@ -159,6 +159,24 @@ export type BudgetExceedCommand = z.infer<typeof BudgetExceedCommandSchema>;
 export const ThreadBudgetSetCommandSchema = command("thread.budget.set", z.object({ threadId: IdSchema, budget: BudgetLimitsSchema.nullable() }).strict());
 export type ThreadBudgetSetCommand = z.infer<typeof ThreadBudgetSetCommandSchema>;
 
+/**
+ * Raise a budget (docs/budgets.md, "Pause and raise"): new, higher values for
+ * limits it already has (and optionally its policy). `callerThreadId` is the
+ * agent that asks (null: the owner); an agent may raise only a budget below
+ * its own thread, and never past the budgets that govern that budget.
+ */
+export const BudgetRaiseCommandSchema = command(
+  "budget.raise",
+  z
+    .object({
+      holder: z.object({ kind: z.enum(["task", "thread", "workflow"]), id: IdSchema }).strict(),
+      limits: BudgetLimitsSchema,
+      callerThreadId: IdSchema.nullable(),
+    })
+    .strict(),
+);
+export type BudgetRaiseCommand = z.infer<typeof BudgetRaiseCommandSchema>;
+
 /** A root thread's budget ran out: record it, stop its tree's work per policy, tell the root. */
 export const ThreadBudgetExceedCommandSchema = command("thread.budget-exceed", z.object({ threadId: IdSchema }).strict());
 export type ThreadBudgetExceedCommand = z.infer<typeof ThreadBudgetExceedCommandSchema>;

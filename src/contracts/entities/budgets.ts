@@ -18,10 +18,15 @@ export const BudgetKind = {
 export type BudgetKind = (typeof BudgetKind)[keyof typeof BudgetKind];
 export const BUDGET_KINDS: readonly BudgetKind[] = Object.values(BudgetKind);
 
-/** What happens to running work when a budget runs out: stopped at once, or allowed to finish its current turn. */
+/**
+ * What happens to running work when a budget runs out: stopped at once,
+ * allowed to finish its current turn, or paused (the current turns finish,
+ * queued turns and workflow agent() calls wait, and a raise resumes them).
+ */
 export const BudgetPolicy = {
   stop: "stop",
   finishTurn: "finish_turn",
+  pause: "pause",
 } as const;
 export type BudgetPolicy = (typeof BudgetPolicy)[keyof typeof BudgetPolicy];
 
@@ -32,7 +37,7 @@ export const BudgetLimitsSchema = z
     wallClockMs: z.number().int().positive().max(30 * 24 * 3_600_000).optional().describe("Milliseconds since the task was created"),
     spawns: z.number().int().nonnegative().max(100_000).optional().describe("Tasks delegated anywhere in the subtree"),
     costUsd: z.number().positive().max(1e6).optional().describe("Cost where providers report it"),
-    onExceeded: z.enum(BudgetPolicy).optional().describe("stop (default): running work is stopped; finish_turn: the current turns finish, nothing new starts"),
+    onExceeded: z.enum(BudgetPolicy).optional().describe("stop (default): running work is stopped; finish_turn: the current turns finish, nothing new starts; pause: as finish_turn, and queued work waits for t3_budget_raise"),
   })
   .strict();
 export type BudgetLimits = z.infer<typeof BudgetLimitsSchema>;

@@ -71,6 +71,7 @@ import {
   UpdateScheduledTaskInput,
 } from "./scheduleTools.js";
 import { WorkflowOutput, WorkflowStartInput, WorkflowStatusInput, WorkflowStopInput } from "./workflowTools.js";
+import { BudgetRaiseInput, BudgetRaiseOutput } from "./budgetTools.js";
 
 /** A tool's contract: what it takes and the structuredContent it answers with on success. */
 export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
@@ -131,6 +132,7 @@ export const TOOL_CONTRACTS = {
   t3_workflow_start: contract(WorkflowStartInput, WorkflowOutput),
   t3_workflow_status: contract(WorkflowStatusInput, WorkflowOutput),
   t3_workflow_stop: contract(WorkflowStopInput, WorkflowOutput),
+  t3_budget_raise: contract(BudgetRaiseInput, BudgetRaiseOutput),
 } as const;
 
 export type ToolName = keyof typeof TOOL_CONTRACTS;

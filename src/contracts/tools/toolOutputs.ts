@@ -123,8 +123,10 @@ export const DelegateTaskResultSchema = z.object({
   structuredResult: z.unknown().optional(),
   /** Tasks with an outputSchema: why there is no structured result (the last answer's validation errors); null while none is known. */
   structuredResultError: Nullable(z.object({ message: z.string(), errors: z.array(z.string()) })).optional(),
-  /** Tasks with a budget: its limits, what the subtree spent, and when it ran out (docs/budgets.md). */
-  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, remaining: BudgetRemainingSchema, reached: BudgetReachedSchema, exceeded: BudgetExceededSchema.nullable() }).optional(),
+  /** Tasks with a budget: its limits, what the subtree spent, when it ran out, and whether the tree is paused on it until a raise (docs/budgets.md). */
+  budget: z
+    .object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, remaining: BudgetRemainingSchema, reached: BudgetReachedSchema, exceeded: BudgetExceededSchema.nullable(), paused: z.boolean() })
+    .optional(),
 });
 export type DelegateTaskResult = z.infer<typeof DelegateTaskResultSchema>;
 

@@ -76,7 +76,8 @@ export const WorkflowOutput = z.object({
   result: z.unknown().optional(),
   error: FailureSchema.nullable(),
   stopReason: z.string().nullable(),
-  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, remaining: BudgetRemainingSchema, reached: BudgetReachedSchema, exceeded: z.boolean() }).optional(),
+  /** paused: an agent() call waits for a raise of this pool or of a budget above it (docs/budgets.md, "Pause and raise"). */
+  budget: z.object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, remaining: BudgetRemainingSchema, reached: BudgetReachedSchema, exceeded: z.boolean(), paused: z.boolean() }).optional(),
   waitTimedOut: z.boolean(),
 });
 export type WorkflowOutput = z.infer<typeof WorkflowOutput>;

@@ -1,4 +1,4 @@
-import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetRemaining, type BudgetSpend } from "../../contracts/entities/budgets.js";
+import { BUDGET_KINDS, type BudgetExceeded, type BudgetKind, type BudgetLimits, type BudgetPolicy, type BudgetRemaining, type BudgetSpend } from "../../contracts/entities/budgets.js";
 import type { Run } from "../../contracts/entities/runs.js";
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
@@ -164,9 +164,29 @@ export function governingBudgets(state: OrchestrationState, threadId: string): B
   return found;
 }
 
+/** What running work does once the holder's budget ran out: the recorded policy, else the budget's own (stop by default). */
+export function budgetPolicy(holder: BudgetHolder): BudgetPolicy {
+  return holder.exceeded?.policy ?? holder.budget.onExceeded ?? "stop";
+}
+
+/** How a refusal names the budget that ran out: which limit, its spend, and (paused) how to go on. */
+export function exhaustedText(exhausted: NonNullable<ReturnType<typeof exhaustedBudget>>): string {
+  const { kind, limit, spent } = exhausted.exceeded;
+  const paused = budgetPolicy(exhausted.holder) === "pause" ? "; paused on budget until it is raised (t3_budget_raise)" : "";
+  return `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit})${paused}`;
+}
+
+/** A budget as a decision that changes it sees it before its events fold in (budget.raise). */
+export type BudgetAdjust = (holder: BudgetHolder) => BudgetHolder;
+
 /** A budget that ran out (recorded) or is reached now, governing `threadId`; null when every one has room. */
-export function exhaustedBudget(state: OrchestrationState, threadId: string, now: string): { readonly holder: BudgetHolder; readonly exceeded: Omit<BudgetExceeded, "at" | "policy"> } | null {
-  for (const holder of governingBudgets(state, threadId)) {
+export function exhaustedBudget(
+  state: OrchestrationState,
+  threadId: string,
+  now: string,
+  adjust: BudgetAdjust = (holder) => holder,
+): { readonly holder: BudgetHolder; readonly exceeded: Omit<BudgetExceeded, "at" | "policy"> } | null {
+  for (const holder of governingBudgets(state, threadId).map(adjust)) {
     if (holder.exceeded !== null) return { holder, exceeded: holder.exceeded };
     const reached = reachedLimit(holder.budget, holderSpend(state, holder, now), "admit");
     if (reached !== null) return { holder, exceeded: reached };

@@ -1,19 +1,22 @@
 import type { BudgetExceedCommand, ThreadBudgetExceedCommand, ThreadBudgetSetCommand } from "../../contracts/commands/runtimeCommands.js";
+import type { BudgetPolicy } from "../../contracts/entities/budgets.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { stopTaskTree } from "../delegation/controls.js";
 import { Changes } from "../run/changes.js";
 import { deliverNotice } from "../run/notify.js";
 import type { OrchestrationState } from "../state.js";
-import { activeRun, requestInterrupt } from "../run/lifecycle.js";
+import { activeRun, queuedRuns, requestInterrupt, startNext } from "../run/lifecycle.js";
+import { settleTask } from "../delegation/settle.js";
 import { changed, liveThread } from "../thread/guards.js";
-import { holderSpend, reachedLimit, spendOf, subtreeThreads, threadHolder, treeThreads } from "./budgets.js";
+import { type BudgetAdjust, type BudgetHolder, holderSpend, reachedLimit, spendOf, subtreeThreads, threadHolder, treeThreads } from "./budgets.js";
 
 /**
  * delegated-task.budget-exceed: a task's subtree reached one of its budget's
  * limits. Recorded once on the task (so every later delegation under it is
  * refused with budget_exceeded); with policy `stop` the task's whole tree is
  * stopped like task_cancel; with `finish_turn` running turns finish and
- * nothing new starts. The root thread gets a notice saying which budget ran
+ * nothing new starts; with `pause` running turns finish and queued work
+ * waits for a raise (budget.raise). The root thread gets a notice saying which budget ran
  * out and what was stopped. Rejected when the budget still has room or was
  * already recorded, so the reactor may ask as often as it likes.
  */
@@ -47,7 +50,7 @@ export function decideBudgetExceed(state: OrchestrationState, command: BudgetExc
   return changes.done();
 }
 
-/** thread.budget.set: a root thread's budget, set or cleared (null); setting starts its wall-clock time and any exhaustion over. */
+/** thread.budget.set: a root thread's budget, set or cleared (null); setting starts its wall-clock time and any exhaustion over, and queued turns a paused budget held back start if the new one has room. */
 export function decideThreadBudgetSet(state: OrchestrationState, command: ThreadBudgetSetCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
@@ -56,6 +59,9 @@ export function decideThreadBudgetSet(state: OrchestrationState, command: Thread
   const budget = command.data.budget === null ? null : { limits: command.data.budget, since: ctx.now, exceeded: null };
   const changes = new Changes(state, ctx);
   changes.putThread("thread.metadata-updated", changed(thread, ctx, { budget }));
+  // Turns a paused budget held back go on under the new one if it has room (as after budget.raise).
+  const asSet = (holder: BudgetHolder): BudgetHolder => (holder.kind === "thread" && holder.id === thread.id ? { ...holder, budget: budget?.limits ?? {}, exceeded: null, since: ctx.now } : holder);
+  startQueuedUnder(changes, treeThreads(state, thread.id), asSet);
   return changes.done();
 }
 
@@ -90,13 +96,27 @@ export function decideThreadBudgetExceed(state: OrchestrationState, command: Thr
     changes,
     thread.id,
     { title: `Budget exceeded: ${reached.kind}`, text: `The ${reached.kind} budget of this thread's tree ran out: spent ${reached.spent} of ${reached.limit}. ${what}`, sourceThreadId: null },
-    { allowSteer: policy === "finish_turn" },
+    { allowSteer: policy !== "stop" },
   );
   return changes.done();
 }
 
+/**
+ * After a decision that changed a budget (budget.raise, thread.budget.set):
+ * each thread under it starts its next queued turn if the budget as changed
+ * (`adjust`) has room, keeps it queued if it still pauses, or cancels it if
+ * it ran out under another policy; a task left with nothing to do settles.
+ */
+export function startQueuedUnder(changes: Changes, threads: readonly string[], adjust: BudgetAdjust): void {
+  for (const threadId of threads) {
+    if (queuedRuns(changes, threadId).length === 0) continue;
+    if (startNext(changes, threadId, adjust) === null && activeRun(changes, threadId) === null) settleTask(changes, threadId);
+  }
+}
+
 /** The notice's sentence on what happened to the running work under a budget that ran out. */
-function stoppedWork(policy: "stop" | "finish_turn", stopped: readonly string[]): string {
+function stoppedWork(policy: BudgetPolicy, stopped: readonly string[]): string {
   if (policy === "finish_turn") return "Running turns may finish; no new delegation or turn starts under it.";
+  if (policy === "pause") return "Paused on budget: running turns may finish; queued turns and workflow agent() calls wait, and no new delegation or message is taken, until the limit is raised (t3_budget_raise, `loom budget raise`, or Raise in the web UI).";
   return stopped.length === 0 ? "Nothing was running under it." : `Stopped the running work of ${stopped.length} thread(s): ${stopped.join(", ")}.`;
 }

@@ -1,7 +1,7 @@
 import { BUDGET_KINDS, type BudgetLimits, type BudgetSpend } from "../../contracts/entities/budgets.js";
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { OrchestrationState } from "../state.js";
-import { reachedLimit, spendOf } from "./budgets.js";
+import { budgetPolicy, exhaustedBudget, reachedLimit, spendOf } from "./budgets.js";
 
 /**
  * A workflow's budget (docs/workflows.md), pure: one pool for all of its
@@ -28,6 +28,19 @@ export function workflowSpend(state: OrchestrationState, workflow: Workflow, now
 export function workflowBudgetReached(state: OrchestrationState, workflow: Workflow, now: string) {
   if (workflow.budget === null) return null;
   return reachedLimit(workflow.budget, workflowSpend(state, workflow, now), "admit");
+}
+
+/**
+ * The paused budget a new agent() call of the workflow waits on, or null: its
+ * own pool, or a budget over the workflow's parent thread, that ran out with
+ * `onExceeded: "pause"` (docs/budgets.md, "Pause and raise"). A raise lifts it.
+ */
+export function pausedBudget(state: OrchestrationState, workflow: Workflow, now: string): { readonly label: string; readonly kind: string } | null {
+  const pool = workflowBudgetReached(state, workflow, now);
+  if (pool !== null && workflow.budget?.onExceeded === "pause") return { label: `workflow ${workflow.workflowId}`, kind: pool.kind };
+  const above = exhaustedBudget(state, workflow.parentThreadId, now);
+  if (above !== null && budgetPolicy(above.holder) === "pause") return { label: above.holder.label, kind: above.exceeded.kind };
+  return null;
 }
 
 /**

@@ -188,6 +188,30 @@ describe("subagent.stop (task_cancel)", () => {
     return { ctx, history };
   }
 
+  it("settles a task whose child run ended and whose only work left is a queued turn the stop holds", () => {
+    const ctx = setupContext();
+    // t1's run fails while a follow-up waits behind it under a paused budget, so nothing runs and the task is still working.
+    const history = steps(
+      rootWithRun(),
+      [
+        cmd("thread.budget.set", { threadId: ROOT, budget: { tokens: 100, onExceeded: "pause" } }),
+        delegate("t1"),
+        cmd("provider-runtime.turn-started", { threadId: CHILD, runId: CHILD_RUN }),
+        cmd("message.dispatch", { threadId: CHILD, text: "later, also this", mode: "queue", runId: "run:queued" }),
+        cmd("provider-runtime.usage-reported", { threadId: CHILD, runId: CHILD_RUN, usage: { inputTokens: 150, outputTokens: 50 } }),
+        turnEnds(CHILD, CHILD_RUN, "failed", "boom"),
+      ],
+      ctx,
+    );
+    expect(fold(history).runs.get("run:queued")!.status).toBe("queued");
+    expect(fold(history).tasks.get(TASK)!.status).toBe("running");
+    const stopped = fold(step(history, stop(TASK, "enough"), ctx));
+    expect(stopped.runs.get("run:queued")).toMatchObject({ status: "queued", held: true });
+    // It settles on its last run, which failed.
+    expect(stopped.tasks.get(TASK)).toMatchObject({ status: "failed", cancelReason: "enough" });
+    expect(stopped.tasks.get(TASK)!.resultContextTransferId).not.toBeNull();
+  });
+
   it("stops the child's own tasks first, then the child thread (interrupt, hold the queue), and disposes the delivery", () => {
     const { history } = tree();
     const before = fold(history);

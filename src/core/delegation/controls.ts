@@ -10,7 +10,7 @@ import { isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegate
 import { contextTransferEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, type Rejected, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
-import { activeRun, queuedRuns, stopThreadWork } from "../run/lifecycle.js";
+import { activeRun, stopThreadWork } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { cancelQueuedNotice } from "./notices.js";
 import { childStillWorking, settleTask } from "./settle.js";
@@ -163,8 +163,8 @@ export function stopTaskTree(changes: Changes, task: DelegatedTask, reason: stri
     changes.updateTask(latest, { completionDelivery: "disposed" });
   }
   for (const threadId of ended) settleTask(changes, threadId);
-  // A queued-only task has no run left at all: settle it now.
-  if (queuedRuns(changes, task.childThreadId).length === 0) settleTask(changes, task.childThreadId);
+  // A task with no work left that can start (no run, or only turns the stop just held) settles now.
+  if (!childStillWorking(changes, task.childThreadId)) settleTask(changes, task.childThreadId);
   // A follow-up that lost its child run but still shows as running here is cancelled (spec 000, task_cancel).
   settleFollowUps(changes, task.childThreadId);
   cancelLostFollowUps(changes, task.taskId);

@@ -8,7 +8,7 @@ import { Changes } from "../run/changes.js";
 import { isActiveRunStatus, newRun, startRun } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
-import { exhaustedBudget, narrowedBudget } from "../budgets/budgets.js";
+import { exhaustedBudget, exhaustedText, narrowedBudget } from "../budgets/budgets.js";
 import { stepBudget, workflowBudgetReached } from "../budgets/workflowBudget.js";
 import { forkTransfer } from "../lineage/fork.js";
 import { newThreadRecord } from "../thread/fresh.js";
@@ -65,10 +65,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
   }
 
   const exhausted = exhaustedBudget(state, parent.id, ctx.now);
-  if (exhausted !== null) {
-    const { kind, limit, spent } = exhausted.exceeded;
-    return reject("budget_exceeded", `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit})`);
-  }
+  if (exhausted !== null) return reject("budget_exceeded", exhaustedText(exhausted));
   // An agent() task draws on its workflow's pool: none once it ran out, else at most what is left of it.
   let requested = data.budget;
   if (forWorkflow && workflow.budget !== null) {

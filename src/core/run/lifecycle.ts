@@ -9,7 +9,7 @@ import { beginRun, captureAfterTurn, closeSetupItem } from "../workspace/turns.j
 import { closeAttempt, openAttempt } from "./attempts.js";
 import type { Changes } from "./changes.js";
 import { closeRunWaits } from "./waits.js";
-import { exhaustedBudget } from "../budgets/budgets.js";
+import { type BudgetAdjust, budgetPolicy, exhaustedBudget } from "../budgets/budgets.js";
 
 /** A run between starting and its terminal event: it owns the thread's provider turn. */
 export function isActiveRunStatus(status: RunStatus): boolean {
@@ -122,15 +122,18 @@ export function enqueue(changes: Changes, run: Run, position: "front" | "back"):
  * Start the first unheld queued run when nothing is active. Taking a run off
  * the queue reserves its turn (holdsTurn), so it is checked against every
  * pool over the thread first: under one that ran out, a queued turn is
- * cancelled (`budget_exceeded:<kind>`) instead of started. System follow-ups
- * (notices, delegated results) still start, so the root hears why.
+ * cancelled (`budget_exceeded:<kind>`) instead of started, or, when that
+ * budget pauses (`onExceeded: "pause"`), stays queued until a raise
+ * (budget.raise) starts it. System follow-ups (notices, delegated results)
+ * still start, so the root hears why.
  */
-export function startNext(changes: Changes, threadId: string): Run | null {
+export function startNext(changes: Changes, threadId: string, budgets?: BudgetAdjust): Run | null {
   // A deleted thread starts no more work.
   if (activeRun(changes, threadId) !== null || changes.thread(threadId)?.deletedAt != null) return null;
   for (const next of queuedRuns(changes, threadId).filter((run) => !run.held)) {
-    const exhausted = next.kind === "system_follow_up" ? null : exhaustedBudget(changes.state, threadId, changes.ctx.now);
+    const exhausted = next.kind === "system_follow_up" ? null : exhaustedBudget(changes.state, threadId, changes.ctx.now, budgets);
     if (exhausted === null) return startRun(changes, next);
+    if (budgetPolicy(exhausted.holder) === "pause") return null;
     changes.updateRun(next, { status: "cancelled", queueRank: null, held: false, endReason: `budget_exceeded:${exhausted.exceeded.kind}`, endedAt: changes.ctx.now });
   }
   return null;

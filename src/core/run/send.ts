@@ -9,7 +9,7 @@ import { Changes } from "./changes.js";
 import { activeRun, enqueue, newRun, queuedRuns, requestInterrupt, providerNotSet, startRun, threadProvider, turnFacts } from "./lifecycle.js";
 import { isProviderControlMessage, isProviderControlTurn } from "./controlMessages.js";
 import { recordFollowUp } from "../delegation/followUps.js";
-import { exhaustedBudget } from "../budgets/budgets.js";
+import { exhaustedBudget, exhaustedText } from "../budgets/budgets.js";
 
 /**
  * A running turn accepts steering only while its provider (`facts`, the run's
@@ -40,10 +40,7 @@ export function decideMessageDispatch(state: OrchestrationState, command: Messag
   // New work under a budget that ran out (either policy) is refused; a system re-send of a message already accepted is not new work.
   if (command.data.createdBy !== "system") {
     const exhausted = exhaustedBudget(state, thread.id, ctx.now);
-    if (exhausted !== null) {
-      const { kind, limit, spent } = exhausted.exceeded;
-      return reject("budget_exceeded", `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit}): thread ${thread.id} takes no new message under it`);
-    }
+    if (exhausted !== null) return reject("budget_exceeded", `${exhaustedText(exhausted)}: thread ${thread.id} takes no new message under it`);
   }
 
   const changes = new Changes(state, ctx);

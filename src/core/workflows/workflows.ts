@@ -17,7 +17,7 @@ import { Changes } from "../run/changes.js";
 import { deliverNotice } from "../run/notify.js";
 import type { OrchestrationState } from "../state.js";
 import { liveThread } from "../thread/guards.js";
-import { exhaustedBudget, narrowedBudget } from "../budgets/budgets.js";
+import { exhaustedBudget, exhaustedText, narrowedBudget } from "../budgets/budgets.js";
 
 /**
  * Workflow scripts (docs/workflows.md), pure: the journal of a running script.
@@ -116,10 +116,7 @@ export function decideWorkflowStart(state: OrchestrationState, command: Workflow
   const budget = narrowedBudget(state, data.parentThreadId, data.budget ?? undefined);
   if (typeof budget === "string") return reject(RejectionCode.budgetWideningDenied, `a workflow can only narrow the budget it runs under: ${budget}`);
   const exhausted = exhaustedBudget(state, data.parentThreadId, ctx.now);
-  if (exhausted !== null) {
-    const { kind, limit, spent } = exhausted.exceeded;
-    return reject(RejectionCode.budgetExceeded, `the ${kind} budget of ${exhausted.holder.label} ran out (${spent} of ${limit})`);
-  }
+  if (exhausted !== null) return reject(RejectionCode.budgetExceeded, exhaustedText(exhausted));
   const workflow: Workflow = {
     workflowId: data.workflowId,
     parentThreadId: data.parentThreadId,

@@ -16,7 +16,8 @@ import { evolve, initialState, type OrchestrationState } from "../../core/state.
  *   (system follow-ups excepted, as documented) under a budget was admitted
  *   while that budget had room: nothing recorded as exhausted, no limit
  *   reached, and its spawns and turns plus those the same command admitted
- *   within their limits. So spawns and turns never pass their limits;
+ *   within their limits (the limits as the command leaves them: a raise
+ *   admits under the raised ones). So spawns and turns never pass their limits;
  * - tokens and cost: once a pool's tokens (or cost) reach the limit, only the
  *   turns running at that moment and system follow-ups add to them, so the
  *   pool ends at its spend then plus what those turns spent.
@@ -133,7 +134,12 @@ function judgeAdmissions(after: OrchestrationState, admissions: Admissions, comm
     charge(holders, "turns", `run ${runId}`);
   }
   const problems: string[] = [];
-  for (const { holder, spend, spawns, turns, what } of charged.values()) {
+  // A command that changes a budget and admits work under it (budget.raise starting paused turns) is judged against the budget it leaves.
+  const left = charged.size === 0 ? new Map<string, BudgetHolder>() : new Map(budgetHolders(after).map((holder) => [keyOf(holder), holder]));
+  for (const { holder: before, spend, spawns, turns, what } of charged.values()) {
+    const holder = left.get(keyOf(before));
+    // The command cleared that budget (thread.budget.set null): nothing it admitted is under it.
+    if (holder === undefined) continue;
     const admitted = `${what.join(", ")} (${commandId})`;
     if (holder.exceeded !== null) problems.push(`${admitted} started under ${holder.label}, whose ${holder.exceeded.kind} budget had run out`);
     else {

@@ -6,6 +6,7 @@ import { interactionModeRank, runtimeModeRank } from "../../contracts/modes.js";
 import type { DelegationLimits } from "../../core/decision.js";
 import type { OrchestrationState } from "../../core/state.js";
 import { checkBudgets } from "./budgetLedger.js";
+import { budgetPolicy, exhaustedBudget, treeThreads } from "../../core/budgets/budgets.js";
 import type { ReceivedInput } from "./simDriver.js";
 
 /** What delegate_task answered a simulated agent. */
@@ -77,6 +78,15 @@ function deliveryHistory(log: readonly StoredEvent[]): DeliveryHistory {
     }
   }
   return { acknowledgedByCall, noticedWhileHeld };
+}
+
+/** A task whose tree is paused on budget by design: some thread of it has a queued turn that a spent pausing budget holds back until a raise. */
+function waitsForRaise(state: OrchestrationState, task: DelegatedTask, now: string): boolean {
+  return treeThreads(state, task.childThreadId).some((threadId) => {
+    const queued = (state.threadRuns.get(threadId) ?? []).some((runId) => state.runs.get(runId)?.status === "queued");
+    const exhausted = queued ? exhaustedBudget(state, threadId, now) : null;
+    return exhausted !== null && budgetPolicy(exhausted.holder) === "pause";
+  });
 }
 
 /** Run end reasons that lose the run's agent with its process: what it received there never led anywhere. */
@@ -196,10 +206,13 @@ export const INVARIANTS = {
   },
   "tasks-reach-terminal": {
     when: "quiet",
-    summary: "once quiet, every delegated task is final: a terminal status and a published result",
-    check({ state }) {
+    summary:
+      "once quiet, every delegated task is final: a terminal status and a published result; or its tree is paused on budget (onExceeded pause), with a queued turn waiting under a spent pausing budget for a raise",
+    check({ state, log }) {
+      const now = log.at(-1)?.occurredAt ?? new Date(0).toISOString();
       return [...state.tasks.values()]
         .filter((task) => task.resultContextTransferId === null || !isTerminalDelegatedTaskStatus(task.status))
+        .filter((task) => !waitsForRaise(state, task, now))
         .map((task) => `task ${task.taskId} is still ${task.status} (child ${task.childThreadId})`);
     },
   },

@@ -77,6 +77,6 @@ export function drawBudget(world: OperationWorld, scope: "root" | "task"): Budge
     }
   }
   const policy = rng.int(0, 4);
-  if (policy < 2) budget.onExceeded = policy === 0 ? "stop" : "finish_turn";
+  if (policy < 3) budget.onExceeded = (["stop", "finish_turn", "pause"] as const)[policy];
   return budget;
 }

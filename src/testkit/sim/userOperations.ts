@@ -1,6 +1,7 @@
 import { ownerCaller } from "../../app/caller.js";
 import { dispatchCommand } from "../../app/commands.js";
 import { taskCancel, taskStatus } from "../../app/delegation/tasks.js";
+import { raiseBudget } from "../../app/budgets/raise.js";
 import { respondToPendingRequest } from "../../app/requests/pendingRequests.js";
 import { launchThread } from "../../app/threads/creation.js";
 import { waitForThread } from "../../app/threads/threadWait.js";
@@ -134,6 +135,15 @@ export const USER_OPERATIONS = {
       return describeOutcome(await world.invoke("user.readTask", (app) => taskStatus(app, OWNER, { taskId: task.taskId })));
     },
   },
+  /** t3_budget_raise as the owner on a root whose budget pauses: every limit doubled, so a paused tree goes on. */
+  raiseBudget: {
+    weight: (world) => (pausingRoots(world).length > 0 ? 4 : 0),
+    async run(world) {
+      const root = world.rng.pick(pausingRoots(world));
+      const limits = Object.fromEntries(Object.entries(root.budget!.limits).map(([kind, limit]) => [kind, typeof limit === "number" ? limit * 2 : limit]));
+      return describeOutcome(await world.invoke("user.raiseBudget", (app) => raiseBudget(app, OWNER, { threadId: root.id, limits })));
+    },
+  },
   /** t3_thread_wait with a timeout. */
   waitForThread: {
     weight: (world) => (liveThreads(world).length > 0 ? 5 : 0),
@@ -154,6 +164,10 @@ function activeThreads(world: OperationWorld): string[] {
   const ids = new Set<string>();
   for (const run of state.runs.values()) if (run.status !== "queued" && !isTerminalRunStatus(run.status)) ids.add(run.threadId);
   return [...ids];
+}
+
+function pausingRoots(world: OperationWorld) {
+  return roots(world).filter((thread) => thread.budget?.limits.onExceeded === "pause");
 }
 
 function unfinishedTasks(world: OperationWorld) {

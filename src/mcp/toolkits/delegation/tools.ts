@@ -24,6 +24,12 @@ export function delegationToolkit(app: App): McpToolkit {
       capability: orchestration,
       handler: (input, tool) => app.taskCancel(callerOfScope(tool.scope), input),
     }),
+    contractTool("t3_budget_raise", {
+      description:
+        "Raise a budget below you (one of taskId, threadId, workflowId) within the budgets you run under: higher values for limits it has. A tree paused on it goes on where it stopped.",
+      capability: orchestration,
+      handler: (input, tool) => app.raiseBudget(callerOfScope(tool.scope), input),
+    }),
     contractTool("t3_pending_request_list", {
       description: "List a thread's pending requests (questions and approvals). Pass threadId = a task's childThreadId.",
       capability: orchestration,
