@@ -105,7 +105,7 @@ describe("web UI sign-in", () => {
     const { threadId } = await h.createThread({ title: "No budget" });
     const path = `${url}/api/ui/threads/${encodeURIComponent(threadId)}/budget`;
     expect((await fetch(path)).status).toBe(401);
-    expect(await (await fetch(path, { headers: { cookie } })).json()).toEqual({ budget: null });
+    expect(await (await fetch(path, { headers: { cookie } })).json()).toEqual({ budget: null, taskId: null });
     expect((await fetch(path, { method: "POST", headers: { cookie, origin: url, "x-loom-csrf": "1" } })).status).toBe(405);
   });
 

@@ -26,7 +26,7 @@ export interface UiRouteOptions {
  * capabilities, a child thread's budget and spend). Mounted before the orchestration routes, which answer every
  * other /api/ path.
  */
-/** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is (`{ budget: null }` without one). */
+/** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is and its task id, for a raise (`{ budget: null, taskId: null }` without one). */
 const BUDGET_PATH = /^\/api\/ui\/threads\/([^/]+)\/budget$/;
 
 export function uiRoutes(options: UiRouteOptions): RouteHandler {
