@@ -109,6 +109,22 @@ describe("web UI sign-in", () => {
     expect((await fetch(path, { method: "POST", headers: { cookie, origin: url, "x-loom-csrf": "1" } })).status).toBe(405);
   });
 
+  it("answers a launch estimate to a signed-in page, and a typed error for a bad query or an unknown provider", async () => {
+    const cookie = await signIn();
+    const path = `${url}/api/ui/estimate?providerInstanceId=scripted`;
+    expect((await fetch(path)).status).toBe(401);
+    const estimate = (await (await fetch(path, { headers: { cookie } })).json()) as { dryRun: boolean; agentCalls: number; groups: { providerInstanceId: string; model: string | null; sampleSize: number }[] };
+    expect(estimate).toMatchObject({ dryRun: true, agentCalls: 1 });
+    // No model given: the provider's default, as delegate_task picks it.
+    expect(estimate.groups).toMatchObject([{ providerInstanceId: "scripted", model: "scripted-1" }]);
+    const unknown = await fetch(`${url}/api/ui/estimate?providerInstanceId=nowhere`, { headers: { cookie } });
+    expect(unknown.status).toBe(409);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("provider_unavailable");
+    const bad = await fetch(`${url}/api/ui/estimate?role=wizard`, { headers: { cookie } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "invalid_request", message: expect.stringContaining("providerInstanceId") });
+  });
+
   it("signs out: the session ends and the cookie is cleared", async () => {
     const cookie = await signIn();
     const out = await fetch(`${url}/api/ui/session`, { method: "DELETE", headers: { cookie, origin: url, "x-loom-csrf": "1" } });

@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
+import { AppError, toFailure } from "../app/errors.js";
 import { HttpError, type RouteHandler, decodePathSegment, sendError, sendJson } from "../http/http.js";
 import { isOwnerRequest } from "./ownerAuth.js";
+import { statusOf } from "./routes.js";
 import { UI_SESSION_COOKIE, type UiSessionBook, isUiSessionRequest, sessionCookie } from "./uiSessions.js";
 
 /** The path a login link opens; `?code=` is spent and the browser is sent on to `/`. */
@@ -23,11 +25,13 @@ export interface UiRouteOptions {
 /**
  * The web UI's own routes: sign-in (login links, the session cookie, sign-out)
  * and the reads the UI needs that the wire does not carry (provider
- * capabilities, a child thread's budget and spend). Mounted before the orchestration routes, which answer every
+ * capabilities, a child thread's budget and spend, a launch's estimate). Mounted before the orchestration routes, which answer every
  * other /api/ path.
  */
 /** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is and its task id, for a raise (`{ budget: null, taskId: null }` without one). */
 const BUDGET_PATH = /^\/api\/ui\/threads\/([^/]+)\/budget$/;
+/** `GET /api/ui/estimate?providerInstanceId=&model=&role=`: what work on that provider is likely to spend, from its history (docs/budgets.md, "Estimate before launch"). */
+const ESTIMATE_PATH = "/api/ui/estimate";
 
 export function uiRoutes(options: UiRouteOptions): RouteHandler {
   const { sessions } = options;
@@ -77,6 +81,18 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
       if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
       const threadId = decodePathSegment(budget[1]!);
       sendJson(res, 200, options.app.getChildThreadBudget(owner, threadId), { "cache-control": "no-store" });
+      return true;
+    }
+    if (path === ESTIMATE_PATH) {
+      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
+      try {
+        sendJson(res, 200, await options.app.estimateTarget(owner, Object.fromEntries(url.searchParams)), { "cache-control": "no-store" });
+      } catch (error) {
+        // The app's typed error, as the orchestration routes answer it.
+        if (!(error instanceof AppError)) throw error;
+        sendJson(res, statusOf(error), { error: toFailure(error) });
+      }
       return true;
     }
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);

@@ -280,7 +280,7 @@ describe("the web UI in chromium", () => {
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: WAIT });
   }, 60_000);
 
-  it("shows every provider with its availability and the reason when unavailable, and pickers that follow the capability records", async () => {
+  it("shows every provider with its availability and the reason when unavailable, pickers that follow the capability records, and the likely spend", async () => {
     await page.getByRole("button", { name: "New thread" }).click();
     const dialog = page.getByRole("dialog", { name: "New thread" });
     const options = await dialog.getByLabel("Provider").locator("option").allTextContents();
@@ -298,8 +298,14 @@ describe("the web UI in chromium", () => {
     expect(await runtime.locator('option[value="full-access"]').isDisabled()).toBe(true);
     expect(await runtime.locator('option[value="full-access"]').textContent()).toContain("not offered by this provider");
     expect((await dialog.getByLabel("Interaction mode").locator("option").allTextContents()).length).toBeGreaterThan(1);
+    // The likely spend on the chosen provider and model, before anything starts: none on careful, which ran nothing yet.
+    const estimate = dialog.getByLabel("Estimate");
+    await dialog.getByText("No earlier task on this provider and model yet: no estimate.").waitFor({ timeout: WAIT });
     await dialog.getByLabel("Provider").selectOption("scripted");
     expect(await runtime.locator('option[value="full-access"]').isDisabled()).toBe(false);
+    // The delegated child above ran on scripted: its history gives the figures, and says how many tasks they come from.
+    await estimate.getByText(/^Likely spend/).waitFor({ timeout: WAIT });
+    expect(await estimate.innerText()).toMatch(/^Likely spend: ~[\d,]+ tokens, cost unknown, ~\d+ s \(from \d+ earlier tasks?\)$/);
     await dialog.getByLabel("First message").fill("Summarize the open pull requests.");
     await shot("new-thread");
     await dialog.getByRole("button", { name: "Cancel" }).click();

@@ -3,6 +3,7 @@ import type { Caller } from "./caller.js";
 import { dispatchCommand } from "./commands.js";
 import type { AppContext } from "./context.js";
 import { getChildThreadBudget } from "./delegation/taskView.js";
+import { estimateTarget } from "./budgets/targetEstimate.js";
 import { delegateTask } from "./delegation/delegate.js";
 import { resolveTaskId } from "./delegation/taskRefs.js";
 import { taskCancel, taskStatus } from "./delegation/tasks.js";
@@ -102,6 +103,7 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     raiseBudget: on(raiseBudget),
     resolveTaskId: on(resolveTaskId),
     getChildThreadBudget: on(getChildThreadBudget),
+    estimateTarget: on(estimateTarget),
     listPendingRequests: on(listPendingRequests),
     readPendingRequest: on(readPendingRequest),
     respondToPendingRequest: on(respondToPendingRequest),

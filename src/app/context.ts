@@ -66,6 +66,12 @@ export async function execute(ctx: AppContext, command: Command): Promise<Execut
   return { ...outcome, receipt: outcome.receipt };
 }
 
+/** Decide `command` without recording it (a dry run): throws the AppError a real call would meet, writes nothing. */
+export function check(ctx: AppContext, command: Command): void {
+  const rejection = ctx.orchestrator.check(command);
+  if (rejection !== null) throw errorOfRejection(rejection);
+}
+
 /** A fresh random uuid from the context's id source. */
 export function freshUuid(ctx: AppContext): string {
   return (ctx.random ?? systemRandom).uuid();

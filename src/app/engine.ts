@@ -1,5 +1,5 @@
 import type { Command } from "../contracts/commands.js";
-import type { AcceptedReceipt, CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
+import type { AcceptedReceipt, CommandReceipt, Rejection, StoredEvent } from "../contracts/envelopes.js";
 import type { OrchestrationState } from "../core/state.js";
 import type { Dispatched } from "../engine/dispatcher.js";
 import type { LiveChannel } from "../engine/liveChannel.js";
@@ -28,6 +28,8 @@ export interface Engine {
   readonly liveChannel: LiveStreams;
   /** Decide and commit a command; resolves with its receipt. */
   dispatch(command: Command): Promise<CommandReceipt>;
+  /** What the decider would answer `command` now, recording nothing: its rejection, or null (dry runs). */
+  check(command: Command): Rejection | null;
   /** Like dispatch, and hands back the events the command wrote. */
   execute(command: Command): Promise<Dispatched>;
   /** A command's stored receipt, or null when the log has none. */

@@ -1,5 +1,5 @@
 import type { Command } from "../contracts/commands.js";
-import type { CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
+import type { CommandReceipt, Rejection, StoredEvent } from "../contracts/envelopes.js";
 import { type DomainEvent, toDomainEvent } from "../contracts/events.js";
 import { decide } from "../core/decider.js";
 import { DEFAULT_DELEGATION_LIMITS, type DecideContext, type Decision, type DelegationLimits, type ProviderFacts } from "../core/decision.js";
@@ -80,6 +80,19 @@ export class Dispatcher {
         void this.drain();
       }
     });
+  }
+
+  /**
+   * What the decider would answer `command` now, without recording anything
+   * (a dry run): its rejection, or null when it would be accepted. The
+   * decision is pure and its events are never folded in; the ids it mints
+   * come from a throwaway allocator, so the real id source is untouched.
+   */
+  check(command: Command): Rejection | null {
+    let minted = 0;
+    const ctx: DecideContext = { ...this.context(), allocate: makeAllocate(() => `00000000-0000-4000-8000-${(minted += 1).toString(16).padStart(12, "0")}`) };
+    const decision = decideSafely(command, () => (this.options.decide ?? decide)(this.options.state, command, ctx));
+    return decision.kind === "rejected" ? decision.rejection : null;
   }
 
   /**

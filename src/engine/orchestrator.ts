@@ -1,5 +1,5 @@
 import type { Command } from "../contracts/commands.js";
-import type { AcceptedReceipt, CommandReceipt, StoredEvent } from "../contracts/envelopes.js";
+import type { AcceptedReceipt, CommandReceipt, Rejection, StoredEvent } from "../contracts/envelopes.js";
 import { isTerminalRunStatus } from "../contracts/entities/runs.js";
 import { type DomainEvent, toDomainEvent } from "../contracts/events.js";
 import type { DelegationLimits, ProviderFacts } from "../core/decision.js";
@@ -136,6 +136,11 @@ export class Orchestrator {
   /** Decide and commit a command; resolves with its receipt. */
   async dispatch(command: Command): Promise<CommandReceipt> {
     return (await this.dispatcher.dispatch(command)).receipt;
+  }
+
+  /** What the decider would answer `command` now, recording nothing: its rejection, or null (a dry run). */
+  check(command: Command): Rejection | null {
+    return this.dispatcher.check(command);
   }
 
   /** Like dispatch, but also hands back the events the command wrote. */

@@ -8,12 +8,13 @@ import { LoomHarness } from "../testkit/loomHarness.js";
 /**
  * What tools/list costs, read from a real server over Streamable HTTP with
  * the SDK client (docs/benchmarks.md, "tools/list bytes"). The ceilings sit a
- * little above today's figures (171,425 B for the listing, 50,207 B
- * model-facing, with t3_budget_raise, the 41st tool), so a tool that grows
+ * little above today's figures (177,535 B for the listing, 50,685 B
+ * model-facing, since delegate_task and t3_workflow_start answer a dry run's
+ * estimate too), so a tool that grows
  * the list past them is a deliberate change of these figures, not an accident.
  */
 
-const LISTING_CEILING_BYTES = 175_000;
+const LISTING_CEILING_BYTES = 181_000;
 const MODEL_FACING_CEILING_BYTES = 52_000;
 
 let h: LoomHarness;
@@ -34,9 +35,9 @@ afterAll(async () => {
 describe("tools/list size", () => {
   it("lists every contract tool within the stated ceilings", () => {
     expect(tools.map((tool) => tool.name).sort()).toEqual(Object.keys(TOOL_CONTRACTS).filter((name) => name !== "loom_echo").sort());
-    expect(bytes({ tools })).toBeLessThan(LISTING_CEILING_BYTES);
     // What a model pays per request: Claude Code sends name, description and input schema (outputSchema never reaches the model).
     const modelFacing = tools.reduce((sum, tool) => sum + bytes({ name: `mcp__t3-code__${tool.name}`, description: tool.description, input_schema: tool.inputSchema }), 0);
+    expect(bytes({ tools })).toBeLessThan(LISTING_CEILING_BYTES);
     expect(modelFacing).toBeLessThan(MODEL_FACING_CEILING_BYTES);
   });
 
@@ -44,7 +45,8 @@ describe("tools/list size", () => {
     const { $schema: _ignored, ...envelope } = z.toJSONSchema(FailureEnvelopeSchema, { io: "output", unrepresentable: "any" });
     const text = JSON.stringify(envelope);
     for (const tool of tools) {
-      const [, failure] = (tool.outputSchema as unknown as { anyOf: unknown[] }).anyOf;
+      // The envelope comes last, after the success shape (or shapes: a dry run's estimate beside the real answer).
+      const failure = (tool.outputSchema as unknown as { anyOf: unknown[] }).anyOf.at(-1);
       expect(failure, tool.name).toEqual(envelope);
       expect(JSON.stringify(tool.outputSchema).split(text), tool.name).toHaveLength(2);
     }

@@ -48,7 +48,9 @@ describe("tool outputs match their declared schemas", () => {
     const listed = await h.owner.listTools();
     for (const tool of listed) {
       expect(tool.outputSchema, tool.name).toMatchObject({ type: "object" });
-      expect((tool.outputSchema as { anyOf?: unknown[] }).anyOf).toHaveLength(2);
+      // Each success shape (a dry run's estimate beside the real answer, for delegate_task and t3_workflow_start), then the failure envelope.
+      const output = TOOL_CONTRACTS[tool.name as ToolName].output;
+      expect((tool.outputSchema as { anyOf?: unknown[] }).anyOf).toHaveLength("options" in output ? output.options.length + 1 : 2);
     }
     expect(listed.map((tool) => tool.name).sort()).toEqual(Object.keys(TOOL_CONTRACTS).sort());
   });
@@ -87,15 +89,21 @@ describe("tool outputs match their declared schemas", () => {
         { call: "delegate_task", args: { task: child, target: { providerInstanceId: "b" }, mode: "wait" }, as: "d" },
         { call: "task_status", args: { taskId: "{{d.taskId}}" } },
         { call: "task_cancel", args: { taskId: "{{d.taskId}}" } },
+        { call: "delegate_task", args: { task: child, target: { providerInstanceId: "b" }, dryRun: true } },
       ),
     });
     await h.waitForEnd(parent.runId!);
     const results = toolResults(parent.threadId);
-    for (const name of ["delegate_task", "task_status", "task_cancel"] as const) {
+    for (const name of ["task_status", "task_cancel"] as const) {
       const answers = results.get(name) ?? [];
       expect(answers, `${name} answered`).toHaveLength(1);
       check(name, answers[0]);
     }
+    // The task, then the dry run's estimate: both shapes of the one output schema.
+    const delegated = results.get("delegate_task") ?? [];
+    expect(delegated).toHaveLength(2);
+    for (const answer of delegated) check("delegate_task", answer);
+    expect(delegated[1]).toMatchObject({ dryRun: true, agentCalls: 1 });
   });
 
   it("thread control tools: queue, organize, configuration, fork, merge back and transfers, as the owner", async () => {
@@ -166,10 +174,16 @@ describe("tool outputs match their declared schemas", () => {
     const workflowScript = `phase("One"); return await agent(${JSON.stringify(childScript({ say: "w" }))}, { label: "one" });`;
     const parent = await h.launch({
       target: { providerInstanceId: "a" },
-      message: script({ call: "t3_workflow_start", args: { script: workflowScript, mode: "wait", budget: { spawns: 5 } }, as: "w" }, { say: "done" }),
+      message: script(
+        { call: "t3_workflow_start", args: { script: workflowScript, dryRun: true } },
+        { call: "t3_workflow_start", args: { script: workflowScript, mode: "wait", budget: { spawns: 5 } }, as: "w" },
+        { say: "done" },
+      ),
     });
     await h.waitForEnd(parent.runId!, 20_000);
-    const [started] = toolResults(parent.threadId).get("t3_workflow_start") ?? [];
+    const [estimate, started] = toolResults(parent.threadId).get("t3_workflow_start") ?? [];
+    check("t3_workflow_start", estimate);
+    expect(estimate).toMatchObject({ dryRun: true, agentCalls: 1, rounds: 1 });
     check("t3_workflow_start", started);
     const workflowId = (started as { workflowId: string }).workflowId;
     await owner("t3_workflow_status", { workflowId });

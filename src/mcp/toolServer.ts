@@ -85,7 +85,9 @@ const FAILURE_ENVELOPE_LISTING: Readonly<Record<string, unknown>> = (() => {
  */
 function outputListing(tool: McpToolDefinition): NonNullable<Tool["outputSchema"]> {
   const { $schema: _ignored, ...success } = z.toJSONSchema(tool.outputSchema, { io: "output", unrepresentable: "any" });
-  return { type: "object", anyOf: [success, FAILURE_ENVELOPE_LISTING] };
+  // A union of successes (a dry run's answer beside the real one) lists each beside the failure envelope.
+  const successes = Array.isArray(success.anyOf) && Object.keys(success).length === 1 ? (success.anyOf as Record<string, unknown>[]) : [success];
+  return { type: "object", anyOf: [...successes, FAILURE_ENVELOPE_LISTING] };
 }
 
 export interface ToolServerOptions {

@@ -2,7 +2,7 @@ import type { RequestId, ToolAnnotations } from "@modelcontextprotocol/sdk/types
 import type { z } from "zod";
 import { TOOL_ACCESS } from "../app/access.js";
 import type { WaitContext } from "../app/waits.js";
-import { TOOL_CONTRACTS, type ToolName } from "../contracts/tools/toolContracts.js";
+import { type OutputShape, TOOL_CONTRACTS, type ToolName } from "../contracts/tools/toolContracts.js";
 import type { McpCapability, McpInvocationScope } from "./credentialRegistry.js";
 
 /**
@@ -49,7 +49,7 @@ export interface McpToolDefinition<I = unknown> {
   /** A zod object schema; its JSON Schema is what tools/list shows. */
   readonly inputSchema: z.ZodObject & z.ZodType<I>;
   /** The structuredContent of a successful call; tools/list shows it (with the failure envelope) as outputSchema. */
-  readonly outputSchema: z.ZodObject;
+  readonly outputSchema: OutputShape;
   readonly capability: McpCapability;
   readonly annotations?: ToolAnnotations;
   /**
@@ -67,7 +67,7 @@ export interface McpToolkit {
 }
 
 /** Define a tool: the handler's input is typed by the input schema, its result by the output schema. */
-export function defineTool<S extends z.ZodObject, O extends z.ZodObject>(
+export function defineTool<S extends z.ZodObject, O extends OutputShape>(
   tool: Omit<McpToolDefinition<z.output<S>>, "inputSchema" | "outputSchema" | "handler"> & {
     readonly inputSchema: S;
     readonly outputSchema: O;

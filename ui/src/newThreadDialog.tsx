@@ -2,11 +2,12 @@ import { useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
 import { errorText } from "./api.js";
+import { LaunchEstimateLine } from "./launchEstimate.js";
 
 const RUNTIME_MODES = ["approval-required", "auto-accept-edits", "full-access"] as const;
 const INTERACTION_MODES = ["default", "plan"] as const;
 
-/** Launch a thread: message, title and the provider, model, runtime and interaction mode pickers from the capability records. */
+/** Launch a thread: message, title and the provider, model, runtime and interaction mode pickers from the capability records, with the likely spend on that provider and model. */
 export function NewThreadDialog(props: {
   readonly client: LoomWsClient;
   readonly capabilities: CapabilitiesOutput | null;
@@ -71,6 +72,7 @@ export function NewThreadDialog(props: {
             ))}
           </select>
         </label>
+        <LaunchEstimateLine providerInstanceId={providerId} model={model} />
         <div className="row">
           <label>
             Runtime mode

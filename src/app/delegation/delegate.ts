@@ -3,7 +3,10 @@ import type { DelegateTaskInput } from "../../contracts/tools/delegationTools.js
 import { outputInstruction, schemaProblem } from "../../core/delegation/structuredResult.js";
 import { joinId } from "../../core/ids.js";
 import { type ActingCaller, type Caller, resolveCaller, traceField } from "../caller.js";
-import { type AppContext, execute, freshUuid } from "../context.js";
+import type { Command } from "../../contracts/commands.js";
+import type { LaunchEstimate } from "../../contracts/tools/launchEstimate.js";
+import { launchEstimate } from "../budgets/launchEstimate.js";
+import { type AppContext, check, execute, freshUuid } from "../context.js";
 import { AppError, fail } from "../errors.js";
 import { type RequestClaim, claimField, claimRequest } from "../idempotency.js";
 import { resolveModes, resolveTarget } from "../policy.js";
@@ -60,10 +63,19 @@ function taskIdFor(parentThreadId: string, key: string): string {
   return joinId("subagent", "client-request", parentThreadId, "request", key);
 }
 
-/** delegate_task: create a child thread on any provider and hand it the task. */
-export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, wait: WaitContext) {
+/** A delegate_task input that starts the task (no dryRun). */
+export type TaskDelegation = DelegateTaskInput & { readonly dryRun?: false };
+
+type TaskAnswer = ReturnType<typeof delegateTaskResult> | Awaited<ReturnType<typeof waitForTask>>;
+
+/** delegate_task: create a child thread on any provider and hand it the task; with dryRun, estimate it and create nothing. */
+export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput & { dryRun: true }, wait: WaitContext): Promise<LaunchEstimate>;
+export async function delegateTask(ctx: AppContext, caller: Caller, input: TaskDelegation, wait: WaitContext): Promise<TaskAnswer>;
+export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, wait: WaitContext): Promise<TaskAnswer | LaunchEstimate>;
+export async function delegateTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, wait: WaitContext): Promise<TaskAnswer | LaunchEstimate> {
   const parent = requireOwningSession(ctx, caller);
   requireUsableSchema(input.outputSchema);
+  if (input.dryRun === true) return dryRunDelegation(ctx, parent, input);
   // Keys are scoped to the parent thread, like the task ids they derive. mode and
   // timeoutMs only choose how this call answers: a retry may wait for the task it started.
   const { mode: _mode, timeoutMs: _timeoutMs, ...work } = input;
@@ -74,7 +86,8 @@ export async function delegateTask(ctx: AppContext, caller: Caller, input: Deleg
   return waitForTask(ctx, task.taskId, input.timeoutMs, wait, caller, parent.runId);
 }
 
-async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<DelegatedTask> {
+/** The delegated_task.request a call records (its task id beside it), built the same for a dry run as for the real one. */
+async function taskRequest(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<{ command: Command; taskId: string }> {
   const target = await resolveTarget(ctx.registry, parent.acting, input.target);
   const modes = resolveModes(parent.acting, target.availability, input);
   const key = input.clientRequestId ?? freshUuid(ctx);
@@ -83,8 +96,7 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
   const brief = input.role === undefined ? input.task : `${ROLE_INSTRUCTIONS[input.role]}\n\n${input.task}`;
   const prompt = input.outputSchema === undefined ? brief : `${brief}\n\n${outputInstruction(input.outputSchema)}`;
   const isolation = input.isolation === "worktree" ? { isolation: "worktree" as const, workspaceRepoPath: await parentRepository(ctx, parent) } : {};
-  try {
-    const executed = await execute(ctx, {
+  const command: Command = {
       type: "delegated_task.request",
       // A fresh command id per attempt: a rejected command keeps its receipt, so
       // a derived one would repeat a retryable refusal (active_children_exceeded,
@@ -116,7 +128,14 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
         ...(input.approvalRouting === undefined ? {} : { approvalRouting: input.approvalRouting }),
         ...(input.onCrash === undefined ? {} : { onCrash: input.onCrash }),
       },
-    });
+    };
+  return { command, taskId };
+}
+
+async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<DelegatedTask> {
+  const { command, taskId } = await taskRequest(ctx, parent, input, claim);
+  try {
+    const executed = await execute(ctx, command);
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);
   } catch (error) {
     // A concurrent retry with the same clientRequestId created it first.
@@ -124,6 +143,25 @@ async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskI
     if (created !== undefined) return created;
     throw error;
   }
+}
+
+/**
+ * dryRun: the request is built and decided as the real call would be, so a
+ * bad target, a wider budget or a spent pool is the same typed error; then
+ * nothing is recorded, and the answer is the estimate of the one task.
+ */
+async function dryRunDelegation(ctx: AppContext, parent: Parent, input: DelegateTaskInput): Promise<LaunchEstimate> {
+  const { command } = await taskRequest(ctx, parent, { ...input, clientRequestId: undefined }, null);
+  check(ctx, command);
+  const data = command.type === "delegated_task.request" ? command.data : fail("orchestration_error", "the dry run built no delegated_task.request");
+  // The task's budget limits its subtree: the task itself is no spawn of it.
+  const { spawns: _spawns, ...budget } = input.budget ?? {};
+  return launchEstimate(ctx.orchestrator.state, {
+    calls: [{ providerInstanceId: data.providerInstanceId, model: data.model, role: data.role, round: 0 }],
+    complete: true,
+    budget: input.budget === undefined ? undefined : budget,
+    notes: ["A dry run: nothing was started or recorded. delegate_task starts one task; what the child delegates in turn is in its figures."],
+  });
 }
 
 /**

@@ -40,7 +40,8 @@ const AgentOptionsSchema = z
   .strict();
 type AgentOptions = z.infer<typeof AgentOptionsSchema>;
 
-function parseOptions(raw: unknown): AgentOptions {
+/** An agent() call's options, checked as the real call checks them (a dry run counts calls with them too). */
+export function parseAgentOptions(raw: unknown): AgentOptions {
   const parsed = AgentOptionsSchema.safeParse(raw);
   if (!parsed.success) throw new TypeError(`agent(prompt, options): ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "options"}: ${issue.message}`).join("; ")}`);
   if (parsed.data.schema !== undefined) {
@@ -117,7 +118,7 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
     if (reused !== undefined) return reuse(rt, ids, callKey, call, reused);
     rt.resume.diverged = true;
   }
-  const options = parseOptions(call.options);
+  const options = parseAgentOptions(call.options);
   const now = () => new Date(rt.ctx.clock()).toISOString();
   const release = await rt.acquire();
   try {
@@ -182,7 +183,7 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
 
 /** Answer a resumed workflow's call from the prior journal: one journal entry, no task. */
 async function reuse(rt: StepRuntime, ids: ReturnType<typeof stepIds>, callKey: string, call: AgentCall, reused: WorkflowStep): Promise<unknown> {
-  const options = parseOptions(call.options);
+  const options = parseAgentOptions(call.options);
   await journalStart(rt, ids, callKey, call, options, false, { workflowId: rt.resume!.workflowId, stepId: reused.stepId });
   const step = liveWorkflow(rt).steps.find((candidate) => candidate.stepId === ids.stepId);
   if (step === undefined) throw new WorkflowStepError("orchestration_error", `the reuse of step ${reused.stepId} of workflow ${rt.resume!.workflowId} was not journaled`);

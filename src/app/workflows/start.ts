@@ -7,9 +7,13 @@ import type { WorkflowScriptOutput, WorkflowStartInput, WorkflowStatusInput, Wor
 import { joinId } from "../../core/ids.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type Caller, resolveCaller } from "../caller.js";
-import { type AppContext, execute, freshUuid } from "../context.js";
+import type { Command } from "../../contracts/commands.js";
+import type { LaunchEstimate } from "../../contracts/tools/launchEstimate.js";
+import { launchEstimate } from "../budgets/launchEstimate.js";
+import { type AppContext, check, execute, freshUuid } from "../context.js";
 import { fail } from "../errors.js";
-import { claimField, claimRequest } from "../idempotency.js";
+import { type RequestClaim, claimField, claimRequest } from "../idempotency.js";
+import { scriptFanOut } from "./dryRun.js";
 import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { workspacePathOf } from "../workspaces/paths.js";
 import { BUILT_IN_WORKFLOWS, WORKFLOW_LIBRARY } from "./library.js";
@@ -52,38 +56,11 @@ export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, cal
   if (acting.thread === null || acting.activeRun === null) fail("parent_not_active", "t3_workflow_start needs a calling thread with a live run: the workflow's agents are its children");
   const thread = acting.thread;
   const run = acting.activeRun;
+  if (input.dryRun === true) return dryRunWorkflow(ctx, thread, run.id, input);
   const workflowId = input.clientRequestId === undefined ? joinId("workflow", freshUuid(ctx)) : joinId("workflow", "client-request", thread.id, "request", input.clientRequestId);
   const { mode: _mode, timeoutMs: _timeoutMs, ...work } = input;
   const claim = claimRequest(ctx, thread.id, "t3_workflow_start", work);
-  if (!ctx.orchestrator.state.workflows.has(workflowId)) {
-    const script = input.script ?? (await namedScript(ctx, thread, input.name!));
-    const args = input.args ?? null;
-    if (input.resumeFrom !== undefined) resumable(ctx, thread.id, input.resumeFrom);
-    const inspection = await inspectWorkflowScript(script, args, WORKFLOW_LIBRARY);
-    if (!inspection.ok) fail("invalid_request", `the workflow script does not run: ${inspection.error}`);
-    const meta = MetaSchema.safeParse(inspection.meta ?? {});
-    if (!meta.success) fail("invalid_request", `the workflow's meta is not { name?, description?, phases?: [{ title, detail? }] }: ${meta.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
-    await execute(ctx, {
-      type: "workflow.start",
-      commandId: `cmd:${workflowId}:start`,
-      ...claimField(claim),
-      data: {
-        workflowId,
-        parentThreadId: thread.id,
-        parentRunId: run.id,
-        itemId: joinId("turn-item", workflowId),
-        name: meta.data.name ?? input.name ?? null,
-        description: meta.data.description ?? null,
-        phases: meta.data.phases ?? [],
-        script,
-        args,
-        // The decider holds the pool to the budgets this thread runs under (src/core/workflows/workflows.ts).
-        budget: input.budget ?? null,
-        clientRequestId: input.clientRequestId ?? null,
-        resumeFrom: input.resumeFrom ?? null,
-      },
-    });
-  }
+  if (!ctx.orchestrator.state.workflows.has(workflowId)) await execute(ctx, (await startCommand(ctx, thread, run.id, input, workflowId, claim)).command);
   if ((input.mode ?? "async") === "async") return workflowView(ctx.orchestrator.state, currentWorkflow(ctx, workflowId), false, now(ctx));
   const release = runner.hold(workflowId);
   try {
@@ -93,6 +70,59 @@ export async function startWorkflow(ctx: AppContext, runner: WorkflowRunner, cal
   } finally {
     release();
   }
+}
+
+/** The checked script and its workflow.start command, built the same for a dry run as for the real one. */
+async function startCommand(ctx: AppContext, thread: AppThread, parentRunId: string, input: WorkflowStartInput, workflowId: string, claim: RequestClaim | null) {
+  const script = input.script ?? (await namedScript(ctx, thread, input.name!));
+  const args = input.args ?? null;
+  if (input.resumeFrom !== undefined) resumable(ctx, thread.id, input.resumeFrom);
+  const inspection = await inspectWorkflowScript(script, args, WORKFLOW_LIBRARY);
+  if (!inspection.ok) fail("invalid_request", `the workflow script does not run: ${inspection.error}`);
+  const meta = MetaSchema.safeParse(inspection.meta ?? {});
+  if (!meta.success) fail("invalid_request", `the workflow's meta is not { name?, description?, phases?: [{ title, detail? }] }: ${meta.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`);
+  const command: Command = {
+    type: "workflow.start",
+    commandId: `cmd:${workflowId}:start`,
+    ...claimField(claim),
+    data: {
+      workflowId,
+      parentThreadId: thread.id,
+      parentRunId,
+      itemId: joinId("turn-item", workflowId),
+      name: meta.data.name ?? input.name ?? null,
+      description: meta.data.description ?? null,
+      phases: meta.data.phases ?? [],
+      script,
+      args,
+      // The decider holds the pool to the budgets this thread runs under (src/core/workflows/workflows.ts).
+      budget: input.budget ?? null,
+      clientRequestId: input.clientRequestId ?? null,
+      resumeFrom: input.resumeFrom ?? null,
+    },
+  };
+  return { command, script, args };
+}
+
+/**
+ * dryRun: the script and budget are checked and decided as the real start
+ * would be (the same typed errors), then nothing is recorded: the script runs
+ * on stand-in answers to count its agent() calls (dryRun.ts), and the answer
+ * is their estimate.
+ */
+async function dryRunWorkflow(ctx: AppContext, thread: AppThread, parentRunId: string, input: WorkflowStartInput): Promise<LaunchEstimate> {
+  const { command, script, args } = await startCommand(ctx, thread, parentRunId, { ...input, clientRequestId: undefined }, joinId("workflow", "dry-run", freshUuid(ctx)), null);
+  check(ctx, command);
+  const fanOut = await scriptFanOut(script, args);
+  const notes = ["A dry run: nothing was started or recorded. The agent() calls were counted by running the script with stand-in answers (an empty text, or the smallest value a call's schema allows): a script whose control flow follows the agents' answers may make other calls for real."];
+  if (fanOut.unknowable !== null) notes.unshift(`The fan-out is not knowable: ${fanOut.unknowable}.`);
+  if (input.resumeFrom !== undefined) notes.push(`resumeFrom: calls the journal of ${input.resumeFrom} answers start nothing for real, and are counted here all the same.`);
+  return launchEstimate(ctx.orchestrator.state, {
+    calls: fanOut.calls.map((call) => ({ providerInstanceId: call.providerInstanceId ?? thread.providerInstanceId ?? "(none)", model: call.model, role: call.role, round: call.round })),
+    complete: fanOut.unknowable === null,
+    budget: input.budget,
+    notes,
+  });
 }
 
 /** resumeFrom: an ended workflow of the same parent thread (another thread's is unknown, as for t3_workflow_status). */

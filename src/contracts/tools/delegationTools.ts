@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { ApprovalDecisionSchema } from "../turnItemParts.js";
+import { DRY_RUN_DESCRIPTION, LaunchEstimateSchema } from "./launchEstimate.js";
 import { OutputSchemaInput } from "./outputSchema.js";
 import { TargetInput } from "./threadTools.js";
 import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOutputs.js";
@@ -38,6 +39,7 @@ export const DelegateTaskInput = z
       .enum(["resume", "fail"])
       .optional()
       .describe("resume (default): if Loom restarts or its node is lost while the child works, the child's run starts again where its conversation stopped; fail: it ends interrupted"),
+    dryRun: z.boolean().optional().describe(DRY_RUN_DESCRIPTION),
   })
   .strict();
 export type DelegateTaskInput = z.infer<typeof DelegateTaskInput>;
@@ -77,7 +79,8 @@ export type PendingRequestRespondInput = z.infer<typeof PendingRequestRespondInp
 
 // Outputs: the structuredContent each delegation tool answers with.
 
-export const DelegateTaskOutput = DelegateTaskResultSchema;
+/** The task, or with dryRun the estimate (nothing started). */
+export const DelegateTaskOutput = z.union([DelegateTaskResultSchema, LaunchEstimateSchema]);
 export const TaskStatusOutput = DelegateTaskResultSchema;
 export const TaskCancelOutput = DelegateTaskResultSchema.extend({
   cancelReason: z.string().nullable(),

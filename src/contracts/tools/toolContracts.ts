@@ -70,16 +70,19 @@ import {
   ScheduledTaskOutput,
   UpdateScheduledTaskInput,
 } from "./scheduleTools.js";
-import { WorkflowOutput, WorkflowStartInput, WorkflowStatusInput, WorkflowStopInput } from "./workflowTools.js";
+import { WorkflowOutput, WorkflowStartInput, WorkflowStartOutput, WorkflowStatusInput, WorkflowStopInput } from "./workflowTools.js";
 import { BudgetRaiseInput, BudgetRaiseOutput } from "./budgetTools.js";
 
+/** The structuredContent of a success: an object, or a union of objects (a dry run's answer beside the real one). */
+export type OutputShape = z.ZodObject | z.ZodUnion<readonly z.ZodObject[]>;
+
 /** A tool's contract: what it takes and the structuredContent it answers with on success. */
-export interface ToolContract<I extends z.ZodType = z.ZodType, O extends z.ZodObject = z.ZodObject> {
+export interface ToolContract<I extends z.ZodType = z.ZodType, O extends OutputShape = OutputShape> {
   readonly input: I;
   readonly output: O;
 }
 
-function contract<I extends z.ZodType, O extends z.ZodObject>(input: I, output: O): ToolContract<I, O> {
+function contract<I extends z.ZodType, O extends OutputShape>(input: I, output: O): ToolContract<I, O> {
   return { input, output };
 }
 
@@ -129,7 +132,7 @@ export const TOOL_CONTRACTS = {
   update_scheduled_task: contract(UpdateScheduledTaskInput, ScheduledTaskOutput),
   delete_scheduled_task: contract(ScheduledTaskIdOnlyInput, DeleteScheduledTaskOutput),
   run_scheduled_task_now: contract(ScheduledTaskIdOnlyInput, RunScheduledTaskNowOutput),
-  t3_workflow_start: contract(WorkflowStartInput, WorkflowOutput),
+  t3_workflow_start: contract(WorkflowStartInput, WorkflowStartOutput),
   t3_workflow_status: contract(WorkflowStatusInput, WorkflowOutput),
   t3_workflow_stop: contract(WorkflowStopInput, WorkflowOutput),
   t3_budget_raise: contract(BudgetRaiseInput, BudgetRaiseOutput),

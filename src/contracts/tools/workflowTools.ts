@@ -2,6 +2,7 @@ import { z } from "zod";
 import { BudgetLimitsSchema, BudgetReachedSchema, BudgetRemainingSchema, BudgetSpendSchema } from "../entities/budgets.js";
 import { FailureSchema } from "../entities/fields.js";
 import { WorkflowStatusSchema, WorkflowStepStatusSchema } from "../entities/workflows.js";
+import { DRY_RUN_DESCRIPTION, LaunchEstimateSchema } from "./launchEstimate.js";
 
 /** The longest workflow script accepted, in characters. */
 export const MAX_WORKFLOW_SCRIPT_CHARS = 200_000;
@@ -41,6 +42,7 @@ export const WorkflowStartInput = z
       .max(512)
       .optional()
       .describe("The workflowId of an ended (completed, failed or stopped) workflow you started: this script's agent() calls are answered from its journal up to the first call that differs (another prompt or options, or a call that did not complete there), and run fresh from there"),
+    dryRun: z.boolean().optional().describe(DRY_RUN_DESCRIPTION),
   })
   .strict()
   .refine((input) => (input.script === undefined) !== (input.name === undefined), { message: "give exactly one of script or name" });
@@ -81,6 +83,9 @@ export const WorkflowOutput = z.object({
   waitTimedOut: z.boolean(),
 });
 export type WorkflowOutput = z.infer<typeof WorkflowOutput>;
+
+/** t3_workflow_start: the workflow, or with dryRun the estimate (nothing started). */
+export const WorkflowStartOutput = z.union([WorkflowOutput, LaunchEstimateSchema]);
 
 /** The WebSocket method orchestration.getWorkflowScript: the script a workflow runs, with its args and status. */
 export const WorkflowScriptOutput = z.object({

@@ -1,9 +1,8 @@
-import { delegateTask, waitForTask } from "../../app/delegation/delegate.js";
+import { type TaskDelegation, delegateTask, waitForTask } from "../../app/delegation/delegate.js";
 import { taskCancel, taskStatus } from "../../app/delegation/tasks.js";
 import { respondToPendingRequest } from "../../app/requests/pendingRequests.js";
 import { sendToThread } from "../../app/threads/writes.js";
 import { waitForThread } from "../../app/threads/threadWait.js";
-import type { DelegateTaskInput } from "../../contracts/tools/delegationTools.js";
 import { type OperationWorld, describeOutcome, drawBudget, storm, unobservedWait } from "./operations.js";
 import type { AgentContext, TurnEnd, TurnStep } from "./simDriver.js";
 
@@ -38,7 +37,7 @@ export const AGENT_OPERATIONS = {
       const retry = used.length > 0 && world.rng.chance(0.3);
       const clientRequestId = retry ? world.rng.pick(used) : world.rng.chance(0.6) ? `req-${world.next()}` : undefined;
       if (clientRequestId !== undefined && !retry) used.push(clientRequestId);
-      const input: DelegateTaskInput = {
+      const input: TaskDelegation = {
         task: `sim task ${world.next()}`,
         mode: world.rng.chance(0.3) ? "wait" : "async",
         ...(clientRequestId === undefined ? {} : { clientRequestId }),
@@ -59,7 +58,7 @@ export const AGENT_OPERATIONS = {
   fanOut: {
     weight: 14,
     async run(world, agent) {
-      const inputs: DelegateTaskInput[] = Array.from({ length: world.rng.int(2, 4) }, () => ({
+      const inputs: TaskDelegation[] = Array.from({ length: world.rng.int(2, 4) }, () => ({
         task: `sim fan-out task ${world.next()}`,
         mode: "async",
         clientRequestId: `fan-${world.next()}`,
