@@ -5,6 +5,7 @@
  */
 import { runAgentPoolBench } from "./agentPoolBench.js";
 import { runAgentStartupBench } from "./agentStartupBench.js";
+import { runBudgetBench } from "./budgetBench.js";
 import { runCompressionBench } from "./compressionBench.js";
 import { runCoreBench } from "./coreBench.js";
 import { runCheckpointBench } from "./checkpointBench.js";
@@ -55,6 +56,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   restart: () => runRestartBench({ events: quick ? 100_000 : 1_000_000, tail: quick ? 5_000 : 50_000 }),
   memory: () => runMemoryBench({ threads: quick ? 2_000 : 10_000 }),
   workflow: () => runWorkflowBench({ rounds: quick ? 1 : 3, journalCalls: 200 }),
+  budget: () => runBudgetBench({ history: quick ? 3 : 5, measured: quick ? 5 : 15, children: 16, rounds: quick ? 3 : 7 }),
   telemetry: () => runTelemetryBench({ threads: quick ? 2_000 : 10_000, rounds: quick ? 1 : 3, fanoutRounds: quick ? 1 : 5, children: 16 }),
   sim: () => runSimBench({ seeds: quick ? 30 : 200, starts: quick ? [1, 1001] : [1, 1001, 2001, 3001, 4001], budget: quick ? 200 : 1000 }),
 };
