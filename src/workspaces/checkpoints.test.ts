@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync, renameSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { commitFiles, gitBytes, gitSync, initRepo, tempDir, writeFiles } from "../testkit/gitRepo.js";
@@ -30,7 +30,31 @@ const capture = async (ordinal: number, workspacePath = repo) => ready(await cap
 
 const OLD_TEXT = Array.from({ length: 20 }, (_, i) => `line ${i} of a file that moves`).join("\n") + "\n";
 
+/** Resolves once the wall clock's second is `second` or later (file times have whole-second resolution for git's stat checks). */
+async function untilSecond(second: number): Promise<void> {
+  while (Math.floor(Date.now() / 1_000) < second) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 describe("captureCheckpoint", () => {
+  it("sees a same-size edit made in the second the worktree's index was written, when the first capture comes a second later", async () => {
+    // Git trusts an index entry's stat data only for files older than the index file. The first capture copies the
+    // worktree's index; a copy with a fresh mtime would make the edit below look unchanged and snapshot the old text.
+    for (let attempt = 1; ; attempt++) {
+      await untilSecond(Math.floor(Date.now() / 1_000) + 1);
+      dir.remove();
+      initRepo(repo, { "a.txt": "value 0\n" });
+      writeFiles(repo, { "a.txt": "value 1\n" });
+      const second = (path: string) => Math.floor(statSync(path).mtimeMs / 1_000);
+      const sameSecond = second(join(repo, "a.txt")) === second(join(repo, ".git", "index"));
+      if (!sameSecond && attempt < 5) continue;
+      expect(sameSecond, "the edit landed in the index's second").toBe(true);
+      await untilSecond(second(join(repo, "a.txt")) + 1);
+      const checkpoint = await capture(0);
+      expect(gitSync(repo, "show", `${checkpoint.ref}:a.txt`)).toBe("value 1");
+      return;
+    }
+  });
+
   it("records each turn's changes with kinds, line counts and binary marks, ignoring ignored files", async () => {
     initRepo(repo, {
       "a.txt": "one\ntwo\nthree\n",

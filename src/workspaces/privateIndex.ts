@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { copyFile, mkdir, realpath, rm } from "node:fs/promises";
+import { copyFile, mkdir, realpath, rm, stat, utimes } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { WorkspaceError, WorkspaceErrorCode } from "./errors.js";
 import { git, gitText } from "./git.js";
@@ -122,9 +122,14 @@ export async function removePrivateIndex(indexDir: string, scopeId: string): Pro
 /** Create the index folder; copy the worktree's index on the scope's first use. */
 async function seedPrivateIndex(tree: WorkingTree, indexPath: string): Promise<void> {
   await mkdir(dirname(indexPath), { recursive: true });
+  const source = join(tree.gitDir, "index");
   try {
     // Exclusive: never overwrite a private index that already exists.
-    await copyFile(join(tree.gitDir, "index"), indexPath, constants.COPYFILE_EXCL);
+    await copyFile(source, indexPath, constants.COPYFILE_EXCL);
+    // The copy keeps the index's own mtime: git trusts an entry's stat data only when the file is older than the index
+    // file, so a fresh mtime would hide an edit made in the same second as the entry was written (same size).
+    const written = await stat(source);
+    await utimes(indexPath, written.atime, written.mtime);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "EEXIST" || code === "ENOENT") return;
