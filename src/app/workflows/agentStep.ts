@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { Failure } from "../../contracts/entities/fields.js";
 import type { Workflow, WorkflowStep } from "../../contracts/entities/workflows.js";
+import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
+import type { OrchestrationState } from "../../core/state.js";
 import { BudgetLimitsSchema } from "../../contracts/entities/budgets.js";
 import { outputInstruction, schemaProblem } from "../../core/delegation/structuredResult.js";
 import { joinId } from "../../core/ids.js";
@@ -151,8 +153,8 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
       }
       await taskFinal(rt, ids.taskId);
       task = state.tasks.get(ids.taskId)!;
-      // Lost to a restart (interrupted, never cancelled, no budget stop): issue the call again, once per attempt.
-      const lost = task.status === "interrupted" && task.cancelRequestedAt === null && (task.budgetExceeded ?? null) === null;
+      // Lost to a restart (interrupted, never cancelled, stopped or interrupted on request, no budget stop): issue the call again, once per attempt.
+      const lost = task.status === "interrupted" && task.cancelRequestedAt === null && (task.budgetExceeded ?? null) === null && !stoppedOnRequest(state, task);
       if (!lost || attempt >= MAX_ATTEMPTS) break;
       attempt += 1;
       ids = stepIds(rt.workflowId, callKey, attempt);
@@ -161,6 +163,13 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
         commandId: `cmd:${ids.stepId}:reissue:${attempt}`,
         data: { workflowId: rt.workflowId, stepId: ids.stepId, attempt, taskId: ids.taskId, childThreadId: ids.childThreadId },
       });
+    }
+    if (task.status !== "completed" && (task.budgetExceeded ?? null) === null && (task.cancelRequestedAt !== null || stoppedOnRequest(state, task))) {
+      // Stopped by a person (Stop, Interrupt or task_cancel on the child): a failure the script can catch, never a silent re-run.
+      const why = task.cancelReason ?? state.runs.get(task.childRunId ?? "")?.endReason ?? "stopped";
+      const error = { code: "agent_stopped", message: `agent ${options.label ?? ids.taskId} was stopped (${why}); it is not run again` };
+      await journalFinish(rt, ids.stepId, { status: "failed", error });
+      throw new WorkflowStepError(error.code, error.message);
     }
     if (task.status !== "completed") {
       const error = { code: "agent_failed", message: `agent ${options.label ?? ids.taskId} ended ${task.status}${task.summary === null ? "" : `: ${task.summary}`}` };
@@ -179,6 +188,12 @@ export async function runAgentStep(rt: StepRuntime, call: AgentCall): Promise<un
   } finally {
     release();
   }
+}
+
+/** The task's own run ended because someone asked it to stop (an interrupt or Stop, or a release to stop a turn that cannot be interrupted), not because it was lost. */
+function stoppedOnRequest(state: Readonly<OrchestrationState>, task: DelegatedTask): boolean {
+  const run = task.childRunId === null ? undefined : state.runs.get(task.childRunId);
+  return run !== undefined && (run.interruptRequestedAt !== null || run.endReason === "stopped_by_session_release");
 }
 
 /** Answer a resumed workflow's call from the prior journal: one journal entry, no task. */

@@ -166,6 +166,59 @@ return "finished";`;
     expect(item).toMatchObject({ status: "declined" });
   });
 
+  it("Stop on the parent thread stops its workflow and every agent() child still working, in one decision", async () => {
+    const slow = js(childScript({ sleep: 30_000 }, { say: "late" }));
+    const script = `await parallel([1, 2].map((i) => () => agent(${slow}, { label: "slow " + i }))); return "finished";`;
+    const parent = await launchParent(h, [{ call: "t3_workflow_start", args: { script }, as: "w" }, { say: "started" }]);
+    const workflow = () => [...h.state.workflows.values()].find((candidate) => candidate.parentThreadId === parent.threadId);
+    const tasks = await h.until(() => {
+      const running = (workflow()?.steps ?? []).flatMap((step) => {
+        const task = step.taskId === null ? undefined : h.state.tasks.get(step.taskId);
+        return task?.childRunId != null && h.state.runs.get(task.childRunId)?.status === "running" ? [task] : [];
+      });
+      return running.length === 2 ? running : null;
+    }, "both slow agents to be running");
+    expect(await h.dispatch("thread.stop", { threadId: parent.threadId })).toMatchObject({ status: 200, body: { status: "accepted" } });
+    // The workflow ended at once; its two children were told to stop in the same decision.
+    expect(workflow()).toMatchObject({ status: "stopped", stopReason: "its parent thread was stopped" });
+    for (const task of tasks) expect(h.state.tasks.get(task.taskId)!.cancelRequestedAt).not.toBeNull();
+    const settled = await h.until(() => {
+      const current = tasks.map((task) => h.state.tasks.get(task.taskId)!);
+      return current.every((task) => task.resultContextTransferId !== null) ? current : null;
+    }, "both children to settle");
+    // As t3_workflow_stop leaves them: interrupted, with the stop requested.
+    expect(settled.map((task) => task.status)).toEqual(["interrupted", "interrupted"]);
+    expect(tasksOf(h, parent.threadId)).toHaveLength(2);
+  });
+
+  it("stopping one agent() child fails that call with agent_stopped, which the script catches; it is never run again", async () => {
+    const slow = js(childScript({ sleep: 30_000 }, { say: "late" }));
+    const script = `
+let caught = null;
+try { await agent(${slow}, { label: "slow" }); } catch (error) { caught = error.code + ": " + error.message; }
+const after = await agent(${js(says("after"))}, { label: "after" });
+return { caught, after };`;
+    const parent = await launchParent(h, [{ call: "t3_workflow_start", args: { script, mode: "wait", timeoutMs: 30_000 }, as: "w" }, { say: "done" }]);
+    const workflow = () => [...h.state.workflows.values()].find((candidate) => candidate.parentThreadId === parent.threadId);
+    const task = await h.until(() => {
+      const step = workflow()?.steps[0];
+      const current = step?.taskId == null ? undefined : h.state.tasks.get(step.taskId);
+      return current?.childRunId != null && h.state.runs.get(current.childRunId)?.status === "running" ? current : null;
+    }, "the slow agent to be running");
+    // The child's own Stop, as the web UI and `loom threads stop` send it.
+    expect(await h.dispatch("thread.stop", { threadId: task.childThreadId })).toMatchObject({ status: 200, body: { status: "accepted" } });
+    await h.waitForEnd(parent.runId, 30_000);
+    const ended = workflow()!;
+    expect(ended.status).toBe("completed");
+    expect(ended.result).toEqual({ caught: expect.stringMatching(/^agent_stopped: agent slow was stopped \(.+\); it is not run again$/), after: "after" });
+    expect(ended.steps.map((step) => [step.label, step.status, step.error?.code ?? null])).toEqual([
+      ["slow", "failed", "agent_stopped"],
+      ["after", "completed", null],
+    ]);
+    // No second "slow" task: the stopped call was not re-issued.
+    expect(tasksOf(h, parent.threadId).map((candidate) => candidate.title)).toEqual(["slow", "after"]);
+  });
+
   it("refuses a bad script, an unknown name and a widened budget with typed errors, recording nothing", async () => {
     const before = h.state.workflows.size;
     for (const [args, message] of [

@@ -11,6 +11,8 @@ import type { OrchestrationState } from "../state.js";
 import { changed, liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
 import { settleTask } from "../delegation/settle.js";
+import { stopTaskTree } from "../delegation/controls.js";
+import { stopWorkflowIn } from "../workflows/workflows.js";
 import { activeRun, queuedRuns, requestInterrupt, startNext, stopThreadWork, turnFacts } from "./lifecycle.js";
 
 /**
@@ -40,7 +42,8 @@ export function decideRunInterrupt(state: OrchestrationState, command: RunInterr
 
 /**
  * thread.stop: like a user's Stop. Interrupts the running turn and holds the
- * queued runs until queue.resume, and ends a pull request watch. A turn whose provider cannot be interrupted
+ * queued runs until queue.resume, stops the workflows the thread runs with
+ * their agent() tasks (as t3_workflow_stop), and ends a pull request watch. A turn whose provider cannot be interrupted
  * ends here, and its session is released so the process stops too. Stopping an idle thread is accepted and
  * changes nothing, so a repeated Stop is harmless.
  */
@@ -48,7 +51,17 @@ export function decideThreadStop(state: OrchestrationState, command: ThreadStopC
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
   const changes = new Changes(state, ctx);
-  const ended = stopThreadWork(changes, found.thread.id, command.data.reason ?? "stopped");
+  const reason = command.data.reason ?? "stopped";
+  // One meaning of stop: the workflows this thread runs stop too, with every agent() task still working.
+  for (const workflow of state.workflows.values()) {
+    if (workflow.parentThreadId !== found.thread.id || workflow.status !== "running") continue;
+    stopWorkflowIn(changes, workflow, command.data.reason ?? "its parent thread was stopped");
+    for (const step of workflow.steps) {
+      const task = step.taskId === null ? undefined : changes.task(step.taskId);
+      if (task !== undefined && task.resultContextTransferId === null) stopTaskTree(changes, task, reason);
+    }
+  }
+  const ended = stopThreadWork(changes, found.thread.id, reason);
   if (ended !== null) settleTask(changes, found.thread.id);
   // Stop ends the thread's pull request watch (spec 000).
   const thread = changes.thread(found.thread.id) ?? found.thread;

@@ -246,9 +246,16 @@ export function decideWorkflowFinish(state: OrchestrationState, command: Workflo
 export function decideWorkflowStop(state: OrchestrationState, command: WorkflowStopCommand, ctx: DecideContext): Decision {
   const workflow = running(state, command.data.workflowId);
   if (isDecision(workflow)) return workflow;
-  const reason = command.data.reason;
+  const changes = new Changes(state, ctx);
+  stopWorkflowIn(changes, workflow, command.data.reason);
+  return changes.done();
+}
+
+/** End a running workflow `stopped` in this decision: its running steps fail with workflow_stopped. Its tasks are the caller's to stop. */
+export function stopWorkflowIn(changes: Changes, workflow: Workflow, reason: string | null): void {
+  const now = changes.ctx.now;
   const steps = workflow.steps.map((step) =>
-    step.status === "running" ? { ...step, status: "failed" as const, error: { code: "workflow_stopped", message: reason ?? "the workflow was stopped" }, endedAt: ctx.now } : step,
+    step.status === "running" ? { ...step, status: "failed" as const, error: { code: "workflow_stopped", message: reason ?? "the workflow was stopped" }, endedAt: now } : step,
   );
-  return put(new Changes(state, ctx), { ...workflow, steps, status: "stopped", stopReason: reason, updatedAt: ctx.now, endedAt: ctx.now });
+  put(changes, { ...workflow, steps, status: "stopped", stopReason: reason, updatedAt: now, endedAt: now });
 }
