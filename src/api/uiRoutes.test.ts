@@ -98,6 +98,8 @@ describe("web UI sign-in", () => {
     expect(body.providers.every((p) => p.available)).toBe(true);
     // Whether each provider can stop a running turn (the page's Interrupt and restart).
     expect(body.providers.map((p) => p.interrupt)).toEqual([true, true]);
+    // The projects a new thread may start in, the default first.
+    expect((body as unknown as { projects: { projectId: string; name: string }[] }).projects).toEqual([{ projectId: "default", name: expect.any(String) as string }]);
   });
 
   it("answers a thread's budget to a signed-in page: null for a thread that is no delegated task with a budget", async () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -209,6 +209,35 @@ describe("diffs and rollback in chromium", () => {
     await expect.poll(() => said.innerText()).toBe('Merged into "Worktree parent": nothing new to merge, 0 files');
     // The refused merge is the one failed request the browser reports; nothing else went wrong.
     expect(errors.splice(0)).toEqual(["console: Failed to load resource: the server responded with a status of 409 (Conflict)"]);
+  }, 60_000);
+
+  it("launches a thread in a new worktree from a base ref, picked in the new-thread dialog", async () => {
+    const base = gitSync(ui.loom.projectDir, "rev-parse", "HEAD");
+    await page.getByRole("button", { name: "New thread" }).click();
+    const dialog = page.getByRole("dialog", { name: "New thread" });
+    // One project configured: no project picker; where the thread works is offered in words.
+    expect(await dialog.getByLabel("Project").count()).toBe(0);
+    const workspace = dialog.getByLabel("Workspace");
+    expect(await workspace.locator("option").allTextContents()).toEqual(["project root", "new worktree (a branch of its own)", "existing worktree"]);
+    // An existing worktree needs its path before Launch is offered.
+    await dialog.getByLabel("Title").fill("Worktree from the dialog");
+    await dialog.getByLabel("First message").fill(script({ write: { path: "dialog.txt", content: "in the worktree\n" } }, { say: "Wrote it in my worktree." }));
+    await workspace.selectOption("existing_worktree");
+    expect(await dialog.getByRole("button", { name: "Launch" }).isDisabled()).toBe(true);
+    await workspace.selectOption("worktree");
+    expect(await dialog.getByLabel("Worktree path").count()).toBe(0);
+    await dialog.getByLabel("Base ref").fill(base);
+    await page.screenshot({ path: join(shots, "new-thread-worktree.png") });
+    await dialog.getByRole("button", { name: "Launch" }).click();
+    await page.waitForURL((url) => url.pathname.startsWith("/t/"), { timeout: UI_WAIT });
+    await item("assistant_message", "Wrote it in my worktree.").waitFor({ timeout: UI_WAIT });
+    // The thread works on a branch of its own, named for its title, started from the base ref; the project root is untouched.
+    const chip = page.getByTestId("branch");
+    await chip.waitFor({ timeout: UI_WAIT });
+    const branch = (await chip.innerText()).replace(/^⎇ /, "");
+    expect(branch).toMatch(/^loom\/worktree-from-the-dialog-[0-9a-f]{8}$/);
+    expect(gitSync(ui.loom.projectDir, "merge-base", "--is-ancestor", base, branch)).toBe("");
+    expect(existsSync(join(ui.loom.projectDir, "dialog.txt"))).toBe(false);
   }, 60_000);
 
   it("searches inside the open thread only and jumps to the matched item", async () => {

@@ -6,11 +6,28 @@ import { LaunchEstimateLine } from "./launchEstimate.js";
 
 const RUNTIME_MODES = ["approval-required", "auto-accept-edits", "full-access"] as const;
 const INTERACTION_MODES = ["default", "plan"] as const;
+/** Where the thread works, as t3_thread_launch's workspaceStrategy takes it, in words. */
+const WORKSPACES = [
+  { value: "root", label: "project root" },
+  { value: "worktree", label: "new worktree (a branch of its own)" },
+  { value: "existing_worktree", label: "existing worktree" },
+] as const;
+type Workspace = (typeof WORKSPACES)[number]["value"];
 
-/** Launch a thread: message, title and the provider, model, runtime and interaction mode pickers from the capability records, with the likely spend on that provider and model. */
+/** A configured project (GET /api/ui/capabilities lists them; the first is the default). */
+interface Project {
+  readonly projectId: string;
+  readonly name: string;
+}
+
+/**
+ * Launch a thread: message, title and the provider, model, runtime and interaction mode pickers from the capability
+ * records, with the likely spend on that provider and model; the project (when there are several), and where it works:
+ * the project root, a new worktree from a base ref, or an existing worktree (t3_thread_launch's workspaceStrategy).
+ */
 export function NewThreadDialog(props: {
   readonly client: LoomWsClient;
-  readonly capabilities: CapabilitiesOutput | null;
+  readonly capabilities: (CapabilitiesOutput & { readonly projects?: readonly Project[] }) | null;
   readonly close: () => void;
   readonly opened: (threadId: string) => void;
 }) {
@@ -23,6 +40,11 @@ export function NewThreadDialog(props: {
   const [interactionMode, setInteractionMode] = useState<string>("");
   const [title, setTitle] = useState("");
   const [message, setMessage] = useState("");
+  const projects = props.capabilities?.projects ?? [];
+  const [projectId, setProjectId] = useState(projects[0]?.projectId ?? "");
+  const [workspace, setWorkspace] = useState<Workspace>("root");
+  const [baseRef, setBaseRef] = useState("");
+  const [worktreePath, setWorktreePath] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const offeredModes = provider?.runtimeModes ?? RUNTIME_MODES;
@@ -38,6 +60,10 @@ export function NewThreadDialog(props: {
         ...(providerId === "" ? {} : { target: { providerInstanceId: providerId, ...(model === "" ? {} : { model }) } }),
         ...(runtimeMode === "" ? {} : { runtimeMode: runtimeMode as (typeof RUNTIME_MODES)[number] }),
         ...(interactionMode === "" ? {} : { interactionMode: interactionMode as (typeof INTERACTION_MODES)[number] }),
+        ...(projectId === "" ? {} : { projectId }),
+        ...(workspace === "root" ? {} : { workspaceStrategy: workspace }),
+        ...(workspace === "worktree" && baseRef.trim() !== "" ? { baseRef: baseRef.trim() } : {}),
+        ...(workspace === "existing_worktree" ? { worktreePath: worktreePath.trim() } : {}),
       })
       .then(
         (launched) => props.opened(launched.threadId),
@@ -94,6 +120,38 @@ export function NewThreadDialog(props: {
             </select>
           </label>
         </div>
+        <div className="row">
+          {projects.length > 1 ? (
+            <label>
+              Project
+              <select aria-label="Project" value={projectId} onChange={(e) => setProjectId(e.target.value)}>
+                {projects.map((p) => (
+                  <option key={p.projectId} value={p.projectId}>{p.name === p.projectId ? p.name : `${p.name} (${p.projectId})`}</option>
+                ))}
+              </select>
+            </label>
+          ) : null}
+          <label>
+            Workspace
+            <select aria-label="Workspace" value={workspace} onChange={(e) => setWorkspace(e.target.value as Workspace)}>
+              {WORKSPACES.map((w) => (
+                <option key={w.value} value={w.value}>{w.label}</option>
+              ))}
+            </select>
+          </label>
+          {workspace === "worktree" ? (
+            <label>
+              Base ref
+              <input aria-label="Base ref" value={baseRef} onChange={(e) => setBaseRef(e.target.value)} placeholder="the project's HEAD" />
+            </label>
+          ) : null}
+          {workspace === "existing_worktree" ? (
+            <label>
+              Worktree path
+              <input aria-label="Worktree path" value={worktreePath} onChange={(e) => setWorktreePath(e.target.value)} placeholder="/path/to/a/worktree of the project" />
+            </label>
+          ) : null}
+        </div>
         <label>
           Title
           <input aria-label="Title" value={title} onChange={(e) => setTitle(e.target.value)} placeholder="optional" />
@@ -105,7 +163,7 @@ export function NewThreadDialog(props: {
         {error ? <div className="error-text">{error}</div> : null}
         <div className="actions">
           <button type="button" onClick={props.close}>Cancel</button>
-          <button type="submit" className="primary" disabled={busy || message.trim() === "" || provider?.available === false}>
+          <button type="submit" className="primary" disabled={busy || message.trim() === "" || provider?.available === false || (workspace === "existing_worktree" && worktreePath.trim() === "")}>
             Launch
           </button>
         </div>

@@ -68,12 +68,28 @@ export async function capabilities(ctx: AppContext, caller: Caller, input: Capab
   };
 }
 
-/** The web UI's provider record: orchestrator_capabilities' plus whether the provider can stop a running turn (Interrupt, Stop, restart). */
-export type UiCapabilitiesOutput = Omit<CapabilitiesOutput, "providers"> & { readonly providers: readonly (CapabilitiesOutput["providers"][number] & { readonly interrupt: boolean })[] };
+/** A configured project, as the new-thread dialog offers it. */
+export interface UiProject {
+  readonly projectId: string;
+  readonly name: string;
+}
 
-/** GET /api/ui/capabilities: orchestrator_capabilities, each provider with `interrupt` added. */
+/**
+ * The web UI's provider record: orchestrator_capabilities' plus whether the provider can stop a running turn
+ * (Interrupt, Stop, restart), and the configured projects a new thread may start in (the first is the default).
+ */
+export type UiCapabilitiesOutput = Omit<CapabilitiesOutput, "providers"> & {
+  readonly providers: readonly (CapabilitiesOutput["providers"][number] & { readonly interrupt: boolean })[];
+  readonly projects: readonly UiProject[];
+};
+
+/** GET /api/ui/capabilities: orchestrator_capabilities, each provider with `interrupt` added, and the projects. */
 export async function uiCapabilities(ctx: AppContext, caller: Caller): Promise<UiCapabilitiesOutput> {
   const [base, listed] = await Promise.all([capabilities(ctx, caller, {}), ctx.registry.list()]);
   const interrupt = new Map(listed.map((p) => [p.instance.id, p.capabilities?.interrupt ?? false]));
-  return { ...base, providers: base.providers.map((p) => ({ ...p, interrupt: interrupt.get(p.providerInstanceId) ?? false })) };
+  return {
+    ...base,
+    providers: base.providers.map((p) => ({ ...p, interrupt: interrupt.get(p.providerInstanceId) ?? false })),
+    projects: ctx.projects.map((project) => ({ projectId: project.id, name: project.name })),
+  };
 }
