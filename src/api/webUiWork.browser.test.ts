@@ -185,6 +185,12 @@ describe("diffs and rollback in chromium", () => {
     // The parent has taken the child's result (its notice turn is over), so neither workspace is busy.
     await page.locator('.timeline [data-task-done="true"]').waitFor({ timeout: UI_WAIT });
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
+    // The parent's thread diff says where the child's change is: on its branch, in its own worktree.
+    await page.getByRole("button", { name: "Thread diff" }).click();
+    const work = page.getByRole("region", { name: "Diff: Changes of the whole thread" }).getByLabel("Children's work");
+    await work.waitFor({ timeout: UI_WAIT });
+    expect(await work.innerText()).toMatch(/^A child works in a worktree of its own; their changes are on their branches, not in this diff:\s+Fix the login page ⎇ loom\/fix-the-login-page-[0-9a-f]{8} 1 file changed$/);
+    await page.getByRole("button", { name: "Close the diff" }).click();
     await card.getByRole("link", { name: "Open the child thread →" }).click();
     const chip = page.getByTestId("branch");
     await chip.waitFor({ timeout: UI_WAIT });

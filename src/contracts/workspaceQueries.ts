@@ -41,6 +41,11 @@ export const ThreadDiffOutput = z.object({
   patch: z.string(),
   truncated: z.boolean(),
   omittedFiles: z.array(z.string()),
+  /**
+   * The whole-thread diff only: the delegated children that work in worktrees of their own, whose changes are on
+   * their branches rather than in this diff, with how many files their checkpoints recorded changed.
+   */
+  childWork: z.array(z.object({ threadId: z.string(), title: z.string(), branch: z.string().nullable(), files: z.number().int().nonnegative() })).optional(),
 });
 export type ThreadDiffOutput = z.infer<typeof ThreadDiffOutput>;
 

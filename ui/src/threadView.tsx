@@ -152,7 +152,7 @@ export function ThreadView(props: {
         </div>
         <BudgetView threadId={threadId} version={[...state.runs.values()].map((run) => `${run.id}:${run.status}`).join(",")} />
       </header>
-      {diffTarget !== null ? <DiffPanel key={diffTarget.runId ?? "thread"} client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} /> : null}
+      {diffTarget !== null ? <DiffPanel key={diffTarget.runId ?? "thread"} client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} open={props.open} /> : null}
       <div className="timeline" ref={scroller} data-testid="timeline">
         <TimelineList
           items={state.items}

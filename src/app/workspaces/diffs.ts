@@ -52,7 +52,20 @@ export async function getFullThreadDiff(ctx: AppContext, _caller: Caller, input:
   const first = checkpoints.find((checkpoint) => checkpoint.scopeId === scope.id && checkpoint.commit !== null && checkpoint.commit !== undefined);
   if (first === undefined) fail("workspace_unavailable", `thread ${thread.id} has no snapshot to diff from: ${latest.reason ?? `its checkpoints are ${latest.status}`}`);
   const diff = await diffToNow(scope, snapshotOf(first), input.maxBytes === undefined ? {} : { maxBytes: input.maxBytes });
-  return view(thread.id, null, first, null, diff);
+  return { ...view(thread.id, null, first, null, diff), childWork: childWork(state, thread) };
+}
+
+/** The thread's delegated children working in worktrees of their own: their changes are on their branches, not in this diff. */
+function childWork(state: OrchestrationState, thread: AppThread): NonNullable<ThreadDiffOutput["childWork"]> {
+  const found: NonNullable<ThreadDiffOutput["childWork"]> = [];
+  for (const task of state.tasks.values()) {
+    if (task.parentThreadId !== thread.id) continue;
+    const child = state.threads.get(task.childThreadId);
+    if (child === undefined || child.deletedAt !== null || child.worktreePath === null || child.worktreePath === thread.worktreePath) continue;
+    const paths = new Set(threadCheckpoints(state, child.id).flatMap((checkpoint) => checkpoint.files.map((file) => file.path)));
+    found.push({ threadId: child.id, title: child.title, branch: child.branch, files: paths.size });
+  }
+  return found;
 }
 
 /** A thread's checkpoints, oldest first (the ones of deleted threads included for history). */
