@@ -5,7 +5,7 @@ import { brotliCompressSync, gzipSync } from "node:zlib";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { LoomMcpClient } from "../src/client/loomMcpClient.js";
 import { startModelServer } from "../src/modelServer/server.js";
-import { startLoomServer } from "../src/server/loomServer.js";
+import { type LoomServer, startLoomServer } from "../src/server/loomServer.js";
 import { fmt, printTable } from "./stats.js";
 
 /**
@@ -22,10 +22,12 @@ import { fmt, printTable } from "./stats.js";
  * - the least outputSchema that admits both shapes (any object, or a bare envelope);
  * - no outputSchema at all (the floor of the listing);
  * - the full listing under gzip and brotli (Node's zlib, default levels).
- * Then the model-facing bytes as a real Claude Code (the Agent SDK's bundled
+ * Then the same for a core-profile credential (docs/mcp.md, "Tool profiles"),
+ * and the model-facing bytes as a real Claude Code (the Agent SDK's bundled
  * executable) sends them: one Loom thread on the claude driver against the
  * scripted model server, whose log holds the request body; Loom's tools
- * against Claude Code's own orchestration tools in that same request.
+ * against Claude Code's own orchestration tools in that same request, once
+ * on an instance of the full profile and once on one of the core profile.
  */
 
 const MODEL_TOOL_PREFIX = "mcp__t3-code__";
@@ -141,6 +143,7 @@ export async function runToolListBench(): Promise<void> {
       ["descriptions", fmt(descriptions), ratio(descriptions)],
       ["model-facing (name, description, input schema per tool)", fmt(model), ratio(model)],
     ]);
+    await printCoreListing(server, tools);
   } finally {
     await client.close();
     await server.close();
@@ -149,12 +152,34 @@ export async function runToolListBench(): Promise<void> {
   await printClaudeRequest();
 }
 
-/** The `tools` of the first model request a real Claude Code under Loom sends. */
-async function claudeRequestTools(): Promise<readonly { name: string }[]> {
+/** tools/list for a core-profile agent credential against the owner's (full) listing. */
+async function printCoreListing(server: LoomServer, full: readonly Tool[]): Promise<void> {
+  const credential = await server.credentials.issue(
+    { environmentId: server.environmentId, threadId: "thread:bench-core", providerInstanceId: "scripted", providerSessionId: "provider-session:bench-core" },
+    { toolProfile: "core" },
+  );
+  const client = await LoomMcpClient.connect(server.mcpUrl, credential.token, "loom-bench-core");
+  try {
+    const core = await client.listTools();
+    const model = (listed: readonly Tool[]) => listed.reduce((sum, tool) => sum + bytes(modelFacing(tool)), 0);
+    const discovery = core.filter((tool) => tool.name === "loom_tools");
+    printTable(`tools/list by tool profile (core: ${core.map((tool) => tool.name).join(", ")})`, [
+      ["profile", "tools", "listing bytes", "model-facing bytes", "model-facing ratio"],
+      ["full (owner; baseline)", String(full.length), fmt(bytes({ tools: full })), fmt(model(full)), "1.000"],
+      ["core", String(core.length), fmt(bytes({ tools: core })), fmt(model(core)), (model(core) / model(full)).toFixed(3)],
+      ["  of which loom_tools", String(discovery.length), fmt(bytes({ tools: discovery })), fmt(model(discovery)), (model(discovery) / model(full)).toFixed(3)],
+    ]);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The `tools` of the first model request a real Claude Code under Loom sends, on an instance of the given tool profile. */
+async function claudeRequestTools(toolProfile: "core" | "full"): Promise<readonly { name: string }[]> {
   const model = await startModelServer({ rules: [{ reply: { text: "done" } }] });
   const stateDir = mkdtempSync(join(tmpdir(), "loom-bench-tools-claude-"));
   const configPath = join(stateDir, "config.json");
-  writeFileSync(configPath, JSON.stringify({ providers: [{ id: "claude", driver: "claude", options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } }] }));
+  writeFileSync(configPath, JSON.stringify({ providers: [{ id: "claude", driver: "claude", toolProfile, options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } }] }));
   const server = await startLoomServer({ stateDir, cwd: stateDir, configPath });
   const client = await LoomMcpClient.connect(server.mcpUrl, readFileSync(join(stateDir, "owner-token"), "utf8").trim(), "loom-bench");
   try {
@@ -177,16 +202,22 @@ async function claudeRequestTools(): Promise<readonly { name: string }[]> {
 }
 
 async function printClaudeRequest(): Promise<void> {
-  const tools = await claudeRequestTools();
+  const full = await claudeRequestTools("full");
+  const core = await claudeRequestTools("core");
   const sum = (picked: readonly { name: string }[]) => picked.reduce((total, tool) => total + bytes(tool), 0);
-  const loom = tools.filter((tool) => tool.name.startsWith(MODEL_TOOL_PREFIX));
-  const own = tools.filter((tool) => CLAUDE_ORCHESTRATION_TOOLS.includes(tool.name));
-  if (loom.length === 0 || own.length === 0) throw new Error(`the Claude request lacks Loom's tools or its own (${tools.map((tool) => tool.name).join(", ")})`);
+  const loomOf = (tools: readonly { name: string }[]) => tools.filter((tool) => tool.name.startsWith(MODEL_TOOL_PREFIX));
+  const own = full.filter((tool) => CLAUDE_ORCHESTRATION_TOOLS.includes(tool.name));
+  if (loomOf(full).length === 0 || loomOf(core).length === 0 || own.length === 0) {
+    throw new Error(`the Claude request lacks Loom's tools or its own (${full.map((tool) => tool.name).join(", ")})`);
+  }
   const baseline = sum(own);
+  const row = (label: string, tools: readonly { name: string }[]) => [label, String(tools.length), fmt(sum(tools)), (sum(tools) / baseline).toFixed(2)];
   printTable("Tool definitions in a real Claude Code model request (the first one of a Loom thread on the claude driver)", [
     ["tools", "count", "bytes", "ratio"],
-    [`Claude Code's own orchestration tools (${CLAUDE_ORCHESTRATION_TOOLS.join(", ")}; baseline)`, String(own.length), fmt(baseline), "1.00"],
-    ["Loom's tools", String(loom.length), fmt(sum(loom)), (sum(loom) / baseline).toFixed(2)],
-    ["every tool in the request", String(tools.length), fmt(sum(tools)), (sum(tools) / baseline).toFixed(2)],
+    row(`Claude Code's own orchestration tools (${CLAUDE_ORCHESTRATION_TOOLS.join(", ")}; baseline)`, own),
+    row("Loom's tools, full profile", loomOf(full)),
+    row("Loom's tools, core profile", loomOf(core)),
+    row("every tool in the request, full profile", full),
+    row("every tool in the request, core profile", core),
   ]);
 }

@@ -59,5 +59,8 @@ export const TOOL_ACCESS: { readonly [N in ToolName]: OperationAccess } = {
   t3_workflow_status: read,
   t3_workflow_stop: write,
   t3_budget_raise: write,
+  // Finding tools reads nothing; a call through it is checked by the called tool's own entry here, as if called
+  // directly. It may write all the same, so its listing drops readOnlyHint (src/mcp/toolkits/discovery/tools.ts).
+  loom_tools: read,
   loom_echo: read,
 };

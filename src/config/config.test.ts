@@ -151,6 +151,15 @@ describe("loadConfig errors", () => {
     expect(error.message).toContain("providers[1].enabled: must be true or false");
   });
 
+  it("providers[].toolProfile is core or full, absent by default (full), anything else a typed invalid_config", () => {
+    const parsed = parseConfigText(JSON.stringify({ providers: [{ id: "lean", driver: "scripted", toolProfile: "core" }, { id: "all", driver: "scripted" }] }), "/c.json", "/");
+    expect(parsed.providers.map((p) => p.toolProfile)).toEqual(["core", undefined]);
+    const bad = configError(() => parseConfigText(JSON.stringify({ providers: [{ id: "x", driver: "scripted", toolProfile: "minimal" }] }), "/c.json", "/"));
+    expect(bad.code).toBe("invalid_config");
+    expect(bad.retryable).toBe(false);
+    expect(bad.message).toContain('providers[0].toolProfile: must be "core" or "full"');
+  });
+
   it("unknown keys are rejected (strict)", () => {
     const error = configError(() => parseConfigText(JSON.stringify({ projects: [{ id: "p", root: ".", rooot: "x" }] }), "/c.json", "/"));
     expect(error.message).toMatch(/projects\[0\]: Unrecognized key: "rooot"/);

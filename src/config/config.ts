@@ -3,6 +3,7 @@ import { basename, dirname, resolve } from "node:path";
 import { z } from "zod";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import { type ModelPrice, ModelPriceSchema } from "../contracts/entities/budgets.js";
+import { ToolProfile } from "../contracts/tools/discoveryTools.js";
 import { ConfigError, ConfigErrorCode } from "./configError.js";
 import { TelemetrySchema, type TelemetryFileConfig } from "./telemetry.js";
 
@@ -91,6 +92,8 @@ export const ProviderInstanceEntrySchema = z.strictObject({
   onCrash: z.enum(["resume", "fail"], { error: 'must be "resume" or "fail"' }).optional(),
   /** Per model (or `*` for any other), US dollars per million tokens: a run's cost when the provider reports none (docs/budgets.md, "Cost"). */
   prices: z.record(NonEmptySchema, ModelPriceSchema, { error: "must be an object of model names to prices" }).optional(),
+  /** Which tools the instance's agents see in tools/list: core (plus loom_tools to reach the rest) or full (docs/mcp.md, "Tool profiles"). */
+  toolProfile: z.enum(ToolProfile, { error: 'must be "core" or "full"' }).optional(),
 });
 
 export const ProjectEntrySchema = z.strictObject({
@@ -273,6 +276,8 @@ export interface ProviderInstanceConfig {
   readonly onCrash?: "resume" | "fail";
   /** Per model, or `*`: costs computed for runs whose provider reports none; absent: none computed. */
   readonly prices?: Readonly<Record<string, ModelPrice>>;
+  /** The tool profile of the credentials its sessions get; absent: full. */
+  readonly toolProfile?: ToolProfile;
 }
 
 export interface PoolConfig {
@@ -460,6 +465,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       ...(p.pool === undefined ? {} : { pool: { size: p.pool.size, maxIdleMs: p.pool.maxIdleMs ?? DEFAULT_POOL_MAX_IDLE_MS } }),
       ...(p.onCrash === undefined ? {} : { onCrash: p.onCrash }),
       ...(p.prices === undefined ? {} : { prices: p.prices }),
+      ...(p.toolProfile === undefined ? {} : { toolProfile: p.toolProfile }),
     }),
   );
   const projects = (file.projects ?? []).map((p): ProjectConfig => {

@@ -41,7 +41,7 @@ describe("McpCredentialRegistry issue and resolve", () => {
     expect(issued.expiresAt).toBe(clock.now + 10_000);
     expect(registry.resolve(issued.token)).toEqual({
       ok: true,
-      scope: { kind: "thread", credentialId: issued.credentialId, ...scope, capabilities: ["preview", "orchestration"] },
+      scope: { kind: "thread", credentialId: issued.credentialId, ...scope, capabilities: ["preview", "orchestration"], toolProfile: "full" },
     });
   });
 
@@ -160,7 +160,7 @@ describe("McpCredentialRegistry owner token", () => {
     registry.sweep();
     expect(registry.resolve(ownerToken)).toEqual({
       ok: true,
-      scope: { kind: "owner", environmentId: "env-1", threadId: null, capabilities: ["preview", "orchestration"] },
+      scope: { kind: "owner", environmentId: "env-1", threadId: null, capabilities: ["preview", "orchestration"], toolProfile: "full" },
     });
   });
 
@@ -208,5 +208,14 @@ describe("McpCredentialRegistry isActive and narrowed capabilities", () => {
     const resolved = registry.resolve(issued.token);
     expect(resolved.ok && resolved.scope.capabilities).toEqual(["preview"]);
     expect(() => registry.issue(scope, { capabilities: ["admin" as never] })).toThrow(McpCredentialError);
+  });
+
+  it("carries the tool profile it was issued with (default full) and refuses an unknown one", () => {
+    const { registry } = setup();
+    const core = registry.resolve(registry.issue(scope, { toolProfile: "core" }).token);
+    expect(core.ok && core.scope.toolProfile).toBe("core");
+    const plain = registry.resolve(registry.issue(scope).token);
+    expect(plain.ok && plain.scope.toolProfile).toBe("full");
+    expect(() => registry.issue(scope, { toolProfile: "tiny" as never })).toThrow(McpCredentialError);
   });
 });

@@ -1,4 +1,5 @@
 import { createHash, randomBytes as nodeRandomBytes } from "node:crypto";
+import { TOOL_PROFILES, ToolProfile } from "../contracts/tools/discoveryTools.js";
 
 /**
  * Bearer credentials for Loom's MCP endpoint (DESIGN invariant 8, spec 000
@@ -32,6 +33,8 @@ export interface ThreadInvocationScope extends CredentialScopeInput {
   readonly kind: "thread";
   readonly credentialId: string;
   readonly capabilities: readonly McpCapability[];
+  /** Which tools tools/list shows this credential (its provider instance's `toolProfile`); every tool stays callable. */
+  readonly toolProfile: ToolProfile;
 }
 
 /** The state directory's owner (CLI, UI): not tied to a thread. */
@@ -40,6 +43,7 @@ export interface OwnerInvocationScope {
   readonly environmentId: string;
   readonly threadId: null;
   readonly capabilities: readonly McpCapability[];
+  readonly toolProfile: typeof ToolProfile.full;
 }
 
 /** What tool handlers receive for an authenticated request. */
@@ -59,6 +63,8 @@ export type CredentialResolution =
 export interface IssueOptions {
   /** Defaults to every capability (MCP_CREDENTIAL_CAPABILITIES). */
   readonly capabilities?: readonly McpCapability[];
+  /** Defaults to full: tools/list shows every tool. */
+  readonly toolProfile?: ToolProfile;
 }
 
 export interface IssuedCredential {
@@ -141,6 +147,7 @@ export class McpCredentialRegistry {
     if (capabilities.some((capability) => !MCP_CREDENTIAL_CAPABILITIES.includes(capability))) {
       throw new McpCredentialError("invalid_scope", "credential capabilities must be preview and/or orchestration");
     }
+    const toolProfile = issuedToolProfile(options);
     const token = this.randomBytes(TOKEN_BYTES).toString("base64url");
     const credentialId = `mcp-credential:${this.randomBytes(CREDENTIAL_ID_BYTES).toString("hex")}`;
     const hash = hashToken(token);
@@ -157,6 +164,7 @@ export class McpCredentialRegistry {
       providerInstanceId: input.providerInstanceId,
       providerSessionId: input.providerSessionId,
       capabilities: [...new Set(capabilities)],
+      toolProfile,
     };
     this.live.set(hash, { scope, expiresAt, lastUsedAt: now });
     this.hashById.set(credentialId, hash);
@@ -254,7 +262,7 @@ export class McpCredentialRegistry {
   }
 
   private ownerScope(): OwnerInvocationScope {
-    return { kind: "owner", environmentId: this.environmentId, threadId: null, capabilities: MCP_CREDENTIAL_CAPABILITIES };
+    return { kind: "owner", environmentId: this.environmentId, threadId: null, capabilities: MCP_CREDENTIAL_CAPABILITIES, toolProfile: ToolProfile.full };
   }
 
   private isExpired(credential: LiveCredential, now: number): boolean {
@@ -276,6 +284,13 @@ export class McpCredentialRegistry {
       this.ended.delete(oldest.value);
     }
   }
+}
+
+/** The profile a credential is issued with; anything but core or full is refused. */
+export function issuedToolProfile(options: IssueOptions): ToolProfile {
+  const profile = options.toolProfile ?? ToolProfile.full;
+  if (!TOOL_PROFILES.includes(profile)) throw new McpCredentialError("invalid_scope", "credential toolProfile must be core or full");
+  return profile;
 }
 
 function hashToken(token: string): string {

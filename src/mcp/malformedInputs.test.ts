@@ -65,6 +65,7 @@ const VALID: { readonly [N in ToolName]: Record<string, unknown> } = {
   t3_workflow_stop: { workflowId: "workflow:none" },
   t3_budget_raise: { taskId: "subagent:none", limits: { tokens: 1000 } },
   loom_echo: { text: "hi" },
+  loom_tools: { query: "thread" },
 };
 
 const TOOLS = Object.keys(TOOL_CONTRACTS) as ToolName[];

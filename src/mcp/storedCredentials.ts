@@ -11,7 +11,9 @@ import {
   McpCredentialError,
   type OwnerInvocationScope,
   type ThreadInvocationScope,
+  issuedToolProfile,
 } from "./credentialRegistry.js";
+import { ToolProfile } from "../contracts/tools/discoveryTools.js";
 
 /**
  * What the MCP endpoint needs of a credential book: the in-memory
@@ -76,6 +78,7 @@ export class StoredCredentialRegistry implements McpCredentials {
     if (capabilities.some((capability) => !MCP_CREDENTIAL_CAPABILITIES.includes(capability))) {
       throw new McpCredentialError("invalid_scope", "credential capabilities must be preview and/or orchestration");
     }
+    const toolProfile = issuedToolProfile(options);
     const token = this.randomBytes(TOKEN_BYTES).toString("base64url");
     const credentialId = `mcp-credential:${this.randomBytes(CREDENTIAL_ID_BYTES).toString("hex")}`;
     const tokenHash = hashToken(token);
@@ -92,6 +95,7 @@ export class StoredCredentialRegistry implements McpCredentials {
       providerInstanceId: input.providerInstanceId,
       providerSessionId: input.providerSessionId,
       capabilities: [...new Set(capabilities)],
+      toolProfile,
     };
     await this.store.insert({
       tokenHash,
@@ -121,7 +125,9 @@ export class StoredCredentialRegistry implements McpCredentials {
       return { ok: false, reason: "expired" };
     }
     if (now - record.lastUsedAt >= this.touchEveryMs) await this.store.touch(record.tokenHash, now);
-    return { ok: true, scope: record.scope as unknown as ThreadInvocationScope };
+    const scope = record.scope as unknown as Omit<ThreadInvocationScope, "toolProfile"> & { readonly toolProfile?: ToolProfile };
+    // A credential stored before tool profiles existed lists every tool.
+    return { ok: true, scope: { ...scope, toolProfile: scope.toolProfile ?? ToolProfile.full } };
   }
 
   /** True while the credential is neither revoked nor expired; does not refresh the idle timer. */
@@ -181,7 +187,7 @@ export class StoredCredentialRegistry implements McpCredentials {
   }
 
   private ownerScope(): OwnerInvocationScope {
-    return { kind: "owner", environmentId: this.options.environmentId, threadId: null, capabilities: MCP_CREDENTIAL_CAPABILITIES };
+    return { kind: "owner", environmentId: this.options.environmentId, threadId: null, capabilities: MCP_CREDENTIAL_CAPABILITIES, toolProfile: ToolProfile.full };
   }
 
   private isExpired(record: CredentialRecord, now: number): boolean {

@@ -58,6 +58,8 @@ describe("tool outputs match their declared schemas", () => {
   it("thread tools, as the owner", async () => {
     check("loom_echo", await h.owner.ok("loom_echo", { text: "hi" }));
     await owner("orchestrator_capabilities", {});
+    await owner("loom_tools", { query: "list threads", names: ["t3_thread_read"] });
+    await owner("loom_tools", { call: { name: "t3_thread_list", arguments: { limit: 1 } } });
     const created = await owner("create_threads", { threads: [{ title: "idle" }, { prompt: script({ say: "one" }) }] });
     const [idle, busy] = created.threads as { threadId: string; runId: string | null }[];
     await h.waitForEnd(busy!.runId!);

@@ -10,6 +10,8 @@ import type { McpProgressUpdate, McpToolContext, McpToolDefinition, McpToolkit }
 import { TOOL_NAME_PATTERN } from "./toolkit.js";
 import { REFUSED_ARGUMENTS_META } from "./toolArguments.js";
 import { formatTraceParent, parseTraceParent } from "../contracts/traceContext.js";
+import { TOOL_PROFILES, type ToolProfile } from "../contracts/tools/discoveryTools.js";
+import { listedIn } from "../contracts/tools/toolProfiles.js";
 
 /**
  * The SDK's low-level `Server` wired to Loom's toolkits. Loom, not the SDK,
@@ -30,6 +32,8 @@ export class McpToolCatalogError extends Error {
 export interface McpToolCatalog {
   /** The tools/list entries, computed once. */
   readonly listing: readonly Tool[];
+  /** What tools/list shows a credential of the profile (computed once): the profile trims the listing, never what may be called. */
+  listingFor(profile: ToolProfile): readonly Tool[];
   get(name: string): McpToolDefinition | undefined;
 }
 
@@ -49,10 +53,12 @@ export function buildToolCatalog(toolkits: readonly McpToolkit[]): McpToolCatalo
       listing.push(toolListing(tool));
     }
   }
-  return { listing, get: (name) => byName.get(name) };
+  const byProfile = new Map(TOOL_PROFILES.map((profile) => [profile, listing.filter((tool) => listedIn(profile, tool.name))]));
+  return { listing, listingFor: (profile) => byProfile.get(profile) ?? listing, get: (name) => byName.get(name) };
 }
 
-function toolListing(tool: McpToolDefinition): Tool {
+/** A tool's tools/list entry: name, description, input JSON Schema (from zod 4), outputSchema with the failure envelope, annotations. */
+export function toolListing(tool: McpToolDefinition): Tool {
   const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.inputSchema, { io: "input", unrepresentable: "any" });
   if (schema.type !== "object") {
     throw new McpToolCatalogError("invalid_input_schema", `tool ${tool.name}: inputSchema must be a zod object`);
@@ -105,7 +111,7 @@ export interface ToolServerOptions {
 export function createToolServer(options: ToolServerOptions): Server {
   const { catalog, log } = options;
   const server = new Server({ name: options.serverName, version: options.version }, { capabilities: { tools: { listChanged: false } } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...catalog.listing] }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...catalog.listingFor(options.scope().toolProfile)] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const progressToken = extra._meta?.progressToken;
     const responseSignal = options.responseSignal?.(extra.requestId);

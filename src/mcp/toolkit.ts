@@ -96,7 +96,8 @@ export function contractTool<N extends ToolName>(
     name,
     inputSchema: input as z.ZodObject,
     outputSchema: output,
-    annotations: { ...tool.annotations, readOnlyHint: TOOL_ACCESS[name] === "read" },
+    // A tool may drop the hint its access entry gives (one that calls others), never claim it.
+    annotations: { ...tool.annotations, readOnlyHint: TOOL_ACCESS[name] === "read" && tool.annotations?.readOnlyHint !== false },
     handler: (args, ctx) => tool.handler(args as never, ctx),
   };
   return definition as McpToolDefinition<z.output<ContractOf<N>["input"]>>;

@@ -5,6 +5,7 @@ import type { OutboxRow } from "../contracts/envelopes.js";
 import type { ReportedUsage } from "../contracts/commands/runtimeCommands.js";
 import type { NormalizedProviderEvent, UsageEvent } from "../contracts/providerEvents.js";
 import type { AppThread } from "../contracts/thread.js";
+import { ToolProfile } from "../contracts/tools/discoveryTools.js";
 import { derive } from "../core/ids.js";
 import { type Random, type TimerHandle, type Timers, systemRandom, systemTimers } from "../engine/clock.js";
 import type { EffectContext, EffectHandlers } from "../engine/outboxWorker.js";
@@ -19,7 +20,10 @@ import type { WarmPools } from "./warmPool.js";
 
 /** Issues and revokes the bearer tokens injected into agents (implemented by McpCredentialRegistry). */
 export interface SessionCredentials {
-  issue(scope: { environmentId: string; threadId: string; providerInstanceId: string; providerSessionId: string }): { token: string; credentialId: string } | Promise<{ token: string; credentialId: string }>;
+  issue(
+    scope: { environmentId: string; threadId: string; providerInstanceId: string; providerSessionId: string },
+    options?: { toolProfile?: ToolProfile },
+  ): { token: string; credentialId: string } | Promise<{ token: string; credentialId: string }>;
   revokeSession(providerSessionId: string): number | Promise<number>;
 }
 
@@ -299,7 +303,8 @@ export class ProviderSessionManager {
     const driver = registry.driverFor(providerInstanceId);
     if (instance === null || driver === null) throw new Error(`provider instance ${providerInstanceId} has no adapter`);
     const providerSessionId = derive.providerSessionForThread({ providerInstanceId, threadId: thread.id, nativeSessionId: this.random.uuid() });
-    const credential = await credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId });
+    // The instance's tool profile trims what the agent's tools/list shows (docs/mcp.md, "Tool profiles").
+    const credential = await credentials.issue({ environmentId, threadId: thread.id, providerInstanceId, providerSessionId }, { toolProfile: instance.toolProfile ?? ToolProfile.full });
     const state = this.options.orchestrator.state;
     // An earlier session of this thread on this instance ended: the agent continues its conversation, natively or from a recap.
     const earlier = [...state.providerSessions.values()].some((s) => s.threadId === thread.id && s.providerInstanceId === providerInstanceId && s.id !== providerSessionId);

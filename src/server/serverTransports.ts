@@ -19,6 +19,7 @@ import { type McpRoute, createMcpRoute } from "../mcp/httpEndpoint.js";
 import { backgroundToolkit } from "../mcp/toolkits/background/tools.js";
 import { delegationToolkit } from "../mcp/toolkits/delegation/tools.js";
 import { diagnosticsToolkit } from "../mcp/toolkits/diagnostics/tools.js";
+import { discoveryToolkit } from "../mcp/toolkits/discovery/tools.js";
 import { schedulesToolkit } from "../mcp/toolkits/schedules/tools.js";
 import { searchToolkit } from "../mcp/toolkits/search/tools.js";
 import { secretsToolkit } from "../mcp/toolkits/secrets/tools.js";
@@ -77,7 +78,8 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
     workflowsToolkit(app),
     ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
   ];
-  const mcp = createMcpRoute({ credentials: base.credentials, toolkits, version: LOOM_VERSION, log });
+  // loom_tools describes and calls the other tools: how a core-profile agent reaches the ones its listing leaves out.
+  const mcp = createMcpRoute({ credentials: base.credentials, toolkits: [...toolkits, discoveryToolkit(toolkits, log)], version: LOOM_VERSION, log });
   // A run that ended with nothing queued releases its agent's MCP sessions (and their sockets) at once.
   const idleSessions = followIdleSessions(engine.orchestrator, (providerSessionId) => {
     mcp.closeForProviderSession(providerSessionId).catch((error: unknown) => log(`loom: closing MCP sessions of ${providerSessionId} failed: ${String(error)}`));

@@ -91,6 +91,7 @@ describe("an agent whose run has ended", () => {
       t3_workflow_stop: { workflowId: "workflow:none" },
       t3_budget_raise: { taskId: "subagent:none", limits: { tokens: 1000 } },
       loom_echo: { text: "hi" },
+      loom_tools: { query: "thread" },
     };
     const before = h.state.lastSequence;
     const outcomes: Record<string, string> = {};
@@ -108,10 +109,19 @@ describe("an agent whose run has ended", () => {
     expect(h.state.lastSequence).toBe(before);
   });
 
+  it("is refused a write tool called through loom_tools, as if called directly", async () => {
+    const { agent } = await endedAgent("Ended caller, through loom_tools");
+    const before = h.state.lastSequence;
+    const through = await agent.call("loom_tools", { call: { name: "create_threads", arguments: { threads: [{ title: "x" }] } } });
+    expect(through.errorCode).toBe("parent_not_active");
+    expect(h.state.lastSequence).toBe(before);
+  });
+
   it("tools/list marks exactly the read tools readOnlyHint", async () => {
     const tools = await h.owner.listTools();
     const hints = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations?.readOnlyHint === true]));
-    expect(hints).toEqual(Object.fromEntries((Object.keys(TOOL_ACCESS) as ToolName[]).map((tool) => [tool, TOOL_ACCESS[tool] === "read"])));
+    // loom_tools reads, but a call through it may write, so it claims no readOnlyHint.
+    expect(hints).toEqual(Object.fromEntries((Object.keys(TOOL_ACCESS) as ToolName[]).map((tool) => [tool, TOOL_ACCESS[tool] === "read" && tool !== "loom_tools"])));
   });
 });
 

@@ -72,6 +72,7 @@ import {
 } from "./scheduleTools.js";
 import { WorkflowOutput, WorkflowStartInput, WorkflowStartOutput, WorkflowStatusInput, WorkflowStopInput } from "./workflowTools.js";
 import { BudgetRaiseInput, BudgetRaiseOutput } from "./budgetTools.js";
+import { LoomToolsInput, LoomToolsOutput } from "./discoveryTools.js";
 
 /** The structuredContent of a success: an object, or a union of objects (a dry run's answer beside the real one). */
 export type OutputShape = z.ZodObject | z.ZodUnion<readonly z.ZodObject[]>;
@@ -136,6 +137,7 @@ export const TOOL_CONTRACTS = {
   t3_workflow_status: contract(WorkflowStatusInput, WorkflowOutput),
   t3_workflow_stop: contract(WorkflowStopInput, WorkflowOutput),
   t3_budget_raise: contract(BudgetRaiseInput, BudgetRaiseOutput),
+  loom_tools: contract(LoomToolsInput, LoomToolsOutput),
 } as const;
 
 export type ToolName = keyof typeof TOOL_CONTRACTS;
