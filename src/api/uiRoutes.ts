@@ -25,13 +25,15 @@ export interface UiRouteOptions {
 /**
  * The web UI's own routes: sign-in (login links, the session cookie, sign-out)
  * and the reads the UI needs that the wire does not carry (provider
- * capabilities, a child thread's budget and spend, a launch's estimate). Mounted before the orchestration routes, which answer every
+ * capabilities, a child thread's budget and spend, a launch's estimate, a workflow's panel). Mounted before the orchestration routes, which answer every
  * other /api/ path.
  */
 /** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is and its task id, for a raise (`{ budget: null, taskId: null }` without one). */
 const BUDGET_PATH = /^\/api\/ui\/threads\/([^/]+)\/budget$/;
 /** `GET /api/ui/estimate?providerInstanceId=&model=&role=`: what work on that provider is likely to spend, from its history (docs/budgets.md, "Estimate before launch"). */
 const ESTIMATE_PATH = "/api/ui/estimate";
+/** `GET /api/ui/workflows/:workflowId`: the workflow panel's read (t3_workflow_status's record with the description, step times and spend). */
+const WORKFLOW_PATH = /^\/api\/ui\/workflows\/([^/]+)$/;
 
 export function uiRoutes(options: UiRouteOptions): RouteHandler {
   const { sessions } = options;
@@ -81,6 +83,20 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
       if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
       const threadId = decodePathSegment(budget[1]!);
       sendJson(res, 200, options.app.getChildThreadBudget(owner, threadId), { "cache-control": "no-store" });
+      return true;
+    }
+    const workflow = WORKFLOW_PATH.exec(path);
+    if (workflow !== null) {
+      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
+      const workflowId = decodePathSegment(workflow[1]!);
+      try {
+        sendJson(res, 200, options.app.getUiWorkflow(owner, workflowId), { "cache-control": "no-store" });
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        // An unknown workflow is a missing resource here (the orchestration routes' table answers it 409).
+        sendJson(res, error.code === "workflow_not_found" ? 404 : statusOf(error), { error: toFailure(error) });
+      }
       return true;
     }
     if (path === ESTIMATE_PATH) {

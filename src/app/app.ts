@@ -37,6 +37,7 @@ import { readThreadTrace } from "./traces/threadTrace.js";
 import { resolveThreadId, threadTree } from "./threads/tree.js";
 import { interruptThread, linkPullRequest, sendToThread, unlinkPullRequest, updateThread } from "./threads/writes.js";
 import { getWorkflowScript, startWorkflow, stopWorkflow, workflowStatus } from "./workflows/start.js";
+import { getUiWorkflow } from "./workflows/uiPanel.js";
 import type { WorkflowRunner } from "./workflows/runner.js";
 import type { WaitContext } from "./waits.js";
 import { getFullThreadDiff, getTurnDiff, listThreadCheckpoints } from "./workspaces/diffs.js";
@@ -147,6 +148,7 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     workflowStatus: on(workflowStatus),
     getWorkflowScript: on(getWorkflowScript),
     stopWorkflow: on(stopWorkflow),
+    getUiWorkflow: on(getUiWorkflow),
 
     // Scheduled tasks, their change feed, their timer and webhooks; pull request watches.
     scheduleTask: on(scheduleTask),

@@ -1,7 +1,8 @@
 import type { RunStatus } from "../../src/contracts/entities/runs.js";
+import type { WorkflowStatus, WorkflowStepStatus } from "../../src/contracts/entities/workflows.js";
 import type { TurnItemOf } from "../../src/contracts/turnItems.js";
 
-/** Every status word a timeline card can carry: item statuses, approval decisions, notice deliveries, interrupt outcomes, a live command's run. */
+/** Every status word a timeline card can carry: item statuses, approval decisions, notice deliveries, interrupt outcomes, a live command's run, a workflow and its steps. */
 export type StatusWord =
   | TurnItemOf<"approval_request">["status"]
   | NonNullable<TurnItemOf<"approval_request">["decision"]>
@@ -14,6 +15,9 @@ export type StatusWord =
   | TurnItemOf<"subagent">["status"]
   | NonNullable<TurnItemOf<"notification">["delivery"]>
   | RunStatus
+  /** A workflow's and its agent() steps' (ui/src/workflowPanel.tsx). */
+  | WorkflowStatus
+  | WorkflowStepStatus
   /** A live command whose output ended before its item arrived. */
   | "finishing";
 
@@ -57,6 +61,8 @@ export const STATUS_WORDS: { readonly [W in StatusWord]: string } = {
   waiting_on_subagent: "waiting on children",
   settling_background_work: "finishing background work",
   finishing: "finishing",
+  // workflows
+  stopped: "stopped",
   // notice deliveries
   steered: "sent into the turn",
   accepted: "delivered",

@@ -87,8 +87,10 @@ export function ThreadView(props: {
       showTurnDiff: (runId, label) => setDiffTarget({ runId, label }),
       askRollback: setRollbackTarget,
       keyTarget: keyTarget?.id ?? null,
+      threads: props.threads,
+      stopWorkflow: (workflowId) => client.request("orchestration.stopWorkflow", { workflowId }),
     }),
-    [state.deltas, state.outputs, props.open, client, threadId, keyTarget],
+    [state.deltas, state.outputs, props.open, client, threadId, keyTarget, props.threads],
   );
 
   if (state.phase === "failed") return <div className="pad error-text">Could not open {threadId}: {state.error}</div>;

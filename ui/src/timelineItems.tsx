@@ -9,6 +9,8 @@ import { DiffView } from "./diffView.js";
 import { Markdown } from "./markdown.js";
 import type { RollbackTarget } from "./rollbackDialog.js";
 import type { LiveOutput } from "./threadStore.js";
+import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import { WorkflowPanel, WorkflowToolCall } from "./workflowPanel.js";
 
 /** What an item view may use besides its item. */
 export interface ItemContext {
@@ -23,6 +25,10 @@ export interface ItemContext {
   askRollback(target: RollbackTarget): void;
   /** The pending approval that `a` / `d` answer (the thread's first), if any. */
   readonly keyTarget: string | null;
+  /** The thread list's rows: a workflow panel follows its children's. */
+  readonly threads: ReadonlyMap<string, ThreadShell>;
+  /** Stop a workflow (`orchestration.stopWorkflow`, as t3_workflow_stop). */
+  readonly stopWorkflow: (workflowId: string) => Promise<unknown>;
 }
 
 /** Why a checkpoint that is not ready offers no rollback: a table the compiler checks is total. */
@@ -179,6 +185,9 @@ function Link({ threadId, ctx, children }: { threadId: string; ctx: ItemContext;
     </a>
   );
 }
+
+/** The tool name of a workflow's own item on its parent's timeline (src/core/workflows/workflows.ts). */
+const WORKFLOW_TOOL_NAME = "t3_workflow";
 
 /** One view per turn item type (spec 004 §2.1): the compiler checks the table is total. */
 const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
@@ -366,14 +375,23 @@ const ITEM_VIEWS: { readonly [T in TurnItemType]: ItemView<T> } = {
       {item.childThreadId ? <Link threadId={item.childThreadId} ctx={ctx}>Open the child thread →</Link> : null}
     </Card>
   ),
-  dynamic_tool: ({ item }) => (
+  dynamic_tool: ({ item, ctx }) =>
+    item.toolName === WORKFLOW_TOOL_NAME ? (
+      <WorkflowPanel item={item} threads={ctx.threads} stopWorkflow={ctx.stopWorkflow} link={(threadId, children) => <Link threadId={threadId} ctx={ctx}>{children}</Link>} />
+    ) : (
+      WorkflowToolCall({ item }) ?? <ToolCallCard item={item} />
+    ),
+};
+
+function ToolCallCard({ item }: { readonly item: TurnItemOf<"dynamic_tool"> }) {
+  return (
     <Card kind="dynamic_tool" title={<>Tool <code>{item.toolName}</code></>} status={item.status}>
       <Collapsed label="Arguments and result">
         <pre className="code">{JSON.stringify({ arguments: item.arguments, result: item.result }, null, 2)}</pre>
       </Collapsed>
     </Card>
-  ),
-};
+  );
+}
 
 /** Render any item; a type this UI does not know (a newer server) shows collapsed and raw, never as an error. */
 export function TimelineItem({ item, ctx }: { readonly item: TurnItem; readonly ctx: ItemContext }) {
