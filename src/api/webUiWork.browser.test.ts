@@ -244,6 +244,12 @@ describe("diffs and rollback in chromium", () => {
     expect(branch).toMatch(/^loom\/worktree-from-the-dialog-[0-9a-f]{8}$/);
     expect(gitSync(ui.loom.projectDir, "merge-base", "--is-ancestor", base, branch)).toBe("");
     expect(existsSync(join(ui.loom.projectDir, "dialog.txt"))).toBe(false);
+    // Open pull request is offered on a worktree branch, and says why it cannot here: the project has no origin.
+    await page.getByRole("button", { name: "Open pull request" }).click();
+    const pr = page.locator(".pr-result");
+    await pr.waitFor({ timeout: UI_WAIT });
+    expect(await pr.innerText()).toMatch(/^workspace_unavailable: the repository of .+ has no origin remote to push loom\/worktree-from-the-dialog-[0-9a-f]{8} to$/);
+    expect(errors.splice(0)).toEqual([expect.stringMatching(/^console: Failed to load resource: the server responded with a status of \d+/)]);
   }, 60_000);
 
   it("searches inside the open thread only and jumps to the matched item", async () => {

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
 import { AppError } from "../app/errors.js";
-import { FullThreadDiffInput, MergeIntoParentInput, TurnDiffInput, WorktreeThreadIdsInput } from "../contracts/workspaceQueries.js";
+import { FullThreadDiffInput, MergeIntoParentInput, OpenPullRequestInput, TurnDiffInput, WorktreeThreadIdsInput } from "../contracts/workspaceQueries.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import { HttpError, type RouteHandler, bearerToken, readJsonBody, sendJson } from "../http/http.js";
 import { sha256 } from "./routes.js";
@@ -24,7 +24,7 @@ export interface WorkspaceRouteOptions {
   readonly alsoOwner?: (req: IncomingMessage) => boolean;
 }
 
-const THREAD_PATH = /^\/api\/orchestration\/threads\/([^/]+)\/(checkpoints|turn-diff|full-diff|merge-into-parent)$/;
+const THREAD_PATH = /^\/api\/orchestration\/threads\/([^/]+)\/(checkpoints|turn-diff|full-diff|merge-into-parent|pull-request)$/;
 
 function statusOf(error: AppError): number {
   switch (error.code) {
@@ -76,6 +76,11 @@ export function workspaceRoutes(options: WorkspaceRouteOptions): RouteHandler {
         case "full-diff":
           expect(method, "GET");
           return app.getFullThreadDiff(owner, parse(FullThreadDiffInput, { ...queryInput(url, ["maxBytes"]), threadId }));
+        case "pull-request": {
+          expect(method, "POST");
+          const body = await readJsonBody(req);
+          return app.openThreadPullRequest(owner, parse(OpenPullRequestInput, { ...(typeof body === "object" && body !== null ? body : {}), threadId }));
+        }
         default: {
           expect(method, "POST");
           const body = await readJsonBody(req);

@@ -41,6 +41,7 @@ import { getUiWorkflow } from "./workflows/uiPanel.js";
 import type { WorkflowRunner } from "./workflows/runner.js";
 import type { WaitContext } from "./waits.js";
 import { getFullThreadDiff, getTurnDiff, listThreadCheckpoints } from "./workspaces/diffs.js";
+import { openThreadPullRequest } from "./workspaces/pullRequests.js";
 import { getWorktreeThreadIds, listWorktrees, mergeIntoParent, pruneWorktrees } from "./workspaces/worktrees.js";
 
 /**
@@ -142,6 +143,7 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     listWorktrees: on(listWorktrees),
     pruneWorktrees: on(pruneWorktrees),
     mergeIntoParent: on(mergeIntoParent),
+    openThreadPullRequest: on(openThreadPullRequest),
 
     // Workflows.
     startWorkflow: (caller: Caller, input: WorkflowStartInput, wait: WaitContext) => startWorkflow(ctx, workflows, caller, input, wait),

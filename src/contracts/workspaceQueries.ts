@@ -103,3 +103,25 @@ export const MergeIntoParentOutput = z.object({
   files: z.array(CheckpointFileSchema),
 });
 export type MergeIntoParentOutput = z.infer<typeof MergeIntoParentOutput>;
+
+/** Open a pull request for a worktree thread's branch (docs/workspaces.md, "Pull requests"). */
+export const OpenPullRequestInput = z
+  .object({
+    threadId: ThreadId.describe("A thread with a worktree of its own, whose branch becomes the pull request's head"),
+    title: z.string().min(1).max(500).optional().describe("Default: the thread's title"),
+    body: z.string().max(60_000).optional(),
+    base: z.string().min(1).max(500).optional().describe("Default: the parent thread's branch, else the repository's default branch"),
+    draft: z.boolean().optional(),
+  })
+  .strict();
+export type OpenPullRequestInput = z.infer<typeof OpenPullRequestInput>;
+
+export const OpenPullRequestOutput = z.object({
+  threadId: z.string(),
+  url: z.string(),
+  branch: z.string(),
+  base: z.string().nullable(),
+  /** The commit of the thread's uncommitted changes made before the push, or null when there were none. */
+  changesCommit: z.string().nullable(),
+});
+export type OpenPullRequestOutput = z.infer<typeof OpenPullRequestOutput>;

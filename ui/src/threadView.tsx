@@ -17,6 +17,7 @@ import { BudgetView } from "./budgetView.js";
 import { CommandOutput } from "./commandOutput.js";
 import { type StatusWord, statusWords } from "./statusWords.js";
 import { MergeAction } from "./mergeAction.js";
+import { PullRequestAction } from "./pullRequestAction.js";
 import { ThreadActions } from "./threadActions.js";
 import { ThreadSearch } from "./threadSearch.js";
 import { badgeOf, badgeOfRunStatus, withWorkingChildren } from "./status.js";
@@ -100,6 +101,9 @@ export function ThreadView(props: {
   const thread = state.thread;
   const latest = activeRun(state);
   const live = latest !== null && !isTerminalRunStatus(latest.status);
+  // Stop also stops the workflows the thread runs, so it is offered while one is going even when the thread is idle.
+  const workflowRunning = state.items.some((item) => item.type === "dynamic_tool" && item.toolName === "t3_workflow" && item.status === "in_progress");
+  const stoppable = live || workflowRunning;
   const provider = props.providers.find((p) => p.providerInstanceId === thread.providerInstanceId);
   const itemStreams = new Set(state.items.flatMap((item) => (item.type === "command_execution" && item.outputStreamId !== null ? [item.outputStreamId] : [])));
   const pendingOutputs = [...state.outputs.values()].filter((o) => !itemStreams.has(o.outputStreamId));
@@ -143,8 +147,14 @@ export function ThreadView(props: {
           {thread.branch && thread.lineage.parentThreadId !== null ? (
             <MergeAction threadId={threadId} parentTitle={props.threads.get(thread.lineage.parentThreadId)?.title ?? "the parent"} />
           ) : null}
+          {thread.branch ? <PullRequestAction threadId={threadId} base={thread.lineage.parentThreadId === null ? null : "the parent's branch"} /> : null}
           <button onClick={() => archiveSubtree(client, thread.title, threadId, thread.archivedAt === null, props.threads)}>{thread.archivedAt === null ? "Archive" : "Unarchive"}</button>
-          <button className="danger" disabled={!live} onClick={() => void dispatch(client, "thread.stop", { threadId }).catch(() => undefined)} title="Stop the thread: interrupt its run and drop its queue">
+          <button
+            className="danger"
+            disabled={!stoppable}
+            onClick={() => void dispatch(client, "thread.stop", { threadId }).catch(() => undefined)}
+            title={stoppable ? "Stop the thread: interrupt its run, hold its queue, and stop the workflows it runs" : "Nothing to stop: no run or workflow of this thread is going"}
+          >
             Stop
           </button>
         </div>
