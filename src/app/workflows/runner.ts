@@ -8,7 +8,7 @@ import type { AppContext } from "../context.js";
 import { resumeCursor, runAgentStep, type StepRuntime } from "./agentStep.js";
 import { isCommandCall, runCommandStep } from "./commandStep.js";
 import { WORKFLOW_LIBRARY } from "./library.js";
-import { DEFAULT_SANDBOX_LIMITS, type SandboxLimits, runWorkflowScript } from "./sandbox.js";
+import { DEFAULT_SANDBOX_LIMITS, NEXT_TURN, type SandboxLimits, type SandboxTurn, runWorkflowScript } from "./sandbox.js";
 import { workflowSummary } from "./view.js";
 
 export interface WorkflowRunnerOptions {
@@ -16,6 +16,8 @@ export interface WorkflowRunnerOptions {
   readonly maxConcurrentAgents?: number;
   readonly limits?: SandboxLimits;
   readonly log?: (line: string) => void;
+  /** How a script's sandbox lets the event loop turn between its steps (default one `setImmediate`); the simulator counts each turn (docs/simulation.md). */
+  readonly turn?: SandboxTurn;
 }
 
 /**
@@ -130,6 +132,7 @@ export class WorkflowRunner {
       },
       this.options.limits ?? DEFAULT_SANDBOX_LIMITS,
       WORKFLOW_LIBRARY,
+      this.options.turn ?? NEXT_TURN,
     );
     if (signal.aborted || this.ctx.orchestrator.state.workflows.get(workflowId)?.status !== "running") return;
     const error = outcome.ok ? null : { code: "workflow_script_error", message: outcome.error };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type AgentCall, runWorkflowScript } from "./sandbox.js";
+import { type AgentCall, NEXT_TURN, runWorkflowScript } from "./sandbox.js";
 
 /**
  * The workflow sandbox on the real QuickJS WebAssembly interpreter. The host
@@ -65,6 +65,49 @@ describe("workflow sandbox", () => {
     });
     const outcome = await runWorkflowScript(`try { await agent("x"); } catch (e) { return e.name + ": " + e.message; }`, null, host);
     expect(outcome).toMatchObject({ ok: true, result: "budget_exceeded: the tokens budget ran out" });
+  });
+
+  it("ends a script whose parallel() rejected while other calls still run, and drops their late answers", async () => {
+    const late: (() => void)[] = [];
+    const host = {
+      agent: (call: AgentCall) =>
+        call.prompt === "fail"
+          ? new Promise((_, reject) => setTimeout(() => reject(Object.assign(new Error("the agent failed"), { code: "agent_failed" })), 5))
+          : new Promise((resolve) => late.push(() => resolve("late"))),
+    };
+    const outcome = await runWorkflowScript(`return await parallel([() => agent("slow"), () => agent("fail"), () => agent("slow too")]);`, null, host);
+    expect(outcome).toMatchObject({ ok: false, error: "Error: the agent failed" });
+    for (const answer of late) answer();
+    // The answers land on an interpreter that is gone: nothing is thrown, and the next script runs.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await runWorkflowScript(`return await agent("again");`, null, recordingHost(() => "ok").host)).toMatchObject({ ok: true, result: "ok" });
+  });
+
+  it("goes on with one branch as soon as its answer lands, while another call still runs", async () => {
+    let release: () => void = () => undefined;
+    // "fast" is answered at once: its answer lands while the sandbox lets the event loop turn, not while it sleeps.
+    const { host, calls } = recordingHost((call) => call.prompt);
+    const blocking = {
+      agent: (call: AgentCall) => (call.prompt === "blocked" ? new Promise((resolve) => (release = () => resolve("blocked"))) : host.agent(call)),
+    };
+    const script = `return await parallel([() => agent("blocked"), async () => { const first = await agent("fast"); return agent("after " + first); }]);`;
+    const running = runWorkflowScript(script, null, blocking);
+    // "after fast" is asked for while "blocked" still waits: the script did not sleep until the next answer.
+    for (let turn = 0; turn < 200 && !calls.some((call) => call.prompt === "after fast"); turn++) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(calls.map((call) => call.prompt)).toEqual(["fast", "after fast"]);
+    release();
+    expect(await running).toMatchObject({ ok: true, result: ["blocked", "after fast"] });
+  });
+
+  it("takes its turns of the event loop through the turn it is given", async () => {
+    let turns = 0;
+    const counted = () => {
+      turns += 1;
+      return NEXT_TURN();
+    };
+    const outcome = await runWorkflowScript(`const a = await agent("a"); return [a, await agent("b")];`, null, recordingHost((call) => call.prompt).host, undefined, "", counted);
+    expect(outcome).toMatchObject({ ok: true, result: ["a", "b"] });
+    expect(turns).toBeGreaterThanOrEqual(3);
   });
 
   it.each([

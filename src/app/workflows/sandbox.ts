@@ -1,4 +1,4 @@
-import { type QuickJSContext, type QuickJSHandle, type QuickJSRuntime, getQuickJS } from "quickjs-emscripten";
+import { type QuickJSContext, type QuickJSDeferredPromise, type QuickJSHandle, type QuickJSRuntime, getQuickJS } from "quickjs-emscripten";
 
 /**
  * The workflow script sandbox (docs/workflows.md): a WebAssembly QuickJS
@@ -38,6 +38,25 @@ export interface SandboxLimits {
 }
 
 export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = { maxSteps: 200_000, memoryBytes: 64 * 1024 * 1024, stackBytes: 1024 * 1024 };
+
+/**
+ * How the sandbox lets the event loop turn between steps of a script, so the
+ * host's promise callbacks land: one round of `setImmediate` by default. The
+ * deterministic simulator passes one that also counts the turn as activity,
+ * so its idle check (SimWorld.settle) waits for the step (docs/simulation.md).
+ */
+export type SandboxTurn = () => Promise<void>;
+
+export const NEXT_TURN: SandboxTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Load the WebAssembly interpreter. Every sandbox loads it on first use from
+ * disk (once per process); awaiting this first makes later sandboxes start
+ * without I/O, which the simulator needs to replay a seed (docs/simulation.md).
+ */
+export async function loadSandbox(): Promise<void> {
+  await getQuickJS();
+}
 
 export interface WorkflowMeta {
   readonly name?: string;
@@ -153,11 +172,15 @@ export async function runWorkflowScript(
   limits: SandboxLimits = DEFAULT_SANDBOX_LIMITS,
   /** JavaScript evaluated after the built-ins and before the script: the workflow library (library.ts). */
   library = "",
+  turn: SandboxTurn = NEXT_TURN,
 ): Promise<SandboxOutcome> {
   const { runtime, vm } = await newSandbox(limits);
   const ordinals = new Map<string, number>();
   let currentPhase: string | null = null;
-  let pending = 0;
+  /** agent() calls not answered yet: a script can end (a parallel() that rejected) while some still run. */
+  const unanswered = new Set<QuickJSDeferredPromise>();
+  /** Set once the script ended and its interpreter is disposed: a later answer has nowhere to go. */
+  let closed = false;
   /** Counts agent() answers, so a wait that starts after one arrived does not sleep. */
   let answers = 0;
   let wake: (() => void) | null = null;
@@ -174,14 +197,16 @@ export async function runWorkflowScript(
       ordinals.set(key, ordinal + 1);
       const phase = typeof options.phase === "string" ? options.phase : currentPhase;
       const deferred = vm.newPromise();
-      pending += 1;
+      unanswered.add(deferred);
       host.agent({ prompt, options, ordinal, phase }).then(
         (value) => {
+          if (closed) return;
           const handle = toHandle(vm, value);
           deferred.resolve(handle);
           if (handle !== vm.undefined) handle.dispose();
         },
         (error: unknown) => {
+          if (closed) return;
           const handle = vm.newError({ name: (error as { name?: string }).name ?? "Error", message: error instanceof Error ? error.message : String(error) });
           // A typed failure (budget_exceeded, ...) keeps its code, so the script can catch it by code.
           const code = (error as { code?: unknown }).code;
@@ -194,7 +219,8 @@ export async function runWorkflowScript(
           handle.dispose();
         },
       ).finally(() => {
-        pending -= 1;
+        if (closed) return;
+        unanswered.delete(deferred);
         deferred.dispose();
         pump();
       });
@@ -220,12 +246,13 @@ export async function runWorkflowScript(
     });
     // Run the job queue, let the host's promise callbacks land, and sleep until an agent() answer arrives.
     for (;;) {
-      runtime.executePendingJobs();
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (outcome !== null) break;
-      if (pending === 0 && !runtime.hasPendingJob()) return { ok: false, error: "the workflow script awaits a promise that can never settle", meta: readMeta(vm) };
+      // An answer that lands from here on has jobs the next round runs: only with none since does the loop sleep.
       const seen = answers;
-      if (pending > 0) await new Promise<void>((resolve) => (answers !== seen ? resolve() : (wake = resolve)));
+      runtime.executePendingJobs();
+      await turn();
+      if (outcome !== null) break;
+      if (unanswered.size === 0 && !runtime.hasPendingJob()) return { ok: false, error: "the workflow script awaits a promise that can never settle", meta: readMeta(vm) };
+      if (unanswered.size > 0 && answers === seen) await new Promise<void>((resolve) => (wake = resolve));
       wake = null;
     }
     const final = outcome as Awaited<typeof settled>;
@@ -239,6 +266,9 @@ export async function runWorkflowScript(
     final.value.dispose();
     return { ok: true, result, meta };
   } finally {
+    // Calls still running when the script ended (their parallel() rejected, or it returned without them) hold promises in the interpreter: release them first, or freeing it aborts.
+    closed = true;
+    for (const deferred of unanswered) deferred.dispose();
     vm.dispose();
     runtime.dispose();
   }

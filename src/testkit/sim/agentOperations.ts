@@ -5,6 +5,7 @@ import { sendToThread } from "../../app/threads/writes.js";
 import { waitForThread } from "../../app/threads/threadWait.js";
 import { type OperationWorld, describeOutcome, drawBudget, storm, unobservedWait } from "./operations.js";
 import type { AgentContext, TurnEnd, TurnStep } from "./simDriver.js";
+import { startDrawnWorkflow } from "./workflowOperations.js";
 
 /**
  * What simulated agents do during their turns: each entry is one kind of app
@@ -149,6 +150,11 @@ export const AGENT_OPERATIONS = {
       const timeoutMs = world.rng.int(0, 30_000);
       return describeOutcome(await world.invoke("agent.waitForChild", (app) => waitForThread(app, { threadId: task.childThreadId, timeoutMs }, unobservedWait())));
     },
+  },
+  /** t3_workflow_start with a script drawn from the seed (workflowOperations.ts): parallel and sequential agent() calls, often under a budget of its own. */
+  startWorkflow: {
+    weight: 5,
+    run: startDrawnWorkflow,
   },
 } as const satisfies Record<string, AgentOperation>;
 

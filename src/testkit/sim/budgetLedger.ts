@@ -1,6 +1,7 @@
 import type { StoredEvent } from "../../contracts/envelopes.js";
 import { type DomainEvent, toDomainEvent } from "../../contracts/events.js";
 import type { BudgetKind, BudgetSpend } from "../../contracts/entities/budgets.js";
+import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { RunKind, isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import { type BudgetHolder, governingBudgets, holderSpend, holdsTurn, reachedLimit, taskHolder, threadHolder, treeThreads, workflowHolder } from "../../core/budgets/budgets.js";
 import { evolve, initialState, type OrchestrationState } from "../../core/state.js";
@@ -13,7 +14,8 @@ import { evolve, initialState, type OrchestrationState } from "../../core/state.
  * holdsTurn, reachedLimit):
  *
  * - admissions: every task delegated and every turn taken off the queue
- *   (system follow-ups excepted, as documented) under a budget was admitted
+ *   (system follow-ups excepted, as documented) under a budget (an agent()
+ *   task and its first turn under its workflow's pool too) was admitted
  *   while that budget had room: nothing recorded as exhausted, no limit
  *   reached, and its spawns and turns plus those the same command admitted
  *   within their limits (the limits as the command leaves them: a raise
@@ -91,8 +93,10 @@ const keyOf = (holder: BudgetHolder) => `${holder.kind}:${holder.id}`;
 function admissionsBefore(before: OrchestrationState, events: readonly DomainEvent[]): Admissions {
   const admissions: Admissions = { spawns: new Map(), runs: new Map(), spends: new Map(), newHolders: [] };
   const parentOf = new Map<string, string>();
-  const holdersOf = (threadId: string, now: string) => {
-    const holders = governingBudgets(before, threadId);
+  /** A new agent() task's child thread: its workflow's pool, which governs it (not its parent) from the decision that creates it. */
+  const poolOf = new Map<string, readonly BudgetHolder[]>();
+  const holdersOf = (threadId: string, now: string, pool: readonly BudgetHolder[] = []) => {
+    const holders = [...governingBudgets(before, threadId), ...pool];
     for (const holder of holders) if (!admissions.spends.has(keyOf(holder))) admissions.spends.set(keyOf(holder), holderSpend(before, holder, now));
     return holders;
   };
@@ -100,7 +104,8 @@ function admissionsBefore(before: OrchestrationState, events: readonly DomainEve
     if (event.type !== "subagent.updated" || event.data.task === null || before.tasks.has(event.data.task.taskId)) continue;
     const task = event.data.task;
     parentOf.set(task.childThreadId, task.parentThreadId);
-    admissions.spawns.set(task.taskId, holdersOf(task.parentThreadId, task.createdAt));
+    poolOf.set(task.childThreadId, workflowPool(before, task));
+    admissions.spawns.set(task.taskId, holdersOf(task.parentThreadId, task.createdAt, poolOf.get(task.childThreadId)));
     if (task.budget !== undefined && task.budget !== null) admissions.newHolders.push(task.taskId);
   }
   for (const event of events) {
@@ -108,11 +113,18 @@ function admissionsBefore(before: OrchestrationState, events: readonly DomainEve
     const run = event.data.run;
     const earlier = before.runs.get(run.id);
     if (admissions.runs.has(run.id) || (earlier !== undefined && holdsTurn(before, earlier))) continue;
-    // A new child's first run is charged to the budgets over its parent, where the child joins them.
+    // A new child's first run is charged to the budgets over its parent, where the child joins them (and to its workflow's pool).
     const anchor = before.threads.has(run.threadId) ? run.threadId : parentOf.get(run.threadId);
-    admissions.runs.set(run.id, anchor === undefined ? [] : holdersOf(anchor, run.updatedAt));
+    admissions.runs.set(run.id, anchor === undefined ? [] : holdersOf(anchor, run.updatedAt, poolOf.get(run.threadId)));
   }
   return admissions;
+}
+
+/** The pool of the workflow whose agent() call `task` is, as it stood before the task: none for another task or a workflow without a budget. */
+function workflowPool(before: OrchestrationState, task: DelegatedTask): readonly BudgetHolder[] {
+  const workflow = task.workflowStep === undefined ? undefined : before.workflows.get(task.workflowStep.workflowId);
+  const pool = workflow === undefined ? null : workflowHolder(before, workflow);
+  return pool === null ? [] : [pool];
 }
 
 function judgeAdmissions(after: OrchestrationState, admissions: Admissions, commandId: string): string[] {

@@ -7,6 +7,7 @@ import type { DelegationLimits } from "../../core/decision.js";
 import type { OrchestrationState } from "../../core/state.js";
 import { checkBudgets } from "./budgetLedger.js";
 import { budgetPolicy, exhaustedBudget, treeThreads } from "../../core/budgets/budgets.js";
+import { pausedBudget } from "../../core/budgets/workflowBudget.js";
 import type { ReceivedInput } from "./simDriver.js";
 
 /** What delegate_task answered a simulated agent. */
@@ -214,6 +215,21 @@ export const INVARIANTS = {
         .filter((task) => task.resultContextTransferId === null || !isTerminalDelegatedTaskStatus(task.status))
         .filter((task) => !waitsForRaise(state, task, now))
         .map((task) => `task ${task.taskId} is still ${task.status} (child ${task.childThreadId})`);
+    },
+  },
+  "workflows-reach-an-end": {
+    when: "quiet",
+    summary:
+      "once quiet, every workflow script ran to its end (completed, failed or stopped); or it waits for a raise: a budget over its next agent() call pauses, or a running call's task is paused on budget",
+    check({ state, log }) {
+      const now = log.at(-1)?.occurredAt ?? new Date(0).toISOString();
+      return [...state.workflows.values()]
+        .filter((workflow) => workflow.status === "running" && pausedBudget(state, workflow, now) === null)
+        .filter((workflow) => !workflow.steps.some((step) => {
+          const task = step.status === "running" && step.taskId !== null ? state.tasks.get(step.taskId) : undefined;
+          return task !== undefined && waitsForRaise(state, task, now);
+        }))
+        .map((workflow) => `workflow ${workflow.workflowId} is still running (${workflow.steps.filter((step) => step.status === "running").length} of its ${workflow.steps.length} agent() calls running)`);
     },
   },
   "result-never-lost": {

@@ -1,4 +1,6 @@
 import type { AppContext } from "../../app/context.js";
+import { WorkflowRunner } from "../../app/workflows/runner.js";
+import type { SandboxTurn } from "../../app/workflows/sandbox.js";
 import type { ThreadSearchIndex } from "../../app/search/threadSearch.js";
 import { TitleRegenerations } from "../../app/threads/titleRegeneration.js";
 import { DEFAULT_TITLES, type ProviderInstanceConfig } from "../../config/config.js";
@@ -73,13 +75,16 @@ export interface NodeWorld {
   /** 2: a peer node on the same log runs a delegation reactor of its own. */
   readonly nodes: 1 | 2;
   readonly log: (line: string) => void;
+  /** How workflow scripts' sandboxes let the event loop turn (WorkflowRunnerOptions.turn). */
+  readonly sandboxTurn: SandboxTurn;
   /** What boot reconciliation did. */
   readonly reconciled: (report: ReconcileReport) => void;
 }
 
 /**
  * One incarnation of a Loom node: the real orchestrator, outbox worker,
- * session manager, delegation and budget reactors and app context, wired as
+ * session manager, delegation and budget reactors, workflow runner and app
+ * context, wired as
  * startLoomServer wires them but on the simulator's clock, timers, ids and
  * provider driver, over a fenced handle on the durable store.
  */
@@ -90,6 +95,8 @@ export class SimNode {
     readonly store: FencedStore,
     readonly orchestrator: Orchestrator,
     readonly app: AppContext,
+    /** Runs the workflow scripts the log says are running, as startLoomServer's does. */
+    readonly workflows: WorkflowRunner,
   ) {}
 
   /**
@@ -185,6 +192,8 @@ export class SimNode {
     const peer = world.nodes === 2 ? await Orchestrator.open({ store, clock, uuid: () => world.random.uuid(), providers, limits: SIM_LIMITS, decide: world.bugs.decide, hotThreads: 0 }) : null;
     const peerReactor = peer === null ? null : new DelegationReactor(world.bugs.reactorEngine(peer, `sim-peer:${incarnation}`), world.log);
     const budgets = new BudgetReactor(orchestrator, clock, world.log, timers);
+    // At most as many agent() tasks at once as a thread may have unfinished children, as the configuration allows.
+    const workflows = new WorkflowRunner(app, { log: world.log, maxConcurrentAgents: SIM_LIMITS.maxActiveChildrenPerThread, turn: world.sandboxTurn });
     world.reconciled(await reconcileOnBoot(orchestrator, store, world.random.uuid()));
     wakeOutbox = () => worker.kick();
     worker.start();
@@ -192,6 +201,7 @@ export class SimNode {
     await peerReactor?.start();
     await budgets.start();
     sessions.startReaper();
-    return new SimNode(incarnation, store, orchestrator, app);
+    await workflows.start();
+    return new SimNode(incarnation, store, orchestrator, app, workflows);
   }
 }

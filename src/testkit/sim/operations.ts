@@ -1,4 +1,5 @@
 import type { AppContext } from "../../app/context.js";
+import type { WorkflowRunner } from "../../app/workflows/runner.js";
 import type { WaitContext } from "../../app/waits.js";
 import type { BudgetLimits } from "../../contracts/entities/budgets.js";
 import type { OrchestrationState } from "../../core/state.js";
@@ -9,6 +10,8 @@ export interface OperationWorld {
   readonly rng: SimRandom;
   /** The live state of the node that is up, or null while none is. */
   state(): OrchestrationState | null;
+  /** The virtual clock's time, as the node's decisions read it. */
+  now(): string;
   /** "active" while users and agents issue work; "quiet" while the system drains. */
   readonly phase: "active" | "quiet";
   /** Provider instances the simulation configures. */
@@ -16,11 +19,12 @@ export interface OperationWorld {
   /** A number that never repeats in this run, for unique texts and client request ids. */
   next(): number;
   /**
-   * Call the app layer on the node that is up. A typed failure (AppError) is
-   * an answer; anything else is a violation. Resolves never when the node
-   * dies during the call, as a client of a killed server would see.
+   * Call the app layer on the node that is up (its context, and its workflow
+   * runner for the workflow tools). A typed failure (AppError) is an answer;
+   * anything else is a violation. Resolves never when the node dies during
+   * the call, as a client of a killed server would see.
    */
-  invoke<T>(operation: string, call: (app: AppContext) => Promise<T>): Promise<Outcome<T>>;
+  invoke<T>(operation: string, call: (app: AppContext, workflows: WorkflowRunner) => Promise<T>): Promise<Outcome<T>>;
   /** Client request ids an agent of this thread already used, for retries. */
   clientRequestIds(threadId: string): string[];
   /** Record what delegate_task returned, for the idempotency invariant. */

@@ -39,6 +39,13 @@ export const PlantedBug = {
    * answer all pass a `turns` limit.
    */
   turnReservedLate: "turn-reserved-late",
+  /**
+   * The check-then-record race parallel agent() calls had: a workflow's
+   * agent() task counts against the workflow's pool only once its agent has
+   * started, not from the decision that created it, so calls decided
+   * together, before the providers answer, all pass a `spawns` limit.
+   */
+  workflowSpawnsLate: "workflow-spawns-late",
 } as const;
 export type PlantedBug = (typeof PlantedBug)[keyof typeof PlantedBug];
 
@@ -102,6 +109,29 @@ function withLateReservations<T>(state: OrchestrationState, ownThreads: readonly
   }
 }
 
+/**
+ * Decide an agent() task's request with the workflow's other calls whose
+ * tasks exist but whose agent has not started yet left out of its journal,
+ * so the pool's check does not count their spawns (nor their turns). Only
+ * that workflow, only while deciding, so nothing else the decision reads
+ * changes.
+ */
+function withLateWorkflowSpawns<T>(state: OrchestrationState, workflowId: string, stepId: string, decideIt: () => T): T {
+  const workflow = state.workflows.get(workflowId);
+  if (workflow === undefined) return decideIt();
+  const started = (taskId: string | null) => {
+    const task = taskId === null ? undefined : state.tasks.get(taskId);
+    const run = task?.childRunId == null ? undefined : state.runs.get(task.childRunId);
+    return task === undefined || (run?.startedAt ?? null) !== null;
+  };
+  state.workflows.set(workflowId, { ...workflow, steps: workflow.steps.filter((step) => step.stepId === stepId || started(step.taskId)) });
+  try {
+    return decideIt();
+  } finally {
+    state.workflows.set(workflowId, workflow);
+  }
+}
+
 /** core's decide with the mutations of the planted bugs. */
 function mutantDecide(bugs: ReadonlySet<PlantedBug>): Decide {
   return (state, command, ctx) => {
@@ -125,6 +155,10 @@ function mutantDecide(bugs: ReadonlySet<PlantedBug>): Decide {
     if (bugs.has(PlantedBug.turnReservedLate) && (command.type === "delegated_task.request" || command.type === "message.dispatch")) {
       const own = command.type === "message.dispatch" ? [command.data.threadId] : [command.data.parentThreadId, command.data.childThreadId];
       return withLateReservations(state, own, () => decide(state, command, ctx));
+    }
+    if (bugs.has(PlantedBug.workflowSpawnsLate) && command.type === "delegated_task.request" && command.data.workflowStep !== undefined) {
+      const { workflowId, stepId } = command.data.workflowStep;
+      return withLateWorkflowSpawns(state, workflowId, stepId, () => decide(state, command, ctx));
     }
     if (bugs.has(PlantedBug.waitAndNotice) && command.type === "delegated-task.wait-hold") return reject("wait_not_found", "planted: waits are not recorded");
     if (bugs.has(PlantedBug.waitAndNotice) && command.type === "delegated-task.wait-release") {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Workflow } from "../../contracts/entities/workflows.js";
 import { FaultKind } from "./faults.js";
 import { type SimOptions, type SimResult, runSeed } from "./runner.js";
 import { failureReport } from "./testSuiteSeeds.js";
@@ -19,9 +20,9 @@ interface Regression {
 
 const REGRESSIONS: readonly Regression[] = [
   {
-    // Found by seed 1; seeds 11, 9 and 5 reached it while the budget operations moved the schedule of operations, and seed 1, then seed 7 since waits record their holds and budgets pause.
-    // npm run sim -- --seed 7 --faults none --store memory --nodes 1
-    options: { seed: 7, faults: [], store: "memory", trace: true },
+    // Found by seed 1; seeds 11, 9 and 5 reached it while the budget operations moved the schedule of operations, and seed 1, then seed 7 since waits record their holds and budgets pause, then seed 20 since agents start workflows.
+    // npm run sim -- --seed 20 --faults none --store memory --nodes 1
+    options: { seed: 20, faults: [], store: "memory", trace: true },
     found:
       "a message steered into a turn that had just ended (its turn.completed not yet recorded) was refused by the provider and silently lost: " +
       "the run completed without it (input-reaches-agent). Now the session manager re-sends a refused steer as a follow-up run.",
@@ -46,18 +47,18 @@ const REGRESSIONS: readonly Regression[] = [
     reached: (result) => result.trace.some((line) => line.includes("claimed again while it still runs here")),
   },
   {
-    // Found by seed 260; seed 1317 on SQLite reaches the same situation since budgets pause (611, 1404 before it).
-    // npm run sim -- --seed 1317 --faults all --store sqlite --nodes 1
-    options: { seed: 1317, store: "sqlite", trace: true },
+    // Found by seed 260; seed 1391 on SQLite reaches the same situation since agents start workflows (611, 1404, then 1317 before it).
+    // npm run sim -- --seed 1391 --faults all --store sqlite --nodes 1
+    options: { seed: 1391, store: "sqlite", trace: true },
     found:
       "a task_cancel in flight when the node was killed met the closed store and threw an untyped error (typed-failures). Now a call cut off " +
       "by the store closing is the server shutting down: a retryable orchestration_error that says so.",
     reached: (result) => result.trace.some((line) => line.includes("cut off: the store closed under it")),
   },
   {
-    // Found by seed 40348; seed 665 reaches the same situation since budgets pause (611, 642 before it).
-    // npm run sim -- --seed 665 --faults all --store sqlite --nodes 1
-    options: { seed: 665, store: "sqlite" },
+    // Found by seed 40348; seed 1204 reaches the same situation since agents start workflows (611, 642, then 665 before it).
+    // npm run sim -- --seed 1204 --faults all --store sqlite --nodes 1
+    options: { seed: 1204, store: "sqlite" },
     found:
       "a delegate_task wait on a node that was killed checked its task after the node's SQLite store had closed: the timeline's read threw " +
       "store_closed inside the wait's callback, where nothing caught it, and ended the process (no later seed ran). Now a wait whose check " +
@@ -65,7 +66,21 @@ const REGRESSIONS: readonly Regression[] = [
       "fails its seed (errors-never-escape) instead of ending the process.",
     reached: (result) => result.stats.closedStoreReads > 0,
   },
+  {
+    // Found by seed 8 (and 9, 26, 47, 58, ... of a run from seed 1) once agents started workflows.
+    // npm run sim -- --seed 9 --faults all --store memory --nodes 2
+    options: { seed: 9 },
+    found:
+      "a workflow script whose parallel() rejected while other agent() calls still ran ended with their promises alive in the interpreter: " +
+      "freeing it aborted the WebAssembly module (every later script of the process failed), and the late answers met a disposed " +
+      "interpreter as an unhandled rejection (errors-never-escape). Now the sandbox releases the unanswered calls' promises first and drops their answers.",
+    reached: (result) => result.log.some((event) => event.type === "workflow.updated" && workflowEndedWithCallsRunning((event.data as { workflow: Workflow }).workflow)),
+  },
 ];
+
+function workflowEndedWithCallsRunning(workflow: Workflow): boolean {
+  return workflow.status !== "running" && workflow.steps.some((step) => step.status === "running");
+}
 
 describe("regression seeds", () => {
   for (const regression of REGRESSIONS) {

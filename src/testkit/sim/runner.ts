@@ -4,6 +4,7 @@ import type { StoredEvent } from "../../contracts/envelopes.js";
 import type { Decision } from "../../core/decision.js";
 import { evolve, initialState, type OrchestrationState } from "../../core/state.js";
 import type { EventStore } from "../../store/eventStore.js";
+import { loadSandbox } from "../../app/workflows/sandbox.js";
 import { ALL_FAULTS, FAULTS, type FaultKind, FaultKind as Fault } from "./faults.js";
 import { INVARIANTS, INVARIANT_NAMES, type InvariantCheck, type InvariantName, type InvariantSpec, type InvariantView } from "./invariants.js";
 import { SIM_LIMITS } from "./node.js";
@@ -75,6 +76,8 @@ export function reproduceCommand(seed: number, faults: readonly FaultKind[], sto
 
 /** Run one seed: an active phase of seeded operations and faults, then a drain until quiet, checking invariants throughout. */
 export async function runSeed(options: SimOptions): Promise<SimResult> {
+  // Workflow scripts' interpreter is read from disk on its first use: loaded before the seed starts, no step of it waits on I/O.
+  await loadSandbox();
   const faults = options.faults ?? ALL_FAULTS;
   const store = options.store ?? defaultStore(options.seed);
   const bugs = options.bugs ?? [];

@@ -1,4 +1,9 @@
 import { describe, expect, it } from "vitest";
+import type { StoredEvent } from "../../contracts/envelopes.js";
+import { toDomainEvent } from "../../contracts/events.js";
+import type { Workflow } from "../../contracts/entities/workflows.js";
+import { pausedBudget } from "../../core/budgets/workflowBudget.js";
+import { evolve, initialState } from "../../core/state.js";
 import { INVARIANTS } from "./invariants.js";
 import { PLANTED_BUGS, type PlantedBug } from "./plantedBugs.js";
 import { runSeed } from "./runner.js";
@@ -16,15 +21,18 @@ const EXPECTED: { readonly [B in PlantedBug]: { readonly invariant: string; read
   "skip-finalize-after-restart": { invariant: "tasks-reach-terminal", budget: 300 },
   "retry-second-child": { invariant: "one-child-per-client-request", budget: 300 },
   "turn-reserved-late": { invariant: "budgets-never-exceeded", budget: 300 },
+  "workflow-spawns-late": { invariant: "budgets-never-exceeded", budget: 300 },
 };
 
 describe("determinism", () => {
   for (const store of ["memory", "sqlite"] as const) {
     it(`replays one seed to the same event log and the same trace (${store})`, async () => {
-      const first = await runSeed({ seed: 7, store, trace: true });
-      const second = await runSeed({ seed: 7, store, trace: true });
+      // Seed 8 runs workflow scripts too: their sandbox steps replay like everything else.
+      const first = await runSeed({ seed: 8, store, trace: true });
+      const second = await runSeed({ seed: 8, store, trace: true });
       expect(first.violations, failureReport(first)).toEqual([]);
       expect(first.log.length).toBeGreaterThan(100);
+      expect(first.log.some((event) => event.type === "workflow.step.updated")).toBe(true);
       expect(second.log).toEqual(first.log);
       expect(second.trace).toEqual(first.trace);
       expect(second.stats).toEqual(first.stats);
@@ -59,6 +67,47 @@ describe("planted bugs", () => {
       expect(again.violations).toEqual(found!.violations);
     });
   }
+});
+
+/** Every workflow of a log as its last record and step versions leave it. */
+function foldedWorkflows(log: readonly StoredEvent[]): Workflow[] {
+  const state = initialState();
+  for (const event of log) evolve(state, toDomainEvent(event));
+  return [...state.workflows.values()];
+}
+
+describe("workflows", () => {
+  it("drives workflow scripts: parallel and sequential agent() calls, under budgets, refused once a pool ran out, run to their end", async () => {
+    const workflows: Workflow[] = [];
+    for (let seed = 1; seed <= 10; seed++) {
+      const result = await runSeed({ seed });
+      expect(result.violations, failureReport(result)).toEqual([]);
+      workflows.push(...foldedWorkflows(result.log));
+    }
+    expect(workflows.some((workflow) => workflow.status === "completed")).toBe(true);
+    expect(workflows.some((workflow) => workflow.budget !== null)).toBe(true);
+    // A fan-out: two or more agent() tasks of one parallel(); a chain: two or more sequential calls.
+    expect(workflows.some((workflow) => workflow.steps.filter((step) => step.phase === "Fan out" && step.taskId !== null).length >= 2)).toBe(true);
+    expect(workflows.some((workflow) => workflow.steps.filter((step) => step.phase === "Chain").length >= 2)).toBe(true);
+    expect(workflows.flatMap((workflow) => workflow.steps).some((step) => step.error?.code === "budget_exceeded")).toBe(true);
+  });
+
+  it("raises a workflow paused on its own pool, and its waiting agent() call goes on", async () => {
+    // npm run sim -- --seed 47: a workflow under spawns 1, onExceeded pause, is raised by the owner once its pool ran out.
+    const result = await runSeed({ seed: 47 });
+    expect(result.violations, failureReport(result)).toEqual([]);
+    const state = initialState();
+    let resumed: { workflowId: string; stepsBefore: number } | null = null;
+    for (const event of result.log) {
+      if (resumed === null && event.type === "workflow.updated" && event.commandId.startsWith("cmd:budget-raise:")) {
+        const before = state.workflows.get((event.data as { workflow: Workflow }).workflow.workflowId)!;
+        if (pausedBudget(state, before, event.occurredAt)?.label === `workflow ${before.workflowId}`) resumed = { workflowId: before.workflowId, stepsBefore: before.steps.length };
+      }
+      evolve(state, toDomainEvent(event));
+    }
+    expect(resumed, "seed 47 no longer raises a workflow paused on its pool; find another seed").not.toBeNull();
+    expect(state.workflows.get(resumed!.workflowId)!.steps.length).toBeGreaterThan(resumed!.stepsBefore);
+  });
 });
 
 describe("two nodes", () => {

@@ -8,6 +8,7 @@ import { waitForThread } from "../../app/threads/threadWait.js";
 import { interruptThread, sendToThread, updateThread } from "../../app/threads/writes.js";
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import { type OperationWorld, type Outcome, describeOutcome, drawBudget, storm, unobservedWait } from "./operations.js";
+import { doubled, pausedOnItsPool, pausingWorkflows } from "./workflowOperations.js";
 
 /** The simulation's environment id: every owner call and agent credential names it. */
 export const SIM_ENVIRONMENT = "env:sim";
@@ -17,8 +18,8 @@ const OWNER = ownerCaller(SIM_ENVIRONMENT);
  * What simulated users do, through the same app functions the MCP and HTTP
  * transports call, as the owner. Each entry is one operation with a weight
  * (0 when it has nothing to act on); adding an operation is one entry.
- * Scheduled fires and workflow scripts exist but are not driven yet; each
- * would join this table as one entry.
+ * Scheduled fires exist but are not driven yet; they would join this table
+ * as one entry. Agents start workflows (agentOperations.ts).
  */
 export interface UserOperation {
   weight(world: OperationWorld): number;
@@ -135,13 +136,16 @@ export const USER_OPERATIONS = {
       return describeOutcome(await world.invoke("user.readTask", (app) => taskStatus(app, OWNER, { taskId: task.taskId })));
     },
   },
-  /** t3_budget_raise as the owner on a root whose budget pauses: every limit doubled, so a paused tree goes on. */
+  /**
+   * t3_budget_raise as the owner on a root or a running workflow whose budget
+   * pauses: every limit doubled, so a paused tree, or a workflow's waiting
+   * agent() calls, go on. A workflow paused on its own pool is raised sooner.
+   */
   raiseBudget: {
-    weight: (world) => (pausingRoots(world).length > 0 ? 4 : 0),
+    weight: (world) => raisable(world).reduce((sum, holder) => sum + holder.weight, 0),
     async run(world) {
-      const root = world.rng.pick(pausingRoots(world));
-      const limits = Object.fromEntries(Object.entries(root.budget!.limits).map(([kind, limit]) => [kind, typeof limit === "number" ? limit * 2 : limit]));
-      return describeOutcome(await world.invoke("user.raiseBudget", (app) => raiseBudget(app, OWNER, { threadId: root.id, limits })));
+      const { weight: _weight, limits, ...named } = world.rng.weighted(raisable(world))!;
+      return describeOutcome(await world.invoke("user.raiseBudget", (app) => raiseBudget(app, OWNER, { ...named, limits: doubled(limits) })));
     },
   },
   /** t3_thread_wait with a timeout. */
@@ -164,6 +168,14 @@ function activeThreads(world: OperationWorld): string[] {
   const ids = new Set<string>();
   for (const run of state.runs.values()) if (run.status !== "queued" && !isTerminalRunStatus(run.status)) ids.add(run.threadId);
   return [...ids];
+}
+
+/** What raiseBudget may raise, by weight: pausing roots, and pausing workflows (more when one waits on its spent pool). */
+function raisable(world: OperationWorld) {
+  return [
+    ...pausingRoots(world).map((root) => ({ weight: 4, threadId: root.id, limits: root.budget!.limits })),
+    ...pausingWorkflows(world).map((workflow) => ({ weight: pausedOnItsPool(world, workflow) ? 12 : 4, workflowId: workflow.workflowId, limits: workflow.budget! })),
+  ];
 }
 
 function pausingRoots(world: OperationWorld) {

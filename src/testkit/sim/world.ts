@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AppError, isShutdownError } from "../../app/errors.js";
 import type { AppContext } from "../../app/context.js";
+import { NEXT_TURN } from "../../app/workflows/sandbox.js";
+import type { WorkflowRunner } from "../../app/workflows/runner.js";
 import { CommandInputError } from "../../app/commands.js";
 import type { Command } from "../../contracts/commands.js";
 import type { StoredEvent } from "../../contracts/envelopes.js";
@@ -217,6 +219,10 @@ export class SimWorld implements OperationWorld {
     return this.node?.orchestrator.state ?? null;
   }
 
+  now(): string {
+    return new Date(this.scheduler.now).toISOString();
+  }
+
   next(): number {
     return ++this.counter;
   }
@@ -231,7 +237,7 @@ export class SimWorld implements OperationWorld {
     this.delegations.push({ parentThreadId, clientRequestId, taskId });
   }
 
-  async invoke<T>(operation: string, call: (app: AppContext) => Promise<T>): Promise<Outcome<T>> {
+  async invoke<T>(operation: string, call: (app: AppContext, workflows: WorkflowRunner) => Promise<T>): Promise<Outcome<T>> {
     const node = this.node;
     if (node === null) {
       this.stats.lostCalls += 1;
@@ -240,7 +246,7 @@ export class SimWorld implements OperationWorld {
     this.stats.operations += 1;
     this.activityCount += 1;
     try {
-      const value = await call(node.app);
+      const value = await call(node.app, node.workflows);
       this.activityCount += 1;
       return { ok: true, value };
     } catch (error) {
@@ -362,6 +368,11 @@ export class SimWorld implements OperationWorld {
       bugs: this.bugs,
       nodes: this.config.nodes,
       log: (line: string) => this.note(line),
+      // A workflow script's sandbox steps on turns of the event loop: each is activity, so settle waits for the step.
+      sandboxTurn: () => {
+        this.activityCount += 1;
+        return NEXT_TURN();
+      },
       reconciled: (report) => {
         this.stats.interruptedOnBoot += report.interruptedRuns;
         this.stats.resentSteersOnBoot += report.resentSteers;
