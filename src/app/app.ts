@@ -7,6 +7,7 @@ import { estimateTarget } from "./budgets/targetEstimate.js";
 import { delegateTask } from "./delegation/delegate.js";
 import { resolveTaskId } from "./delegation/taskRefs.js";
 import { taskCancel, taskStatus } from "./delegation/tasks.js";
+import { cancelDurableTask, durableTaskResult, getDurableTask, listDurableTasks, watchDurableTask } from "./durableTasks/durableTasks.js";
 import { raiseBudget } from "./budgets/raise.js";
 import { fail } from "./errors.js";
 import { subscribeCommandOutput, subscribeShell, subscribeThread } from "./orchestration/subscriptions.js";
@@ -102,6 +103,11 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     delegateTask: on(delegateTask),
     taskStatus: on(taskStatus),
     taskCancel: on(taskCancel),
+    getDurableTask: on(getDurableTask),
+    durableTaskResult: on(durableTaskResult),
+    listDurableTasks: on(listDurableTasks),
+    cancelDurableTask: on(cancelDurableTask),
+    watchDurableTask: on(watchDurableTask),
     raiseBudget: on(raiseBudget),
     resolveTaskId: on(resolveTaskId),
     getChildThreadBudget: on(getChildThreadBudget),

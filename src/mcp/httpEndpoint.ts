@@ -12,6 +12,7 @@ import { screenToolCalls } from "./toolArguments.js";
 import { type McpSession, McpSessionTable, OWNER_IDENTITY, SessionCloseReason, identityOf } from "./mcpSessions.js";
 import type { McpToolkit } from "./toolkit.js";
 import { buildToolCatalog, createToolServer } from "./toolServer.js";
+import type { McpTaskOperations } from "./toolTasks.js";
 
 /**
  * Loom's MCP endpoint (spec 000, Transport And Authentication): Streamable
@@ -23,6 +24,8 @@ import { buildToolCatalog, createToolServer } from "./toolServer.js";
 export interface McpRouteOptions {
   readonly credentials: McpCredentials;
   readonly toolkits: readonly McpToolkit[];
+  /** The app operations that answer tasks/*; without them no tasks capability is advertised (docs/mcp.md, "Tasks"). */
+  readonly tasks?: McpTaskOperations;
   /** The provider-visible server key (spec 000): "t3-code". */
   readonly serverName?: string;
   readonly version: string;
@@ -95,6 +98,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
       log,
       scope: () => session.scope,
       responseSignal: (requestId) => session.responseAborts.get(requestId)?.signal,
+      ...(options.tasks === undefined ? {} : { tasks: options.tasks }),
     });
     const session: McpSession = { id, identity: identityOf(scope), scope, transport, server, lastSeenAt: 0, activeRequests: 0, responseAborts: new Map() };
     await server.connect(transport);

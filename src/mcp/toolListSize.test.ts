@@ -9,9 +9,10 @@ import { LoomHarness } from "../testkit/loomHarness.js";
 /**
  * What tools/list costs, read from a real server over Streamable HTTP with
  * the SDK client (docs/benchmarks.md, "tools/list bytes"). The ceilings sit a
- * little above today's figures (180,559 B for the listing, 51,906 B
- * model-facing, since loom_tools joined the list; 11,733 B model-facing for
- * the core profile), so a tool that grows
+ * little above today's figures (182,238 B for the listing since every tool
+ * lists `execution.taskSupport`, MCP tasks; 51,906 B model-facing, since
+ * loom_tools joined the list; 11,733 B model-facing for the core profile),
+ * so a tool that grows
  * the list past them is a deliberate change of these figures, not an accident.
  */
 

@@ -12,6 +12,7 @@ import { REFUSED_ARGUMENTS_META } from "./toolArguments.js";
 import { formatTraceParent, parseTraceParent } from "../contracts/traceContext.js";
 import { TOOL_PROFILES, type ToolProfile } from "../contracts/tools/discoveryTools.js";
 import { listedIn } from "../contracts/tools/toolProfiles.js";
+import { type McpTaskOperations, TASKS_CAPABILITY, TaskStatusNotifier, callToolAsTask, installTaskHandlers, taskExecution } from "./toolTasks.js";
 
 /**
  * The SDK's low-level `Server` wired to Loom's toolkits. Loom, not the SDK,
@@ -69,6 +70,7 @@ export function toolListing(tool: McpToolDefinition): Tool {
     description: tool.description,
     inputSchema: schema as Tool["inputSchema"],
     outputSchema: outputListing(tool),
+    execution: taskExecution(tool.name),
     ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
   };
 }
@@ -105,12 +107,18 @@ export interface ToolServerOptions {
   readonly scope: () => McpInvocationScope;
   /** Aborted when the HTTP response a call answers on goes away. */
   readonly responseSignal?: (requestId: RequestId) => AbortSignal | undefined;
+  /** With them the server advertises the tasks capability and answers tasks/* (docs/mcp.md, "Tasks"). */
+  readonly tasks?: McpTaskOperations;
 }
 
 /** One SDK Server per MCP session; connect it to that session's transport. */
 export function createToolServer(options: ToolServerOptions): Server {
   const { catalog, log } = options;
-  const server = new Server({ name: options.serverName, version: options.version }, { capabilities: { tools: { listChanged: false } } });
+  const { tasks } = options;
+  const capabilities = { tools: { listChanged: false }, ...(tasks === undefined ? {} : { tasks: TASKS_CAPABILITY }) };
+  const server = new Server({ name: options.serverName, version: options.version }, { capabilities });
+  const notifier = tasks === undefined ? null : new TaskStatusNotifier(server, tasks, log);
+  server.onclose = () => notifier?.close();
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...catalog.listingFor(options.scope().toolProfile)] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const progressToken = extra._meta?.progressToken;
@@ -135,8 +143,16 @@ export function createToolServer(options: ToolServerOptions): Server {
       },
     };
     const refused = request.params._meta?.[REFUSED_ARGUMENTS_META];
-    return callTool(catalog, request.params.name, request.params.arguments, ctx, log, typeof refused === "string" ? refused : undefined);
+    const refusedArguments = typeof refused === "string" ? refused : undefined;
+    const call = (name: string, args: unknown, context: McpToolContext) => callTool(catalog, name, args, context, log, refusedArguments);
+    if (request.params.task !== undefined && notifier !== null && tasks !== undefined) {
+      const created = await callToolAsTask(tasks, call, request.params.name, request.params.arguments, request.params.task, ctx);
+      notifier.watch(ctx.scope, created.task);
+      return created;
+    }
+    return call(request.params.name, request.params.arguments, ctx);
   });
+  if (tasks !== undefined) installTaskHandlers(server, tasks, { scope: options.scope, log, responseSignal: options.responseSignal, toolResult: successResult });
   server.onerror = (error) => log(`mcp: ${error.message}`);
   return server;
 }
@@ -173,7 +189,7 @@ export async function callTool(
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
       throw new TypeError(`tool ${name} returned ${Array.isArray(result) ? "an array" : typeof result}, not an object`);
     }
-    return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+    return successResult(result);
   } catch (error) {
     if (isUnexpectedFailure(error)) {
       log(`mcp: tool ${name} (request ${String(ctx.requestId)}) failed: ${describe(error)}`);
@@ -181,6 +197,11 @@ export async function callTool(
     const failure = toFailure(error);
     return { isError: true, content: [{ type: "text", text: `${failure.code}: ${failure.message}` }], structuredContent: { error: failure } };
   }
+}
+
+/** A tool's answer: `structuredContent` and the same JSON as a text block. */
+function successResult(result: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
 }
 
 /** A malformed or repeated traceparent header is ignored, as W3C trace context asks: the call runs untraced. */

@@ -79,7 +79,7 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
     ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
   ];
   // loom_tools describes and calls the other tools: how a core-profile agent reaches the ones its listing leaves out.
-  const mcp = createMcpRoute({ credentials: base.credentials, toolkits: [...toolkits, discoveryToolkit(toolkits, log)], version: LOOM_VERSION, log });
+  const mcp = createMcpRoute({ credentials: base.credentials, toolkits: [...toolkits, discoveryToolkit(toolkits, log)], tasks: app, version: LOOM_VERSION, log });
   // A run that ended with nothing queued releases its agent's MCP sessions (and their sockets) at once.
   const idleSessions = followIdleSessions(engine.orchestrator, (providerSessionId) => {
     mcp.closeForProviderSession(providerSessionId).catch((error: unknown) => log(`loom: closing MCP sessions of ${providerSessionId} failed: ${String(error)}`));
