@@ -25,7 +25,7 @@ export interface UiRouteOptions {
 /**
  * The web UI's own routes: sign-in (login links, the session cookie, sign-out)
  * and the reads the UI needs that the wire does not carry (provider
- * capabilities, a child thread's budget and spend, a launch's estimate, a workflow's panel). Mounted before the orchestration routes, which answer every
+ * capabilities, a child thread's budget and spend, a launch's estimate, a workflow's panel, a tree's roll-up and waterfall). Mounted before the orchestration routes, which answer every
  * other /api/ path.
  */
 /** `GET /api/ui/threads/:threadId/budget`: the budget of the delegated task whose child the thread is and its task id, for a raise (`{ budget: null, taskId: null }` without one). */
@@ -34,6 +34,8 @@ const BUDGET_PATH = /^\/api\/ui\/threads\/([^/]+)\/budget$/;
 const ESTIMATE_PATH = "/api/ui/estimate";
 /** `GET /api/ui/workflows/:workflowId`: the workflow panel's read (t3_workflow_status's record with the description, step times and spend). */
 const WORKFLOW_PATH = /^\/api\/ui\/workflows\/([^/]+)$/;
+/** `GET /api/ui/trees/:rootThreadId` (the sidebar's roll-up) and `.../waterfall` (the tree's runs over time); any thread of the tree names it. */
+const TREE_PATH = /^\/api\/ui\/trees\/([^/]+)(\/waterfall)?$/;
 
 export function uiRoutes(options: UiRouteOptions): RouteHandler {
   const { sessions } = options;
@@ -96,6 +98,20 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
         if (!(error instanceof AppError)) throw error;
         // An unknown workflow is a missing resource here (the orchestration routes' table answers it 409).
         sendJson(res, error.code === "workflow_not_found" ? 404 : statusOf(error), { error: toFailure(error) });
+      }
+      return true;
+    }
+    const tree = TREE_PATH.exec(path);
+    if (tree !== null) {
+      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
+      const threadId = decodePathSegment(tree[1]!);
+      try {
+        const read = tree[2] === undefined ? options.app.getTreeRollup(owner, threadId) : options.app.getTreeWaterfall(owner, threadId);
+        sendJson(res, 200, read, { "cache-control": "no-store" });
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        sendJson(res, statusOf(error), { error: toFailure(error) });
       }
       return true;
     }

@@ -35,6 +35,7 @@ import { cancelQueuedRun, editQueuedRun, listQueue, promoteQueuedRun, readQueued
 import { listThreads, readThread } from "./threads/reads.js";
 import { waitForThread } from "./threads/threadWait.js";
 import { readThreadTrace } from "./traces/threadTrace.js";
+import { getTreeRollup, getTreeWaterfall } from "./trees/treeGlance.js";
 import { resolveThreadId, threadTree } from "./threads/tree.js";
 import { interruptThread, linkPullRequest, sendToThread, unlinkPullRequest, updateThread } from "./threads/writes.js";
 import { getWorkflowScript, startWorkflow, stopWorkflow, workflowStatus } from "./workflows/start.js";
@@ -157,6 +158,10 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     getWorkflowScript: on(getWorkflowScript),
     stopWorkflow: on(stopWorkflow),
     getUiWorkflow: on(getUiWorkflow),
+
+    // The tree at a glance (the web UI's sidebar roll-up and waterfall).
+    getTreeRollup: on(getTreeRollup),
+    getTreeWaterfall: on(getTreeWaterfall),
 
     // Scheduled tasks, their change feed, their timer and webhooks; pull request watches.
     scheduleTask: on(scheduleTask),

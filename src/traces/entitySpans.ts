@@ -186,7 +186,7 @@ export function workflowStepSpan(state: SpanState, workflow: Workflow, step: Wor
 }
 
 /** What a request's answer was: the approval decision, `answered`, or how it ended unanswered. */
-function requestOutcome(request: RuntimeRequest): string {
+export function requestOutcome(request: RuntimeRequest): string {
   const decision = request.resolution?.decision;
   if (typeof decision === "string") return decision;
   if (request.resolution?.dismissed === true) return "dismissed";

@@ -2,7 +2,8 @@
  * The span model (docs/telemetry.md): a tree's work as OpenTelemetry spans,
  * derived from the recorded log alone, so the same spans come out live, after
  * a restart and on every later read. Plain data: the telemetry exporter turns
- * it into OTLP, `loom trace` prints it, the web UI's waterfall reads it.
+ * it into OTLP, `loom trace` prints it. (The web UI's waterfall reads the
+ * same recorded runs, waits and requests directly: src/app/trees/treeGlance.ts.)
  */
 
 /** OpenTelemetry span kinds (the OTLP names, lower case). */

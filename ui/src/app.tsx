@@ -13,11 +13,15 @@ import { useStore } from "./store.js";
 import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
 import type { JumpTarget } from "./timelineList.js";
 import { ThreadView } from "./threadView.js";
+import { TreeWaterfallView } from "./treeWaterfall.js";
 
 type Phase = { kind: "checking" } | { kind: "signed-out" } | { kind: "connecting" } | { kind: "ready"; client: LoomWsClient } | { kind: "error"; message: string };
 
+/** `/t/<id>/waterfall`: the tree's waterfall; else `/t/<id>`: the thread. */
+const WATERFALL_PATH = /^\/t\/([^/]+)\/waterfall$/;
+
 function threadIdOfPath(path: string): string | null {
-  const match = /^\/t\/(.+)$/.exec(path);
+  const match = WATERFALL_PATH.exec(path) ?? /^\/t\/(.+)$/.exec(path);
   return match === null ? null : decodeURIComponent(match[1]!);
 }
 
@@ -212,8 +216,20 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
           <ProvidersView capabilities={capabilities} />
         ) : selected === null ? (
           <Inbox threads={shell.threads} open={open} />
+        ) : WATERFALL_PATH.test(path) ? (
+          <TreeWaterfallView key={`waterfall:${selected}`} rootThreadId={selected} threads={allThreads} open={open} />
         ) : (
-          <ThreadView key={selected} client={client} threadId={selected} threads={allThreads} providers={capabilities?.providers ?? []} open={open} jumpTo={jumpTo?.threadId === selected ? jumpTo : null} jump={jump} />
+          <ThreadView
+            key={selected}
+            client={client}
+            threadId={selected}
+            threads={allThreads}
+            providers={capabilities?.providers ?? []}
+            open={open}
+            openWaterfall={(rootThreadId) => navigate(`/t/${encodeURIComponent(rootThreadId)}/waterfall`)}
+            jumpTo={jumpTo?.threadId === selected ? jumpTo : null}
+            jump={jump}
+          />
         )}
       </main>
       <button className="signout" onClick={() => void signOut().then(() => location.reload(), () => undefined)} title="Sign out">

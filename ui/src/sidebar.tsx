@@ -6,6 +6,7 @@ import { dispatch, errorText } from "./api.js";
 import { movePinned, pinnedOrder, stepPinned } from "./pinOrder.js";
 import { SearchResults } from "./searchResults.js";
 import { BADGE_LABEL, type BadgeKind, badgeOf, isLive, needsYou, withWorkingChildren } from "./status.js";
+import { TreeRollupLine } from "./treeRollup.js";
 
 interface TreeNode {
   readonly row: ThreadShell;
@@ -51,6 +52,17 @@ function rollUp(node: TreeNode): string {
   return [...counts].map(([k, n]) => `${n} ${k === "need you" && n === 1 ? "needs you" : k}`).join(", ");
 }
 
+/** What a tree's roll-up depends on: every thread's status and wait, so a thread starting, ending or waiting re-reads it. */
+function treeVersion(node: TreeNode): string {
+  const parts: string[] = [];
+  const walk = (n: TreeNode) => {
+    parts.push(`${n.row.id}:${n.row.runStatus ?? "-"}:${n.row.inWait ? "w" : ""}`);
+    n.children.forEach(walk);
+  };
+  walk(node);
+  return parts.join(",");
+}
+
 export function Badge({ kind }: { readonly kind: BadgeKind }) {
   return <span className={`badge badge-${kind}`}>{BADGE_LABEL[kind]}</span>;
 }
@@ -75,7 +87,10 @@ function Row({ node, depth, selected, cursor, open, pins }: { node: TreeNode; de
   const { row } = node;
   const movable = pins !== null && row.pinnedRank !== null;
   const badge = withWorkingChildren(badgeOf(row), node.children.map((child) => badgeOf(child.row)));
-  const summary = expanded ? "" : rollUp(node);
+  // A root shows its whole tree's roll-up (TreeRollupLine); a collapsed node below it what it hides.
+  const root = depth === 0 && row.parentThreadId === null;
+  const summary = expanded || root ? "" : rollUp(node);
+  const version = useMemo(() => (root ? treeVersion(node) : ""), [root, node]);
   return (
     <li>
       <div
@@ -130,6 +145,7 @@ function Row({ node, depth, selected, cursor, open, pins }: { node: TreeNode; de
         </a>
         <Badge kind={badge} />
       </div>
+      {root ? <TreeRollupLine rootThreadId={row.id} version={version} depth={depth} /> : null}
       {summary !== "" ? <div className="rollup" style={{ paddingLeft: `${30 + depth * 14}px` }}>{summary}</div> : null}
       {expanded && node.children.length > 0 ? (
         <ul>

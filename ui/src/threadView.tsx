@@ -43,6 +43,8 @@ export function ThreadView(props: {
   readonly threads: ReadonlyMap<string, ThreadShell>;
   readonly providers: CapabilitiesOutput["providers"];
   readonly open: (threadId: string) => void;
+  /** Open the waterfall of the tree with this root. */
+  readonly openWaterfall: (rootThreadId: string) => void;
   /** A search hit to scroll to. */
   readonly jumpTo: JumpTarget | null;
   /** Open a search hit's thread at its item. */
@@ -140,6 +142,9 @@ export function ThreadView(props: {
             </span>
           ) : null}
           <span className="spacer" />
+          <button onClick={() => props.openWaterfall(thread.lineage.rootThreadId)} title="Every thread of this tree and its runs over time">
+            Waterfall
+          </button>
           <button onClick={() => setDiffTarget({ runId: null, label: "Changes of the whole thread" })} title="Everything this thread changed in its workspace">
             Thread diff
           </button>
