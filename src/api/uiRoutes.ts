@@ -73,60 +73,30 @@ export function uiRoutes(options: UiRouteOptions): RouteHandler {
       }
       throw new HttpError(405, "method_not_allowed", "use GET or DELETE");
     }
-    if (path === "/api/ui/capabilities") {
+    /** A read for a signed-in page or the owner: GET only, uncached; the app's typed error answers as the orchestration routes answer it. */
+    const read = async (answer: () => unknown, statusOfError: (error: AppError) => number = statusOf): Promise<true> => {
       if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
       if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
-      sendJson(res, 200, await options.app.uiCapabilities(owner), { "cache-control": "no-store" });
-      return true;
-    }
-    const budget = BUDGET_PATH.exec(path);
-    if (budget !== null) {
-      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
-      const threadId = decodePathSegment(budget[1]!);
-      sendJson(res, 200, options.app.getChildThreadBudget(owner, threadId), { "cache-control": "no-store" });
-      return true;
-    }
-    const workflow = WORKFLOW_PATH.exec(path);
-    if (workflow !== null) {
-      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
-      const workflowId = decodePathSegment(workflow[1]!);
       try {
-        sendJson(res, 200, options.app.getUiWorkflow(owner, workflowId), { "cache-control": "no-store" });
+        sendJson(res, 200, await answer(), { "cache-control": "no-store" });
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        // An unknown workflow is a missing resource here (the orchestration routes' table answers it 409).
-        sendJson(res, error.code === "workflow_not_found" ? 404 : statusOf(error), { error: toFailure(error) });
+        sendJson(res, statusOfError(error), { error: toFailure(error) });
       }
       return true;
-    }
+    };
+    if (path === "/api/ui/capabilities") return read(() => options.app.uiCapabilities(owner));
+    const budget = BUDGET_PATH.exec(path);
+    if (budget !== null) return read(() => options.app.getChildThreadBudget(owner, decodePathSegment(budget[1]!)));
+    const workflow = WORKFLOW_PATH.exec(path);
+    // An unknown workflow is a missing resource here (the orchestration routes' table answers it 409).
+    if (workflow !== null) return read(() => options.app.getUiWorkflow(owner, decodePathSegment(workflow[1]!)), (error) => (error.code === "workflow_not_found" ? 404 : statusOf(error)));
     const tree = TREE_PATH.exec(path);
     if (tree !== null) {
-      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
       const threadId = decodePathSegment(tree[1]!);
-      try {
-        const read = tree[2] === undefined ? options.app.getTreeRollup(owner, threadId) : options.app.getTreeWaterfall(owner, threadId);
-        sendJson(res, 200, read, { "cache-control": "no-store" });
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        sendJson(res, statusOf(error), { error: toFailure(error) });
-      }
-      return true;
+      return read(() => (tree[2] === undefined ? options.app.getTreeRollup(owner, threadId) : options.app.getTreeWaterfall(owner, threadId)));
     }
-    if (path === ESTIMATE_PATH) {
-      if (req.method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
-      if (!signedIn(req) && !isOwnerRequest(req, options.ownerTokenHash)) throw new HttpError(401, "unauthorized", "not signed in");
-      try {
-        sendJson(res, 200, await options.app.estimateTarget(owner, Object.fromEntries(url.searchParams)), { "cache-control": "no-store" });
-      } catch (error) {
-        // The app's typed error, as the orchestration routes answer it.
-        if (!(error instanceof AppError)) throw error;
-        sendJson(res, statusOf(error), { error: toFailure(error) });
-      }
-      return true;
-    }
+    if (path === ESTIMATE_PATH) return read(() => options.app.estimateTarget(owner, Object.fromEntries(url.searchParams)));
     throw new HttpError(404, "not_found", `no route for ${req.method ?? "?"} ${path}`);
   };
 }
