@@ -7,24 +7,28 @@ import { ConfigError, type LoomConfigFile } from "../config/config.js";
 import { LoomHarness } from "../testkit/loomHarness.js";
 
 /**
- * The config switch `wire.compression`: on by default (br by Accept-Encoding,
- * permessage-deflate negotiated), and off sends identity answers and no
- * WebSocket extension, on the real server.
+ * The config switch `wire.compression`, on the real server: true compresses
+ * for every client (br by Accept-Encoding, permessage-deflate negotiated);
+ * false sends identity answers and no WebSocket extension; "remote", the
+ * default, compresses only for clients on another machine, so these
+ * loopback requests get what false gives (the remote side of it is the
+ * true path, chosen by the peer address: compression.test.ts).
  */
 
 let on: LoomHarness;
 let off: LoomHarness;
+let local: LoomHarness;
 
 beforeAll(async () => {
-  [on, off] = await Promise.all([LoomHarness.start(), LoomHarness.start({ config: { wire: { compression: false } } })]);
+  [on, off, local] = await Promise.all([LoomHarness.start({ config: { wire: { compression: true } } }), LoomHarness.start({ config: { wire: { compression: false } } }), LoomHarness.start()]);
   // Enough threads that the shell snapshot is well past the 1 KiB floor.
-  for (const h of [on, off]) {
+  for (const h of [on, off, local]) {
     for (let i = 0; i < 8; i++) await h.createThread({ title: `thread number ${i} with a title long enough to matter` });
   }
 });
 
 afterAll(async () => {
-  await Promise.all([on.close(), off.close()]);
+  await Promise.all([on.close(), off.close(), local.close()]);
 });
 
 /** The shell snapshot's raw bytes and headers, as the owner, offering br and gzip. */
@@ -85,7 +89,7 @@ async function negotiatedExtensions(h: LoomHarness): Promise<{ header: string; e
 }
 
 describe("wire.compression", () => {
-  it("on by default: an answer offered br is brotli (HTTP API and MCP), and the WebSocket negotiates permessage-deflate", async () => {
+  it("true: an answer offered br is brotli (HTTP API and MCP), and the WebSocket negotiates permessage-deflate, loopback clients included", async () => {
     expect(on.server.config.wire.compression).toBe(true);
     const answer = await snapshot(on);
     expect(answer.headers["content-encoding"]).toBe("br");
@@ -99,27 +103,32 @@ describe("wire.compression", () => {
     expect(tools.text).toContain('"t3_thread_wait"');
   });
 
-  it("off: the same requests get identity, and the WebSocket negotiates no extension", async () => {
+  it("off, and by default for a client on this machine: the same requests get identity, and the WebSocket negotiates no extension", async () => {
     expect(off.server.config.wire.compression).toBe(false);
-    const answer = await snapshot(off);
+    expect(local.server.config.wire.compression).toBe("remote");
+    for (const h of [off, local]) await identityEverywhere(h);
+  });
+
+  it("a value other than true, false or \"remote\" stops the server before it starts, naming the field", async () => {
+    const bad = { wire: { compression: "off" } } as unknown as LoomConfigFile;
+    const start = LoomHarness.start({ config: bad });
+    await expect(start).rejects.toBeInstanceOf(ConfigError);
+    await expect(start).rejects.toMatchObject({ code: "invalid_config", message: expect.stringContaining('wire.compression: must be true, false or "remote"') });
+  });
+});
+
+async function identityEverywhere(h: LoomHarness): Promise<void> {
+    const answer = await snapshot(h);
     expect(answer.headers["content-encoding"]).toBeUndefined();
     expect(answer.headers.vary).toBe("Accept-Encoding");
     expect(answer.body.length).toBeGreaterThan(1024);
     expect(Number(answer.headers["content-length"])).toBe(answer.body.length);
     const json = JSON.parse(answer.body.toString("utf8")) as { threads: unknown[] };
     expect(json.threads).toHaveLength(8);
-    const ws = await negotiatedExtensions(off);
+    const ws = await negotiatedExtensions(h);
     expect(ws.header).toBe("");
     expect(ws.extensions).toBe("");
-    const tools = await toolsList(off);
+    const tools = await toolsList(h);
     expect(tools.coding).toBe("identity");
     expect(tools.text).toContain('"t3_thread_wait"');
-  });
-
-  it("a value other than true or false stops the server before it starts, naming the field", async () => {
-    const bad = { wire: { compression: "off" } } as unknown as LoomConfigFile;
-    const start = LoomHarness.start({ config: bad });
-    await expect(start).rejects.toBeInstanceOf(ConfigError);
-    await expect(start).rejects.toMatchObject({ code: "invalid_config", message: expect.stringContaining("wire.compression: must be true or false") });
-  });
-});
+}

@@ -12,7 +12,8 @@ let loom: ServedLoom;
 let browser: Browser;
 
 beforeAll(async () => {
-  loom = await ServedLoom.start({ providers: [{ id: "scripted", driver: "scripted" }] });
+  // Compression for every client: the browser here is on the same machine, which the default leaves uncompressed.
+  loom = await ServedLoom.start({ providers: [{ id: "scripted", driver: "scripted" }], wire: { compression: true } });
   browser = await launchChromium();
 }, 60_000);
 

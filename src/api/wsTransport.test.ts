@@ -19,7 +19,8 @@ let h: LoomHarness;
 let wsUrl: string;
 
 beforeAll(async () => {
-  h = await LoomHarness.start({ wsHeartbeatMs: 100 });
+  // Compression for every client, loopback ones too (the default compresses only for other machines).
+  h = await LoomHarness.start({ wsHeartbeatMs: 100, config: { wire: { compression: true } } });
   wsUrl = LoomWsClient.wsUrl(h.server.url);
 });
 

@@ -203,12 +203,13 @@ describe("loadConfig errors", () => {
     expect(parseConfigText(JSON.stringify({ limits: { maxActiveChildrenPerThread: 4 } }), "/c.json", "/").workflows.maxConcurrentAgents).toBe(4);
   });
 
-  it("wire.compression is on by default, may be turned off, and takes only true or false", () => {
-    expect(parseConfigText("{}", "/c.json", "/").wire).toEqual({ compression: true });
+  it("wire.compression is \"remote\" by default, may be true or false, and takes nothing else", () => {
+    expect(parseConfigText("{}", "/c.json", "/").wire).toEqual({ compression: "remote" });
     expect(parseConfigText(JSON.stringify({ wire: { compression: false } }), "/c.json", "/").wire).toEqual({ compression: false });
+    expect(parseConfigText(JSON.stringify({ wire: { compression: true } }), "/c.json", "/").wire).toEqual({ compression: true });
     const word = configError(() => parseConfigText(JSON.stringify({ wire: { compression: "off" } }), "/c.json", "/"));
     expect(word.code).toBe("invalid_config");
-    expect(word.message).toContain("wire.compression: must be true or false");
+    expect(word.message).toContain('wire.compression: must be true, false or "remote"');
     const unknown = configError(() => parseConfigText(JSON.stringify({ wire: { gzip: false } }), "/c.json", "/"));
     expect(unknown.message).toMatch(/wire: Unrecognized key: "gzip"/);
     const notObject = configError(() => parseConfigText(JSON.stringify({ wire: false }), "/c.json", "/"));

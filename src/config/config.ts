@@ -207,8 +207,11 @@ export const NodesSchema = z
 
 /** What the server sends on the wire (docs/wire.md#compression). */
 export const WireSchema = z.strictObject({
-  /** HTTP compression (br, gzip) and WebSocket permessage-deflate; false sends every answer and frame uncompressed. */
-  compression: z.boolean({ error: "must be true or false" }).optional(),
+  /**
+   * HTTP compression (br, gzip) and WebSocket permessage-deflate: "remote" (the default) for clients on another
+   * machine only, true for every client, loopback ones too; false sends every answer and frame uncompressed.
+   */
+  compression: z.union([z.boolean(), z.literal("remote")], { error: 'must be true, false or "remote"' }).optional(),
 });
 
 function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.RefinementCtx): void {
@@ -363,8 +366,8 @@ export interface NodesConfig {
 }
 
 export interface WireConfig {
-  /** HTTP answers by Accept-Encoding and WebSocket permessage-deflate; false: everything identity. */
-  readonly compression: boolean;
+  /** HTTP answers by Accept-Encoding and WebSocket permessage-deflate: "remote" for clients off this machine, true for all, false for none. */
+  readonly compression: boolean | "remote";
 }
 
 export interface LoomConfig {
@@ -390,7 +393,7 @@ export interface LoomConfig {
 
 export const DEFAULT_DATABASE: DatabaseConfig = { url: null, schema: "public" };
 export const DEFAULT_WORKFLOWS: WorkflowsConfig = { maxConcurrentAgents: 8 };
-export const DEFAULT_WIRE: WireConfig = { compression: true };
+export const DEFAULT_WIRE: WireConfig = { compression: "remote" };
 export const DEFAULT_NODES: NodesConfig = { heartbeatMs: 2_000, leaseMs: 15_000 };
 export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024, webhookToleranceMs: 5 * 60_000 };
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };

@@ -2,7 +2,7 @@ import { type Server, createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { negotiateCoding } from "./compression.js";
+import { isLoopbackAddress, negotiateCoding } from "./compression.js";
 import { sendJson } from "./http.js";
 
 /** JSON answers over real HTTP, compressed by Accept-Encoding and round-tripped. */
@@ -62,5 +62,12 @@ describe("HTTP compression", () => {
     expect(negotiateCoding("*")).toBe("br");
     expect(negotiateCoding("*, br;q=0")).toBe("gzip");
     expect(negotiateCoding("deflate")).toBe("identity");
+  });
+});
+
+describe("isLoopbackAddress (wire.compression \"remote\")", () => {
+  it("is true for this machine's addresses and false for any other peer", () => {
+    for (const address of ["127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1"]) expect(isLoopbackAddress(address), address).toBe(true);
+    for (const address of ["10.0.0.7", "192.168.1.20", "::ffff:10.0.0.7", "fe80::1", "128.0.0.1", "1270.0.0.1", undefined]) expect(isLoopbackAddress(address), String(address)).toBe(false);
   });
 });

@@ -15,6 +15,13 @@ export function answerUncompressed(req: IncomingMessage): void {
   IDENTITY_ONLY.add(req);
 }
 
+/** A peer address on this machine: 127.0.0.0/8, ::1, or IPv4 loopback mapped into IPv6. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith("::ffff:") ? address.slice("::ffff:".length) : address;
+  return address === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
 /** The Accept-Encoding to negotiate with: the request's own, or none once it is to be answered uncompressed. */
 export function acceptEncodingOf(req: IncomingMessage | undefined): string | string[] | undefined {
   return req === undefined || IDENTITY_ONLY.has(req) ? undefined : req.headers["accept-encoding"];

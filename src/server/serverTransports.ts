@@ -12,7 +12,7 @@ import { UiSessionBook, isUiSessionRequest } from "../api/uiSessions.js";
 import { type WsEndpoint, createWsEndpoint } from "../api/wsEndpoint.js";
 import { workspaceRoutes } from "../api/workspaceRoutes.js";
 import { followIdleSessions } from "../app/idleSessions.js";
-import { answerUncompressed } from "../http/compression.js";
+import { answerUncompressed, isLoopbackAddress } from "../http/compression.js";
 import { HttpError, type RouteHandler, sendError } from "../http/http.js";
 import { staticFiles } from "../http/staticFiles.js";
 import { type McpRoute, createMcpRoute } from "../mcp/httpEndpoint.js";
@@ -105,13 +105,18 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
     staticFiles({ root: options.uiDir ?? BUILT_UI_DIR, reserved: (path) => path.startsWith("/api/") || path === "/mcp" || path.startsWith("/mcp/") }),
   ];
   const { compression } = setup.config.wire;
-  const ws = createWsEndpoint({ app, ownerTokenHash, tickets, allowedOrigins: origins, heartbeatMs: options.wsHeartbeatMs, compression, log });
+  const ws = createWsEndpoint({ app, ownerTokenHash, tickets, allowedOrigins: origins, heartbeatMs: options.wsHeartbeatMs, compression: compression !== false, log });
+  // wire.compression false, or "remote" for a client on this machine (its bytes cost nothing, compressing them costs CPU):
+  // every route answers identity whatever the request accepts, and the WebSocket offers no extension.
+  const uncompressed = (req: IncomingMessage): boolean => compression === false || (compression === "remote" && isLoopbackAddress(req.socket.remoteAddress));
   const http = createServer((req, res) => {
-    // wire.compression false: every route answers identity, whatever the request accepts.
-    if (!compression) answerUncompressed(req);
+    if (uncompressed(req)) answerUncompressed(req);
     void handle(routes, req, res, new URL(req.url ?? "/", "http://loom.invalid"), log);
   });
-  http.on("upgrade", (req, socket, head) => ws.handleUpgrade(req, socket, head));
+  http.on("upgrade", (req, socket, head) => {
+    if (uncompressed(req)) delete req.headers["sec-websocket-extensions"];
+    ws.handleUpgrade(req, socket, head);
+  });
   return {
     mcp,
     ws,
