@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TreeRollup, TreeWaterfall } from "../contracts/wire/treeViews.js";
+import { isTerminalRunStatus } from "../contracts/entities/runs.js";
 import { delegateStep, startDelegationHarness, tasksOf } from "../testkit/delegationHarness.js";
 import { type LoomHarness, script } from "../testkit/loomHarness.js";
 
@@ -24,18 +25,17 @@ afterAll(async () => {
   await h.close();
 });
 
-/** The roll-up once all three threads are done and nothing runs (a parent's follow-up turn may come late). */
-async function settledRollup(path: string, headers: Record<string, string>): Promise<TreeRollup> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await get(path, headers);
-    expect(res.status).toBe(200);
-    expect(res.headers.get("cache-control")).toBe("no-store");
-    const rollup = (await res.json()) as TreeRollup;
-    if (rollup.counts.done === 3 && rollup.endedAt !== null) return rollup;
-    if (Date.now() > deadline) throw new Error(`the tree never settled: ${JSON.stringify(rollup)}\n${h.logTail()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Once the root and both children have no run left to start or finish (a parent's follow-up turn may come late): the roll-up then. */
+async function settledRollup(rootThreadId: string, path: string, headers: Record<string, string>): Promise<TreeRollup> {
+  await h.until(() => {
+    const threads = [rootThreadId, ...tasksOf(h, rootThreadId).map((task) => task.childThreadId)];
+    const runs = threads.flatMap((threadId) => (h.state.threadRuns.get(threadId) ?? []).map((runId) => h.state.runs.get(runId)!));
+    return threads.length === 3 && runs.every((run) => isTerminalRunStatus(run.status)) ? true : null;
+  }, "every thread of the tree to end its runs", 20_000);
+  const res = await get(path, headers);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("cache-control")).toBe("no-store");
+  return (await res.json()) as TreeRollup;
 }
 
 const get = (path: string, headers: Record<string, string> = { cookie }) => fetch(`${h.server.url}${path}`, { headers });
@@ -69,7 +69,7 @@ describe("the tree's roll-up and waterfall routes", () => {
     expect(respond.status).toBe(200);
     // Any thread of the tree names it; the owner's bearer works too. Read until every thread is done.
     const childPath = `/api/ui/trees/${encodeURIComponent(second.threadId)}`;
-    const rollup = await settledRollup(childPath, { authorization: `Bearer ${h.ownerToken}` });
+    const rollup = await settledRollup(root.threadId, childPath, { authorization: `Bearer ${h.ownerToken}` });
     expect(rollup).toMatchObject({
       rootThreadId: root.threadId,
       threadCount: 3,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync, renameSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, renameSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { commitFiles, gitBytes, gitSync, initRepo, tempDir, writeFiles } from "../testkit/gitRepo.js";
@@ -30,29 +30,23 @@ const capture = async (ordinal: number, workspacePath = repo) => ready(await cap
 
 const OLD_TEXT = Array.from({ length: 20 }, (_, i) => `line ${i} of a file that moves`).join("\n") + "\n";
 
-/** Resolves once the wall clock's second is `second` or later (file times have whole-second resolution for git's stat checks). */
-async function untilSecond(second: number): Promise<void> {
-  while (Math.floor(Date.now() / 1_000) < second) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
 describe("captureCheckpoint", () => {
-  it("sees a same-size edit made in the second the worktree's index was written, when the first capture comes a second later", async () => {
+  it("sees a same-size edit made in the second the worktree's index was written, when the first capture comes later", async () => {
     // Git trusts an index entry's stat data only for files older than the index file. The first capture copies the
     // worktree's index; a copy with a fresh mtime would make the edit below look unchanged and snapshot the old text.
-    for (let attempt = 1; ; attempt++) {
-      await untilSecond(Math.floor(Date.now() / 1_000) + 1);
-      dir.remove();
-      initRepo(repo, { "a.txt": "value 0\n" });
-      writeFiles(repo, { "a.txt": "value 1\n" });
-      const second = (path: string) => Math.floor(statSync(path).mtimeMs / 1_000);
-      const sameSecond = second(join(repo, "a.txt")) === second(join(repo, ".git", "index"));
-      if (!sameSecond && attempt < 5) continue;
-      expect(sameSecond, "the edit landed in the index's second").toBe(true);
-      await untilSecond(second(join(repo, "a.txt")) + 1);
-      const checkpoint = await capture(0);
-      expect(gitSync(repo, "show", `${checkpoint.ref}:a.txt`)).toBe("value 1");
-      return;
-    }
+    // The clock is set back instead of waited for: the file and the worktree's index both read a minute ago, as when
+    // the entry was written in the index's second; the copy would be stamped now, a later second.
+    initRepo(repo, { "a.txt": "value 0\n" });
+    const minuteAgo = new Date(Math.floor(Date.now() / 1_000) * 1_000 - 60_000);
+    const file = join(repo, "a.txt");
+    utimesSync(file, minuteAgo, minuteAgo);
+    gitSync(repo, "add", "a.txt");
+    utimesSync(join(repo, ".git", "index"), minuteAgo, minuteAgo);
+    // The same size, and the entry's mtime kept: only the content says it changed.
+    writeFiles(repo, { "a.txt": "value 1\n" });
+    utimesSync(file, minuteAgo, minuteAgo);
+    const checkpoint = await capture(0);
+    expect(gitSync(repo, "show", `${checkpoint.ref}:a.txt`)).toBe("value 1");
   });
 
   it("records each turn's changes with kinds, line counts and binary marks, ignoring ignored files", async () => {

@@ -72,14 +72,16 @@ describe("workflow sandbox", () => {
     const host = {
       agent: (call: AgentCall) =>
         call.prompt === "fail"
-          ? new Promise((_, reject) => setTimeout(() => reject(Object.assign(new Error("the agent failed"), { code: "agent_failed" })), 5))
+          ? Promise.reject(Object.assign(new Error("the agent failed"), { code: "agent_failed" }))
           : new Promise((resolve) => late.push(() => resolve("late"))),
     };
     const outcome = await runWorkflowScript(`return await parallel([() => agent("slow"), () => agent("fail"), () => agent("slow too")]);`, null, host);
     expect(outcome).toMatchObject({ ok: false, error: "Error: the agent failed" });
+    expect(late).toHaveLength(2);
     for (const answer of late) answer();
-    // The answers land on an interpreter that is gone: nothing is thrown, and the next script runs.
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The answers land on an interpreter that is gone (their handlers run before the next turn of the event loop):
+    // nothing is thrown, and the next script runs.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(await runWorkflowScript(`return await agent("again");`, null, recordingHost(() => "ok").host)).toMatchObject({ ok: true, result: "ok" });
   });
 
@@ -87,13 +89,18 @@ describe("workflow sandbox", () => {
     let release: () => void = () => undefined;
     // "fast" is answered at once: its answer lands while the sandbox lets the event loop turn, not while it sleeps.
     const { host, calls } = recordingHost((call) => call.prompt);
+    let askedAfter: () => void = () => undefined;
+    const afterAsked = new Promise<void>((resolve) => (askedAfter = resolve));
     const blocking = {
-      agent: (call: AgentCall) => (call.prompt === "blocked" ? new Promise((resolve) => (release = () => resolve("blocked"))) : host.agent(call)),
+      agent: (call: AgentCall) => {
+        if (call.prompt === "after fast") askedAfter();
+        return call.prompt === "blocked" ? new Promise((resolve) => (release = () => resolve("blocked"))) : host.agent(call);
+      },
     };
     const script = `return await parallel([() => agent("blocked"), async () => { const first = await agent("fast"); return agent("after " + first); }]);`;
     const running = runWorkflowScript(script, null, blocking);
     // "after fast" is asked for while "blocked" still waits: the script did not sleep until the next answer.
-    for (let turn = 0; turn < 200 && !calls.some((call) => call.prompt === "after fast"); turn++) await new Promise((resolve) => setTimeout(resolve, 2));
+    await afterAsked;
     expect(calls.map((call) => call.prompt)).toEqual(["fast", "after fast"]);
     release();
     expect(await running).toMatchObject({ ok: true, result: ["blocked", "after fast"] });
