@@ -5,7 +5,7 @@ import { LoomMcpClient } from "../src/client/loomMcpClient.js";
 import type { LaunchEstimate } from "../src/contracts/tools/launchEstimate.js";
 import type { OrchestrationState } from "../src/core/state.js";
 import { startLoomServer } from "../src/server/loomServer.js";
-import { Recorder, median } from "./fanoutBench.js";
+import { Recorder, median, until } from "./fanoutBench.js";
 import { now, printTable } from "./stats.js";
 
 /**
@@ -49,14 +49,6 @@ function workflowScript(draw: () => number): string {
   const drafts = Array.from({ length: width }, () => childPrompt(draw));
   return `const drafts = await parallel(${JSON.stringify(drafts)}.map((prompt) => () => agent(prompt, { target: { providerInstanceId: "kids" } })));
 return await agent(${JSON.stringify(childPrompt(draw))}, { target: { providerInstanceId: "kids" }, label: "judge" });`;
-}
-
-async function until(done: () => boolean, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`budget benchmark timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 /** The structuredContent of each `tool` call a thread's agent made, in order. */
@@ -111,7 +103,7 @@ async function runWorkflow(client: LoomMcpClient, state: OrchestrationState, scr
     { say: "done" },
   ];
   const parent = await client.ok<{ threadId: string; runId: string }>("t3_thread_launch", { title: "estimate", message: JSON.stringify({ script: steps }), target: { providerInstanceId: "parent" } });
-  await until(() => state.runs.get(parent.runId)?.endedAt != null, "the parent's turn");
+  await until(() => state.runs.get(parent.runId)?.endedAt != null, "the parent's turn", 120_000);
   const workflow = [...state.workflows.values()].find((candidate) => candidate.parentThreadId === parent.threadId);
   if (workflow?.status !== "completed") throw new Error(`a benchmark workflow ended ${workflow?.status ?? "unstarted"}`);
   if (!dryRunFirst) return null;

@@ -65,10 +65,11 @@ function parentScript(n: number, round: string): string {
   return JSON.stringify({ script: steps });
 }
 
-async function until(done: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+/** Poll `done` every 2 ms until it holds (a benchmark measures, it does not assert); throws after `timeoutMs`. */
+export async function until(done: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!done()) {
-    if (Date.now() > deadline) throw new Error(`fan-out benchmark timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`benchmark timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }

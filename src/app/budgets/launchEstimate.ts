@@ -1,5 +1,4 @@
 import type { BudgetKind, BudgetLimits } from "../../contracts/entities/budgets.js";
-import type { DelegatedTaskRole } from "../../contracts/entities/delegatedTasks.js";
 import type { EstimateGroup, LaunchEstimate } from "../../contracts/tools/launchEstimate.js";
 import { ESTIMATE_SAMPLE_LIMIT, type EstimateKey, type Figures, historyEstimate, launchTotals } from "../../core/budgets/estimate.js";
 import type { OrchestrationState } from "../../core/state.js";
@@ -38,20 +37,20 @@ export function launchEstimate(state: OrchestrationState, plan: PlannedLaunch): 
       continue;
     }
     const history = historyEstimate(state, call);
-    const role: DelegatedTaskRole | null = call.role;
     groups.set(text, {
       providerInstanceId: call.providerInstanceId,
       model: call.model,
-      role,
+      role: call.role,
       calls: 1,
       sampleSize: history.sampleSize,
       perCall: { tokens: history.tokens, costUsd: history.costUsd, wallClockMs: history.wallClockMs },
     });
   }
-  const rounds: Figures[][] = [];
-  for (const call of plan.calls) (rounds[call.round] ??= []).push(groups.get(keyText(call))!.perCall);
+  const byRound: Figures[][] = [];
+  for (const call of plan.calls) (byRound[call.round] ??= []).push(groups.get(keyText(call))!.perCall);
+  const rounds = byRound.filter((round) => round !== undefined);
   const unknown: Figures = { tokens: null, costUsd: null, wallClockMs: null };
-  const total = plan.complete ? launchTotals(rounds.filter((round) => round !== undefined)) : unknown;
+  const total = plan.complete ? launchTotals(rounds) : unknown;
   const notes = [...plan.notes];
   notes.push(`Per-call figures are medians of up to ${ESTIMATE_SAMPLE_LIMIT} recent completed tasks of the same provider instance, model and role: tokens and cost of each task's whole subtree, wall-clock time from its creation to its result.`);
   for (const group of groups.values()) {
@@ -61,7 +60,7 @@ export function launchEstimate(state: OrchestrationState, plan: PlannedLaunch): 
   return {
     dryRun: true,
     agentCalls: plan.complete ? plan.calls.length : null,
-    rounds: plan.complete ? rounds.filter((round) => round !== undefined).length : null,
+    rounds: plan.complete ? rounds.length : null,
     groups: [...groups.values()],
     total,
     exceedsBudget: plan.complete ? passedLimits(plan.budget, plan.calls.length, total) : [],
