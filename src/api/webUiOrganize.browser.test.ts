@@ -202,4 +202,32 @@ describe("organizing threads in chromium", () => {
     await sidebarRow(childId).waitFor({ timeout: UI_WAIT });
     expect(errors).toEqual([]);
   }, 60_000);
+
+  it("deletes a parent with its child after a confirmation naming how many go with it; declining deletes nothing", async () => {
+    const child = script({ say: "Child to delete done." });
+    const parentId = await launchFromUi(page, script({ call: "delegate_task", args: { task: child, title: "Deleted with its parent" }, as: "d" }, { say: "Delegated." }), {
+      title: "Parent to delete",
+    });
+    await timelineItems(page, "subagent", "Child to delete done.").waitFor({ timeout: UI_WAIT });
+    const childRow = page.locator(`li:has(> .tree-row[data-thread-id="${parentId}"]) > ul .tree-row`);
+    await childRow.waitFor({ timeout: UI_WAIT });
+    const childId = (await childRow.getAttribute("data-thread-id"))!;
+    const asked: string[] = [];
+    page.once("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    await expect.poll(() => asked).toEqual(['Delete "Parent to delete" and the 1 thread under it? Worktrees are removed after a last checkpoint; this cannot be undone.']);
+    expect(await sidebarRow(parentId).count()).toBe(1);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Delete", exact: true }).click();
+    await page.getByText("This thread was deleted.").waitFor({ timeout: UI_WAIT });
+    await sidebarRow(parentId).waitFor({ state: "detached", timeout: UI_WAIT });
+    await sidebarRow(childId).waitFor({ state: "detached", timeout: UI_WAIT });
+    await page.getByRole("button", { name: "Archived", exact: true }).click();
+    expect(await sidebarRow(childId).count()).toBe(0);
+    await page.getByRole("button", { name: "Active", exact: true }).click();
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

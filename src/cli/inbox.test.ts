@@ -185,6 +185,15 @@ describe("the delegation tree from the CLI", () => {
     expect(json<{ status: string }>(await loom("threads", "wait", child.threadId, "--json")).status).toBe("interrupted");
     expect((await loom("tasks", "status", cancelled.taskId)).stdout).toMatch(/^task subagent:\S+: interrupted \(result_available\)\n/);
     expect(await loom("tasks", "status", "subagent:nope")).toEqual({ status: 1, stdout: "", stderr: "task_not_found: task subagent:nope does not exist\n" });
+
+    // Delete takes the subtree: asked without --yes, it names how many threads go with it and deletes nothing.
+    const refused = await loom("threads", "delete", parent.threadId);
+    expect(refused).toEqual({ status: 2, stdout: "", stderr: expect.stringContaining(`${parent.threadId} has 1 thread under it, deleted with it: pass --yes to delete all 2`) });
+    expect(json<Listed>(await loom("threads", "list", "--all", "--json")).threads.map((t) => t.threadId)).toEqual(expect.arrayContaining([parent.threadId, child.threadId]));
+    expect((await loom("threads", "delete", parent.threadId, "--yes")).stdout).toBe(`${parent.threadId}: deleted with the 1 thread under it\n`);
+    const left = json<Listed>(await loom("threads", "list", "--all", "--json")).threads.map((t) => t.threadId);
+    expect(left).not.toContain(parent.threadId);
+    expect(left).not.toContain(child.threadId);
   });
 
   it("exits 2 on usage errors before connecting", { timeout: 120_000 }, async () => {
@@ -195,6 +204,7 @@ describe("the delegation tree from the CLI", () => {
       [["tasks", "status"], /loom tasks status takes ID, got none/],
       [["tasks", "status", "x", "--reason", "r"], /--reason goes with loom tasks cancel/],
       [["threads", "rename", "x"], /loom threads rename takes ID and TITLE/],
+      [["threads", "archive", "x", "--yes"], /--yes goes with loom threads delete/],
       [["threads", "wait", "x", "--tree", "--run", "r"], /--tree waits for every run/],
       [["threads", "list", "--status", "waiting-on-lunch"], /--status must be one of .*waiting-on-approval, waiting-on-input, waiting-on-children/],
       [["threads", "send", "x", "hi", "--timeout", "5"], /--timeout goes with --wait/],

@@ -2,21 +2,23 @@ import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import type { ToolOutput } from "../contracts/tools/toolContracts.js";
 import { COMMON, type Output, positionals, withServer } from "./args.js";
+import { UsageError } from "./errors.js";
 import { formatJson } from "./output.js";
-import { type ThreadTreeResult, formatTree } from "./treeOutput.js";
+import { type ThreadTreeResult, formatTree, treeNodes } from "./treeOutput.js";
 
 /**
- * `loom threads tree|interrupt|stop|archive|unarchive|rename`: steering a
+ * `loom threads tree|interrupt|stop|archive|unarchive|delete|rename`: steering a
  * thread from the terminal. Each maps onto one tool or command the server
  * already has; ids may be unique prefixes.
  */
-export const THREAD_CONTROL_COMMANDS = ["tree", "interrupt", "stop", "archive", "unarchive", "rename"] as const;
+export const THREAD_CONTROL_COMMANDS = ["tree", "interrupt", "stop", "archive", "unarchive", "delete", "rename"] as const;
 export type ThreadControlCommand = (typeof THREAD_CONTROL_COMMANDS)[number];
 
 export const THREAD_CONTROL_USAGE = `  loom threads tree [ID] [--archived] [--json]
   loom threads interrupt ID [--json]
   loom threads stop ID [--reason TEXT] [--json]
   loom threads archive|unarchive ID [--json]   (with every thread under it)
+  loom threads delete ID [--yes] [--json]      (with every thread under it)
   loom threads rename ID TITLE [--json]`;
 
 export const THREAD_CONTROL_HELP = `  tree     the lineage under ID (or under every root thread): each node's
@@ -28,13 +30,17 @@ export const THREAD_CONTROL_HELP = `  tree     the lineage under ID (or under ev
   stop     thread.stop: end the active run and cancel the thread's queued runs.
   archive, unarchive
            t3_thread_organize: hide the thread from lists, or bring it back.
+  delete   t3_thread_organize: delete the thread and every thread under it
+           (preparing runs end, agents are released, worktrees removed after
+           a last checkpoint). With threads under it, --yes is required and
+           the refusal says how many.
   rename   t3_thread_update: give the thread TITLE.
 `;
 
 export async function runThreadControl(sub: string, rest: readonly string[], out: Output): Promise<number> {
   const { values, positionals: args } = parseArgs({
     args: [...rest],
-    options: { ...COMMON, archived: { type: "boolean" }, reason: { type: "string" } },
+    options: { ...COMMON, archived: { type: "boolean" }, reason: { type: "string" }, yes: { type: "boolean" } },
     allowPositionals: true,
   });
   if (values.help === true) {
@@ -43,8 +49,9 @@ export async function runThreadControl(sub: string, rest: readonly string[], out
   }
   const json = values.json === true;
   // Arguments are checked before connecting, so a usage error never waits on the server.
-  const expected: Record<ThreadControlCommand, readonly string[]> = { tree: args.length === 0 ? [] : ["ID"], interrupt: ["ID"], stop: ["ID"], archive: ["ID"], unarchive: ["ID"], rename: ["ID", "TITLE"] };
+  const expected: Record<ThreadControlCommand, readonly string[]> = { tree: args.length === 0 ? [] : ["ID"], interrupt: ["ID"], stop: ["ID"], archive: ["ID"], unarchive: ["ID"], delete: ["ID"], rename: ["ID", "TITLE"] };
   positionals("threads", sub, args, expected[sub as ThreadControlCommand]);
+  if (values.yes === true && sub !== "delete") throw new UsageError("--yes goes with loom threads delete");
   return withServer(values["state-dir"], async (caller) => {
     switch (sub) {
       case "tree": {
@@ -75,6 +82,18 @@ export async function runThreadControl(sub: string, rest: readonly string[], out
         const threadId = await caller.resolveThread(args[0]!);
         const result = await caller.call<ToolOutput<"t3_thread_organize">>("t3_thread_organize", { threadId, action: sub });
         out(json ? formatJson(result) : `${threadId}: ${sub}d\n`);
+        return;
+      }
+      case "delete": {
+        const threadId = await caller.resolveThread(args[0]!);
+        const tree = await caller.api.request<ThreadTreeResult>("GET", `/api/threads/tree?${new URLSearchParams({ root: threadId, includeArchived: "1" }).toString()}`);
+        const under = treeNodes(tree).length - 1;
+        if (under > 0 && values.yes !== true) {
+          throw new UsageError(`${threadId} has ${under} thread${under === 1 ? "" : "s"} under it, deleted with it: pass --yes to delete all ${under + 1}`);
+        }
+        const result = await caller.call<ToolOutput<"t3_thread_organize">>("t3_thread_organize", { threadId, action: "delete" });
+        const count = result.affectedThreadIds.length;
+        out(json ? formatJson(result) : `${threadId}: deleted${count > 1 ? ` with the ${count - 1} thread${count === 2 ? "" : "s"} under it` : ""}\n`);
         return;
       }
       case "rename": {

@@ -6,6 +6,7 @@ import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import type { TurnItem } from "../../src/contracts/turnItems.js";
 import { dispatch } from "./api.js";
+import { DeleteAction } from "./deleteAction.js";
 import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
 import { QueuePanel, queuedEntries } from "./queuePanel.js";
@@ -154,6 +155,7 @@ export function ThreadView(props: {
           ) : null}
           {thread.branch ? <PullRequestAction threadId={threadId} base={thread.lineage.parentThreadId === null ? null : "the parent's branch"} /> : null}
           <button onClick={() => archiveSubtree(client, thread.title, threadId, thread.archivedAt === null, props.threads)}>{thread.archivedAt === null ? "Archive" : "Unarchive"}</button>
+          <DeleteAction client={client} threadId={threadId} title={thread.title} />
           <button
             className="danger"
             disabled={!stoppable}

@@ -42,6 +42,28 @@ describe("t3_thread_organize actions", () => {
     expect(await organize({ threadId: a.threadId, action: "unarchive" })).toMatchObject({ thread: { archived: false } });
   });
 
+  it("deletes a thread with every thread under it and names each; a thread cannot delete itself or a thread above it", async () => {
+    const parent = await h.createThread({ title: "Doomed parent", prompt: script({ say: "done" }) });
+    await h.waitForRun(parent.runId!, "completed");
+    const child = await h.owner.ok<{ threadId: string }>("t3_thread_fork", { threadId: parent.threadId, title: "Doomed child" });
+    const grandchild = await h.owner.ok<{ threadId: string }>("t3_thread_fork", { threadId: child.threadId, title: "Doomed grandchild" });
+    const bystander = await h.createThread({ title: "Bystander" });
+    const busy = await h.owner.ok<{ threadId: string; runId: string }>("t3_thread_fork", { threadId: child.threadId, title: "Busy grandchild", message: script({ sleep: 60_000 }) });
+    await h.waitForRun(busy.runId, "running");
+    const busyAgent = await agentOf(busy.threadId, "busy-deleter");
+    const before = h.state.lastSequence;
+    expect(await busyAgent.call("t3_thread_organize", { threadId: busy.threadId, action: "delete" })).toMatchObject({ errorCode: "invalid_request", errorMessage: expect.stringContaining("cannot delete itself") });
+    expect(await busyAgent.call("t3_thread_organize", { threadId: parent.threadId, action: "delete" })).toMatchObject({ errorCode: "invalid_request", errorMessage: expect.stringContaining("a thread above it") });
+    expect(await busyAgent.call("t3_thread_organize", { action: "delete" })).toMatchObject({ errorCode: "invalid_request", errorMessage: expect.stringContaining("delete needs `threadId`") });
+    expect(h.state.lastSequence).toBe(before);
+    const deleted = await organize({ threadId: parent.threadId, action: "delete" });
+    expect(deleted).toMatchObject({ action: "delete", thread: { threadId: parent.threadId, deleted: true } });
+    expect(new Set(deleted.affectedThreadIds)).toEqual(new Set([parent.threadId, child.threadId, grandchild.threadId, busy.threadId]));
+    for (const id of deleted.affectedThreadIds) expect(h.state.threads.get(id)!.deletedAt).not.toBeNull();
+    expect(h.state.threads.get(bystander.threadId)!.deletedAt).toBeNull();
+    expect(await h.owner.call("t3_thread_organize", { threadId: child.threadId, action: "delete" })).toMatchObject({ errorCode: "thread_not_found" });
+  });
+
   it("settles and unsettles, marks unread, sets auto-settle, snoozes and unsnoozes", async () => {
     const t = await h.createThread({ title: "Attention" });
     expect(await organize({ threadId: t.threadId, action: "settle" })).toMatchObject({ thread: { settled: true } });

@@ -30,6 +30,7 @@ const COMMAND_OF_ACTION: { readonly [A in SingleAction]: ThreadCommandOf } = {
   unpin: (threadId, _input, commandId, ceiling) => ({ type: "thread.unpin", commandId, data: { threadId, ceiling } }),
   archive: (threadId, _input, commandId, ceiling) => ({ type: "thread.archive", commandId, data: { threadId, ceiling } }),
   unarchive: (threadId, _input, commandId, ceiling) => ({ type: "thread.unarchive", commandId, data: { threadId, ceiling } }),
+  delete: (threadId, _input, commandId, ceiling) => ({ type: "thread.delete", commandId, data: { threadId, ceiling } }),
   settle: (threadId, _input, commandId, ceiling) => ({ type: "thread.settle", commandId, data: { threadId, ceiling } }),
   unsettle: (threadId, _input, commandId, ceiling) => ({ type: "thread.unsettle", commandId, data: { threadId, ceiling } }),
   snooze: (threadId, input, commandId, ceiling) => ({ type: "thread.snooze", commandId, data: { threadId, until: input.until ?? fail("invalid_request", "snooze needs `until`, the time the thread wakes"), ceiling } }),
@@ -60,6 +61,7 @@ export function organizationView(ctx: AppContext, thread: AppThread): Organizati
     pinned: thread.pinnedRank !== null,
     pinnedRank: thread.pinnedRank,
     archived: thread.archivedAt !== null,
+    deleted: thread.deletedAt !== null,
     settled: thread.settledAt !== null,
     snoozed: isEffectivelySnoozed(ctx.orchestrator.state, thread, now),
     snoozedUntil: thread.snoozedUntil,
@@ -83,10 +85,11 @@ function result(ctx: AppContext, action: OrganizeAction, executed: Executed, thr
     sequence: executed.receipt.sequence,
     thread: thread === null ? null : organizationView(ctx, thread),
     pinnedOrder: pinnedOrder(ctx),
+    affectedThreadIds: [...new Set(executed.events.filter((event) => event.type.startsWith("thread.")).map((event) => event.streamId))],
   };
 }
 
-/** t3_thread_organize: pin, unpin, reorder pins, archive, settle, snooze, mark unread or set auto-settle. */
+/** t3_thread_organize: pin, unpin, reorder pins, archive, delete, settle, snooze, mark unread or set auto-settle. */
 export async function organizeThread(ctx: AppContext, caller: Caller, input: ThreadOrganizeInput): Promise<ThreadOrganizeOutput> {
   checkFields(input);
   if (input.action === "reorder_pins") {
@@ -98,8 +101,21 @@ export async function organizeThread(ctx: AppContext, caller: Caller, input: Thr
     const executed = await execute(ctx, { type: "thread.pin.reorder", commandId: ids.command(), data: { threadIds, ceiling: ceilingOf(acting) } });
     return result(ctx, input.action, executed, null);
   }
+  if (input.action === "delete" && input.threadId === undefined) fail("invalid_request", "delete needs `threadId`: the thread to delete with every thread under it");
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_organize");
+  if (input.action === "delete" && acting.thread !== null && isAtOrAbove(ctx, target.id, acting.thread)) {
+    fail("invalid_request", `thread ${acting.thread.id} cannot delete ${target.id === acting.thread.id ? "itself" : `${target.id}, a thread above it`}: deleting a thread deletes every thread under it`);
+  }
   const ids = requestIds(acting, `t3_thread_organize:${input.action}:${target.id}`, input.clientRequestId);
   const executed = await execute(ctx, COMMAND_OF_ACTION[input.action](target.id, input, ids.command(), ceilingOf(acting)));
   return result(ctx, input.action, executed, target.id);
+}
+
+/** Whether `threadId` is `thread` or one of its ancestors. */
+function isAtOrAbove(ctx: AppContext, threadId: string, thread: AppThread): boolean {
+  for (let at: AppThread | undefined = thread, depth = 0; at !== undefined && depth < 1_000; depth += 1) {
+    if (at.id === threadId) return true;
+    at = at.lineage.parentThreadId === null ? undefined : ctx.orchestrator.state.threads.get(at.lineage.parentThreadId);
+  }
+  return false;
 }

@@ -7,6 +7,7 @@ export const OrganizeAction = {
   reorderPins: "reorder_pins",
   archive: "archive",
   unarchive: "unarchive",
+  delete: "delete",
   settle: "settle",
   unsettle: "unsettle",
   snooze: "snooze",
@@ -28,12 +29,13 @@ export const ThreadOrganizeInput = z
   .strict();
 export type ThreadOrganizeInput = z.infer<typeof ThreadOrganizeInput>;
 
-/** A thread's place in the lists and its attention state. */
+/** A thread's place in the lists and its attention state (deleted: gone from every list; every later change is refused). */
 export const OrganizationViewSchema = z.object({
   threadId: z.string(),
   pinned: z.boolean(),
   pinnedRank: z.number().int().nullable(),
   archived: z.boolean(),
+  deleted: z.boolean(),
   settled: z.boolean(),
   /** In force: set, not past, and not woken early by a pending request or a failure. */
   snoozed: z.boolean(),
@@ -51,5 +53,7 @@ export const ThreadOrganizeOutput = z.object({
   thread: OrganizationViewSchema.nullable(),
   /** The pinned threads in rank order after the change. */
   pinnedOrder: z.array(z.string()),
+  /** Every thread the change acted on: the one named and, for archive, unarchive and delete, each thread under it that moved with it. */
+  affectedThreadIds: z.array(z.string()),
 });
 export type ThreadOrganizeOutput = z.infer<typeof ThreadOrganizeOutput>;

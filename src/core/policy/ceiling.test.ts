@@ -187,6 +187,18 @@ describe("the privilege ceiling: other changes to a thread", () => {
     accepts(pinned, cmd("thread.pin.reorder", { threadIds: [WIDE.id, NARROW.id], ceiling: "none" }));
   });
 
+  it("holds archive, unarchive and delete to every thread under the one named: a broader descendant refuses the whole subtree", () => {
+    const under = { rootThreadId: NARROW.id, parentThreadId: NARROW.id, parentNodeId: null, relation: "subagent" as const };
+    const tree = [...base, existing({ ...WIDE, id: "thread:wide-child", lineage: under })];
+    const message = refuses(tree, cmd("thread.delete", { threadId: NARROW.id, ceiling: careful }), RejectionCode.runtimeModeEscalationDenied);
+    expect(message).toContain("thread:wide-child");
+    refuses(tree, cmd("thread.archive", { threadId: NARROW.id, ceiling: careful }), RejectionCode.runtimeModeEscalationDenied);
+    const deleted = accepts(tree, cmd("thread.delete", { threadId: NARROW.id, ceiling: "none" }));
+    expect(deleted.filter((event) => event.type === "thread.deleted").map((event) => event.streamId)).toEqual([NARROW.id, "thread:wide-child"]);
+    const narrowTree = [...base, existing({ ...NARROW, id: "thread:narrow-child", lineage: under })];
+    accepts(narrowTree, cmd("thread.delete", { threadId: NARROW.id, ceiling: careful }));
+  });
+
   it("refuses organizing or interrupting a broader thread, not a narrow one", () => {
     refuses(base, cmd("thread.pin", { threadId: WIDE.id, ceiling: careful }), RejectionCode.runtimeModeEscalationDenied);
     accepts(base, cmd("thread.pin", { threadId: NARROW.id, ceiling: careful }));

@@ -3,7 +3,7 @@ import type { DelegatedTaskRequestCommand } from "../../contracts/commands/deleg
 import type { Ceiling, InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { AppThread } from "../../contracts/thread.js";
 import type { OrchestrationState } from "../state.js";
-import { NEW_THREAD_MODES } from "../thread/lifecycle.js";
+import { NEW_THREAD_MODES, liveDescendants } from "../thread/lifecycle.js";
 
 /**
  * What the privilege ceiling bounds, command by command: whose modes are the
@@ -60,6 +60,12 @@ function onThread(state: OrchestrationState, command: { readonly data: { readonl
   return { ceiling: command.data.ceiling ?? "none", targets: current(state, command.data.threadId) };
 }
 
+/** Archive, unarchive and delete act on the thread and every live thread under it: each is held to the ceiling. */
+function onSubtree(state: OrchestrationState, command: { readonly data: { readonly threadId: string; readonly ceiling?: Ceiling } }): CeilingBound {
+  const below = liveThreadOf(state, command.data.threadId) === null ? [] : liveDescendants(state, command.data.threadId);
+  return { ceiling: command.data.ceiling ?? "none", targets: [...current(state, command.data.threadId), ...below.map((thread) => asTarget(`thread ${thread.id} (under ${command.data.threadId})`, thread))] };
+}
+
 /** A reorder moves every thread it lists. */
 function onThreads(state: OrchestrationState, command: { readonly data: { readonly threadIds: readonly string[]; readonly ceiling?: Ceiling } }): CeilingBound {
   return { ceiling: command.data.ceiling ?? "none", targets: command.data.threadIds.flatMap((threadId) => current(state, threadId)) };
@@ -101,9 +107,9 @@ const BOUND_OF: { readonly [K in CeilingCommandType]: BoundOf<K> } = {
   "thread.model-selection.set": onThread,
   "provider.switch": onThread,
   // Other changes to a thread
-  "thread.archive": onThread,
-  "thread.unarchive": onThread,
-  "thread.delete": onThread,
+  "thread.archive": onSubtree,
+  "thread.unarchive": onSubtree,
+  "thread.delete": onSubtree,
   "thread.settle": onThread,
   "thread.unsettle": onThread,
   "thread.auto-settle": onThread,

@@ -5,6 +5,7 @@ import { RejectionCode } from "../rejections.js";
 import { aThread, cmd, CREATED_AT, existing } from "../testing/fixtures.js";
 import { aSession, sessionAttached } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, given } from "../testing/scenario.js";
+import { aWorkspace, workspaceEffects } from "../testing/workspaceFixtures.js";
 
 const A = "thread:a";
 const LATER = "2026-03-02T00:00:00.000Z";
@@ -167,6 +168,29 @@ describe("thread.delete", () => {
         [threadEvent("thread.deleted", { ...thread, deletedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null })],
         [{ kind: "provider.session.release", streamId: A, payload: { threadId: A, reason: "thread_deleted", message: "released because the thread was deleted" }, replaySafe: true }],
       );
+  });
+
+  it("deletes the subtree with it: every live descendant at any depth, archived or not, each with its own session and worktree, and nothing outside it", () => {
+    const parent = aThread({ id: A });
+    const child = aThread({ id: "thread:child", activeRank: 1, workspace: aWorkspace(), lineage: { rootThreadId: A, parentThreadId: A, parentNodeId: null, relation: "subagent" } });
+    const grandchild = aThread({ id: "thread:grandchild", archivedAt: CREATED_AT, lineage: { rootThreadId: A, parentThreadId: "thread:child", parentNodeId: null, relation: "fork" } });
+    const deletedChild = aThread({ id: "thread:gone", deletedAt: CREATED_AT, lineage: { rootThreadId: A, parentThreadId: A, parentNodeId: null, relation: "subagent" } });
+    const stranger = aThread({ id: "thread:other" });
+    const state = given(...[parent, child, grandchild, deletedChild, stranger].map(existing), sessionAttached(aSession("thread:grandchild", { id: "provider-session:g" })))
+      .when(cmd("thread.delete", { threadId: A }))
+      .then(
+        [
+          threadEvent("thread.deleted", { ...parent, deletedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null }),
+          threadEvent("thread.deleted", { ...child, deletedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null }),
+          threadEvent("thread.deleted", { ...grandchild, deletedAt: NOW, updatedAt: NOW, pinnedRank: null, activeRank: null }),
+        ],
+        [
+          workspaceEffects.cleanup("thread:child"),
+          { kind: "provider.session.release", streamId: "thread:grandchild", payload: { threadId: "thread:grandchild", reason: "thread_deleted", message: "released because the thread was deleted" }, replaySafe: true },
+        ],
+      );
+    expect(state.threads.get("thread:other")?.deletedAt).toBeNull();
+    expect(state.threads.get("thread:gone")?.deletedAt).toBe(CREATED_AT);
   });
 
   it("rejects a deleted thread", () => {

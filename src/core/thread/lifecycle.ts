@@ -139,26 +139,32 @@ export function liveDescendants(state: OrchestrationState, threadId: string): Ap
 }
 
 /**
- * A soft delete: the record stays (deletedAt set, ranks cleared) so the log
- * and lineage stay whole, but every later command on it is rejected with
- * thread_deleted and lists never show it. A worktree the thread owns is
- * cleaned up (workspace.cleanup: a last checkpoint, then removal). A run
- * still being prepared (its agent not started) ends here, so its setup stops
- * and the cleanup finds no run in the worktree. A thread that had an agent
- * and has no run at work has its agent session released now, and its agent's home (the
+ * A soft delete, acting on a subtree as archiving does: the thread and every
+ * live descendant (subagents and forks, at any depth) are deleted in one
+ * decision, so no child is left behind without its parent. Each record stays
+ * (deletedAt set, ranks cleared) so the log and lineage stay whole, but every
+ * later command on it is rejected with thread_deleted and lists never show
+ * it. For each deleted thread: a worktree it owns is cleaned up
+ * (workspace.cleanup: a last checkpoint, then removal); a run still being
+ * prepared (its agent not started) ends here, so its setup stops and the
+ * cleanup finds no run in the worktree; a thread that had an agent and has no
+ * run at work has its agent session released now, and its agent's home (the
  * agent's own conversation, kept for resumes) removed; one still at work
  * finishes, and its idle session is released as usual later.
  */
 export function decideThreadDelete(state: OrchestrationState, command: ThreadDeleteCommand, ctx: DecideContext): Decision {
   const found = liveThread(state, command.data.threadId);
   if (found.kind === "rejected") return found;
-  const thread = found.thread;
   const changes = new Changes(state, ctx);
+  for (const thread of [found.thread, ...liveDescendants(state, found.thread.id)]) deleteOne(state, changes, thread, ctx);
+  return changes.done();
+}
+
+function deleteOne(state: OrchestrationState, changes: Changes, thread: AppThread, ctx: DecideContext): void {
   changes.putThread("thread.deleted", changed(thread, ctx, { deletedAt: ctx.now, pinnedRank: null, activeRank: null }));
   const active = activeRun(changes, thread.id);
   if (active !== null && isPreparing(active)) endRun(changes, active, { status: "interrupted", endReason: "thread_deleted" });
   const hadAgent = [...state.providerSessions.values()].some((session) => session.threadId === thread.id);
   if (hadAgent && (active === null || isPreparing(active))) changes.effect(EffectKind.releaseSession, thread.id, { threadId: thread.id, reason: "thread_deleted", message: "released because the thread was deleted" });
   if (thread.workspace?.strategy === "worktree") changes.effect(EffectKind.cleanupWorkspace, thread.id, { threadId: thread.id });
-  return changes.done();
 }

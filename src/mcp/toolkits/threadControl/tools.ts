@@ -46,7 +46,7 @@ export function threadControlToolkit(app: App): McpToolkit {
     }),
     contractTool("t3_thread_organize", {
       description:
-        "Organize a thread: pin, unpin, reorder_pins (threadIds), archive and unarchive (with every thread under it), settle, unsettle, snooze (until; wakes early on a pending request or a failure), unsnooze, mark_unread, auto_settle (enabled).",
+        "Organize a thread: pin, unpin, reorder_pins (threadIds), archive, unarchive and delete (each with every thread under it; delete ends preparing runs, releases agents and removes worktrees), settle, unsettle, snooze (until; wakes early on a pending request or a failure), unsnooze, mark_unread, auto_settle (enabled).",
       capability: orchestration,
       handler: (input, tool) => app.organizeThread(callerOfScope(tool.scope), input),
     }),
