@@ -81,11 +81,16 @@ describe("a workflow's panel in chromium", () => {
     expect(await step("review auth.ts").locator(".step-provider").innerText()).toBe("helper");
     expect(await step("review auth.ts").locator(".pill-running").innerText()).toBe("running");
     await panel().getByRole("button", { name: "Stop workflow" }).waitFor();
+    // The sidebar marks the parent's row with the workflow's steps done so far, live.
+    const mark = page.locator(`.sidebar .tree-row[data-thread-id="${reviewParent}"] [data-testid="workflow-mark"]`);
+    await mark.filter({ hasText: "⚙ 0/2" }).waitFor({ timeout: UI_WAIT });
+    expect(await mark.getAttribute("title")).toBe("Workflow review-then-verify: running, 0/2 steps done");
 
     // Verify runs once both reviews are done, their schema results shown.
     await phase("Verify", "active").waitFor({ timeout: UI_WAIT });
     await phase("Review", "done").waitFor({ timeout: UI_WAIT });
     await step("verify the reviews", "running").waitFor({ timeout: UI_WAIT });
+    await mark.filter({ hasText: "⚙ 2/3" }).waitFor({ timeout: UI_WAIT });
     const review = step("review auth.ts", "completed");
     await review.waitFor({ timeout: UI_WAIT });
     expect(await review.locator(".pill-completed").innerText()).toBe("done");
@@ -107,6 +112,7 @@ describe("a workflow's panel in chromium", () => {
     await panel().locator(".no-stop", { hasText: "Stop is not offered: it already finished." }).waitFor({ timeout: UI_WAIT });
     expect(await panel().getByRole("button", { name: "Stop workflow" }).count()).toBe(0);
     expect(await panel().locator(".item-title + .pill").innerText()).toBe("done");
+    await mark.filter({ hasText: "⚙ done" }).waitFor({ timeout: UI_WAIT });
     // The agent's own t3_workflow_start call is one folded line, not a JSON block.
     await page.locator('.timeline .workflow-call[data-tool="t3_workflow_start"]', { hasText: "Started the workflow “review-then-verify”" }).waitFor({ timeout: UI_WAIT });
     await panel().scrollIntoViewIfNeeded();

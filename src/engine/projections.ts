@@ -1,9 +1,10 @@
 import { type Run, type RunStatus, isTerminalRunStatus } from "../contracts/entities/runs.js";
 import type { AppThread } from "../contracts/thread.js";
-import type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
+import type { ShellSnapshot, ShellWorkflow, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 import type { OrchestrationState } from "../core/state.js";
 import { ALL_PROJECTS, type ThreadIndex, ThreadListKind } from "./threadIndex.js";
 import { currentRunOf, isInRecordedWait } from "./queries.js";
+import { shellWorkflowOf } from "./shellWorkflows.js";
 
 export type { ShellSnapshot, ThreadShell, ThreadSnapshot } from "../contracts/wire/projections.js";
 
@@ -111,7 +112,7 @@ export function shellSnapshotPage(state: OrchestrationState, index: Pick<ThreadI
 }
 
 /** A thread's shell row; `latestRun` gives its badge and, with the thread, whether it is unread. */
-export function toShell(thread: AppThread, latestRun: Pick<Run, "status" | "updatedAt"> | null = null, inWait = false): ThreadShell {
+export function toShell(thread: AppThread, latestRun: Pick<Run, "status" | "updatedAt"> | null = null, inWait = false, workflow: ShellWorkflow | null = null): ThreadShell {
   return {
     id: thread.id,
     projectId: thread.projectId,
@@ -131,6 +132,7 @@ export function toShell(thread: AppThread, latestRun: Pick<Run, "status" | "upda
     pullRequests: thread.pullRequests,
     runStatus: latestRun?.status ?? null,
     inWait,
+    workflow,
     createdAt: thread.createdAt,
     updatedAt: thread.updatedAt,
   };
@@ -167,7 +169,7 @@ export function shellRowOf(state: OrchestrationState, thread: AppThread, options
   if (options.archivedOnly === true ? !archived : archived && options.includeArchived !== true) return null;
   const latestRun = currentRunOf(state, thread.id);
   if (options.omitIdleSubagents === true && thread.lineage.relation === "subagent" && (latestRun === null || isTerminalRunStatus(latestRun.status))) return null;
-  return toShell(thread, latestRun, isInRecordedWait(state, thread.id));
+  return toShell(thread, latestRun, isInRecordedWait(state, thread.id), shellWorkflowOf(state, thread.id));
 }
 
 export function shellSnapshot(state: OrchestrationState, options: ShellOptions): ShellSnapshot {

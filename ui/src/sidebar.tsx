@@ -1,7 +1,7 @@
 import { type DragEvent, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
-import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import type { ShellWorkflow, ThreadShell } from "../../src/contracts/wire/projections.js";
 import { dispatch, errorText } from "./api.js";
 import { movePinned, pinnedOrder, stepPinned } from "./pinOrder.js";
 import { SearchResults } from "./searchResults.js";
@@ -65,6 +65,20 @@ function treeVersion(node: TreeNode): string {
 
 export function Badge({ kind }: { readonly kind: BadgeKind }) {
   return <span className={`badge badge-${kind}`}>{BADGE_LABEL[kind]}</span>;
+}
+
+const WORKFLOW_WORD: Record<ShellWorkflow["status"], string> = { running: "running", completed: "done", failed: "failed", stopped: "stopped" };
+
+/** The thread's workflow at a glance: its steps done while it runs, how it ended after. */
+function WorkflowMark(props: { readonly workflow: ShellWorkflow }) {
+  const { workflow } = props;
+  const steps = `${workflow.stepsDone}/${workflow.stepsTotal} step${workflow.stepsTotal === 1 ? "" : "s"}`;
+  const name = workflow.name === null ? "Workflow" : `Workflow ${workflow.name}`;
+  return (
+    <span className={`workflow-mark workflow-mark-${workflow.status}`} title={`${name}: ${WORKFLOW_WORD[workflow.status]}, ${steps} done`} data-testid="workflow-mark">
+      ⚙ {workflow.status === "running" ? `${workflow.stepsDone}/${workflow.stepsTotal}` : WORKFLOW_WORD[workflow.status]}
+    </span>
+  );
 }
 
 /** Moving pinned threads: by dragging a pinned row onto another, or Alt+↑ / Alt+↓ on a focused one. */
@@ -143,6 +157,7 @@ function Row({ node, depth, selected, cursor, open, pins }: { node: TreeNode; de
           ) : null}
           <span className="tree-title">{row.title || "(untitled)"}</span>
         </a>
+        {row.workflow === null ? null : <WorkflowMark workflow={row.workflow} />}
         <Badge kind={badge} />
       </div>
       {root ? <TreeRollupLine rootThreadId={row.id} version={version} depth={depth} /> : null}

@@ -154,9 +154,11 @@ export async function subscribeShell(
   return { close: () => subscription.close() };
 }
 
-/** The thread whose shell row an event may change: thread events, run events and execution nodes (a recorded wait opening or closing); others change no row. */
+/** The thread whose shell row an event may change: thread events, run events, execution nodes (a recorded wait opening or closing) and its workflows; others change no row. */
 function threadOfShellEvent(state: Readonly<OrchestrationState>, event: StoredEvent): AppThread | undefined {
-  if (event.type.startsWith("thread.") || event.type === "run.created" || event.type === "run.updated" || event.type === "node.updated") return state.threads.get(event.streamId);
+  if (event.type.startsWith("thread.") || event.type.startsWith("workflow.") || event.type === "run.created" || event.type === "run.updated" || event.type === "node.updated") {
+    return state.threads.get(event.streamId);
+  }
   return undefined;
 }
 

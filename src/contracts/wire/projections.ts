@@ -1,5 +1,6 @@
 import type { ExecutionNode, Run, RunAttempt, RunStatus } from "../entities/runs.js";
 import type { RuntimeRequest } from "../entities/runtimeRequests.js";
+import type { WorkflowStatus } from "../entities/workflows.js";
 import type { Subagent } from "../entities/subagents.js";
 import type { SearchHitView } from "../tools/searchTools.js";
 import type { AppThread } from "../thread.js";
@@ -43,8 +44,20 @@ export interface ThreadShell {
    * t3_thread_wait).
    */
   readonly inWait: boolean;
+  /** The newest workflow the thread runs (a running one before any ended one), for a marker in the list; null when it never ran one. */
+  readonly workflow: ShellWorkflow | null;
   readonly createdAt: string;
   readonly updatedAt: string;
+}
+
+/** A workflow as a thread list row shows it: its name, status and how many of its agent() steps are done. */
+export interface ShellWorkflow {
+  readonly workflowId: string;
+  readonly name: string | null;
+  readonly status: WorkflowStatus;
+  /** Steps that ended (completed or failed) of those recorded so far. */
+  readonly stepsDone: number;
+  readonly stepsTotal: number;
 }
 
 export interface ShellSnapshot {
