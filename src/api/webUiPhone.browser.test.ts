@@ -10,10 +10,15 @@ import { script } from "../testkit/loomHarness.js";
  * sidebar is a drawer over the page, closed until "Threads" opens it and
  * closed again when a thread opens; the thread takes the whole width, no
  * page scrolls sideways, and an approval's buttons are on screen and work.
+ * Then a delegation tree at the same width: a running command's live card
+ * with its command, a worktree child's task-done card, the composer sending
+ * on Enter, the child's branch chip with Merge into parent and Open pull
+ * request, every header action on screen, and Delete taking the parent with
+ * its child after the confirmation.
  */
 
 const WIDTH = 390;
-const ui = signedInPage({ providers: [{ id: "scripted", driver: "scripted" }] }, {}, { width: WIDTH, height: 844 });
+const ui = signedInPage({ providers: [{ id: "scripted", driver: "scripted" }] }, { repoFiles: { "README.md": "hello\n" } }, { width: WIDTH, height: 844 });
 let page: Page;
 let errors: string[];
 const shots = screenshotDir();
@@ -74,4 +79,64 @@ describe("the web UI at phone width", () => {
     expect(await sideways()).toBeLessThanOrEqual(0);
     expect(errors).toEqual([]);
   }, 90_000);
+
+  it("runs a delegation tree from the phone: live command, task-done card, Enter to send, branch and merge actions, and Delete of the subtree", async () => {
+    const child = script({ write: { path: "phone.txt", content: "from the phone\n" } }, { say: "Wrote phone.txt." });
+    const command = "for i in $(seq 1 8); do echo tick-$i; sleep 0.4; done";
+    const parentId = await launchFromUi(page, script({ run: command }, { call: "delegate_task", args: { task: child, title: "Phone child", isolation: "worktree" }, as: "d" }, { say: "Delegated." }), {
+      title: "Phone parent",
+    });
+    // The running command's card shows the command and its output, within the width.
+    const live = page.locator('.timeline [data-kind="live-output"]');
+    await live.filter({ hasText: "tick-1" }).waitFor({ timeout: UI_WAIT });
+    expect(await live.locator(".item-title").innerText()).toMatch(/^\$ for i in/);
+    expect(await onScreen(live)).toBe(true);
+    // The child's completion is a compact card that fits.
+    const done = page.locator('.timeline [data-task-done="true"]');
+    await done.waitFor({ timeout: UI_WAIT });
+    expect(await done.innerText()).toContain("Phone child");
+    expect(await onScreen(done)).toBe(true);
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
+    // Enter sends from the composer.
+    const composer = page.getByPlaceholder("Message the agent (Enter to send, Shift+Enter for a new line)");
+    await composer.fill(script({ say: "Sent from the phone." }));
+    await composer.press("Enter");
+    await page.locator(".timeline").getByText("Sent from the phone.").waitFor({ timeout: UI_WAIT });
+    // Every header action is on screen once scrolled to.
+    for (const name of ["Waterfall", "Thread diff", "Archive", "Delete", "Stop"]) {
+      const button = page.locator(".thread-head").getByRole("button", { name, exact: true });
+      await button.scrollIntoViewIfNeeded();
+      expect(await onScreen(button), name).toBe(true);
+    }
+    expect(await sideways()).toBeLessThanOrEqual(0);
+
+    // The child: its branch chip and its integration actions fit too.
+    await done.getByRole("link").first().click();
+    const chip = page.getByTestId("branch");
+    await chip.waitFor({ timeout: UI_WAIT });
+    const childId = new URL(page.url()).pathname.split("/t/")[1]!;
+    for (const target of [chip, page.getByRole("button", { name: "Merge into parent" }), page.getByRole("button", { name: "Open pull request" })]) {
+      await target.scrollIntoViewIfNeeded();
+      expect(await onScreen(target)).toBe(true);
+    }
+    expect(await sideways()).toBeLessThanOrEqual(0);
+
+    // Delete from the phone: back on the parent, the confirmation counts the child, and both go.
+    await page.locator(".breadcrumb a", { hasText: "Phone parent" }).click();
+    await page.waitForURL(`**/t/${encodeURIComponent(parentId)}`, { timeout: UI_WAIT });
+    const asked: string[] = [];
+    page.once("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
+    await page.locator(".thread-head").getByRole("button", { name: "Delete", exact: true }).click();
+    await page.getByText("This thread was deleted.").waitFor({ timeout: UI_WAIT });
+    expect(asked).toEqual(['Delete "Phone parent" and the 1 thread under it? Worktrees are removed after a last checkpoint; this cannot be undone.']);
+    const sidebar = page.locator("nav.sidebar");
+    await page.getByRole("button", { name: "☰ Threads" }).click();
+    await expect.poll(() => sidebar.isVisible()).toBe(true);
+    await sidebar.locator(`.tree-row[data-thread-id="${parentId}"]`).waitFor({ state: "detached", timeout: UI_WAIT });
+    expect(await sidebar.locator(`.tree-row[data-thread-id="${decodeURIComponent(childId)}"]`).count()).toBe(0);
+    expect(errors).toEqual([]);
+  }, 120_000);
 });

@@ -164,7 +164,7 @@ export interface SignedInPage {
  * log reported; after the file, both closed. The fields are set once the
  * file's first beforeAll ran.
  */
-export function signedInPage(config: Record<string, unknown>, options: ServedLoomOptions = {}, viewport: { readonly width: number; readonly height: number } = { width: 1280, height: 800 }): SignedInPage {
+export function signedInPage(config: Record<string, unknown>, options: ServedLoomOptions = {}, viewport: { readonly width: number; readonly height: number } = { width: 1440, height: 900 }): SignedInPage {
   const opened: { -readonly [K in keyof SignedInPage]?: SignedInPage[K] } = {};
   beforeAll(async () => {
     opened.loom = await ServedLoom.start(config, options);
