@@ -159,6 +159,8 @@ describe("organizing threads in chromium", () => {
     await form.getByRole("button", { name: "Raise", exact: true }).click();
     await form.locator(".error-text", { hasText: "enter a positive number of tokens" }).waitFor({ timeout: UI_WAIT });
     await tokens.fill("10000");
+    // A word longer than the timeline is wide wraps inside its card: nothing of the timeline scrolls sideways.
+    expect(await page.locator(".timeline").evaluate((timeline) => timeline.scrollWidth - timeline.clientWidth)).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(shots, "budget-raise.png") });
     await form.getByRole("button", { name: "Raise", exact: true }).click();
     await budget.locator('[data-kind="tokens"]', { hasText: "/ 10,000" }).waitFor({ timeout: UI_WAIT });
