@@ -142,6 +142,14 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   rollback_in_progress: "workspace_busy",
   preparation_not_active: "invalid_request",
   run_not_retryable: "invalid_request",
+  guest_share_not_open: "invalid_request",
+  guest_share_already_open: "invalid_request",
+  guest_share_taken: "capability_denied",
+  invalid_guest_name: "invalid_request",
+  invalid_guest_message: "invalid_request",
+  guest_message_limit: "invalid_request",
+  guest_message_not_found: "invalid_request",
+  guest_message_not_pending: "invalid_request",
   orchestration_error: "orchestration_error",
 };
 

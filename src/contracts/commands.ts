@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import * as delegation from "./commands/delegationCommands.js";
+import * as guestShare from "./commands/guestShareCommands.js";
 import * as lineage from "./commands/lineageCommands.js";
 import * as notice from "./commands/noticeCommands.js";
 import * as pullRequest from "./commands/pullRequestCommands.js";
@@ -59,6 +60,8 @@ export const PUBLIC_COMMAND_SCHEMAS = commandTable({
   "thread.runtime-mode.set": thread.ThreadRuntimeModeSetCommandSchema,
   "thread.interaction-mode.set": thread.ThreadInteractionModeSetCommandSchema,
   "thread.model-selection.set": thread.ThreadModelSelectionSetCommandSchema,
+  "thread.guest-share.close": guestShare.GuestShareCloseCommandSchema,
+  "thread.guest-message.dismiss": guestShare.GuestMessageDismissCommandSchema,
   // Session, message dispatch, prepared runs and queue
   "provider-session.detach": run.ProviderSessionDetachCommandSchema,
   "message.dispatch": run.MessageDispatchCommandSchema,
@@ -95,6 +98,9 @@ export const INTERNAL_COMMAND_SCHEMAS = commandTable({
   "thread.pull-request-watch.sync": pullRequest.ThreadPullRequestWatchSyncCommandSchema,
   "checkpoint.rollback.fail": workspace.CheckpointRollbackFailCommandSchema,
   "secret_request.record": secret.SecretRequestRecordCommandSchema,
+  "thread.guest-share.open": guestShare.GuestShareOpenCommandSchema,
+  "thread.guest-share.redeem": guestShare.GuestShareRedeemCommandSchema,
+  "thread.guest-message.submit": guestShare.GuestMessageSubmitCommandSchema,
 } as const);
 
 /**

@@ -64,6 +64,8 @@ export const SPEC_EVENT_SCHEMAS = {
   "thread.interaction-mode-updated": ThreadEventDataSchema,
   "thread.model-selection-updated": ThreadEventDataSchema,
   "thread.provider-switched": ThreadEventDataSchema,
+  /** The thread's guest share after a change: opened, redeemed, a guest message submitted, sent or dismissed, closed. */
+  "thread.guest-share-updated": ThreadEventDataSchema,
   // Run, attempt, node and subagent
   "run.created": RunData,
   "run.updated": RunData,

@@ -95,9 +95,9 @@ describe("the tables", () => {
     expect(shared(COMMAND_TYPES, EVENT_TYPES)).toEqual([]);
   });
 
-  it("derive the thread events from the table: the 22 thread.* events, whose data is the whole thread", () => {
+  it("derive the thread events from the table: the 23 thread.* events, whose data is the whole thread", () => {
     const threadTypes = EVENT_TYPES.filter((type) => type.startsWith("thread."));
-    expect(threadTypes).toHaveLength(22);
+    expect(threadTypes).toHaveLength(23);
     expect(threadTypes.filter((type) => EVENT_SCHEMAS[type] !== ThreadEventDataSchema)).toEqual([]);
     expectTypeOf<ThreadEventType>().toEqualTypeOf<Extract<EventType, `thread.${string}`>>();
   });

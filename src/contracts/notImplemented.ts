@@ -26,13 +26,6 @@ export interface NotImplementedEntry {
 }
 
 export const NAMED_NOT_IMPLEMENTED = {
-  // Live guest share (spec 004 §3.4): Loom has no guest links yet.
-  "thread.guest-share.open": { kind: "internal-command", what: "Open a live guest share of a thread: a signed link valid for 24 hours." },
-  "thread.guest-share.redeem": { kind: "internal-command", what: "A guest's browser redeems a share link and binds the guest's name." },
-  "thread.guest-share.close": { kind: "public-command", what: "The owner closes a thread's guest share." },
-  "thread.guest-message.submit": { kind: "internal-command", what: "A guest submits a message; it stays pending until the owner sends it (message.dispatch with guestMessageId) or dismisses it." },
-  "thread.guest-message.dismiss": { kind: "public-command", what: "The owner rejects a guest's pending message." },
-  "thread.guest-share-updated": { kind: "event", what: "A thread's guest share after a change (opened, redeemed, a guest message, closed)." },
   // Background work a turn leaves behind: nothing in Loom enters settling_background_work yet (docs/runs.md).
   "thread.background-work.settle": { kind: "internal-command", what: "Settle a run in settling_background_work once the background work it waits on (a terminal, a monitor) is over." },
   "run.background-work-cancelled": { kind: "event", what: "The background work of a settling run was cancelled." },

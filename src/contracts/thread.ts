@@ -2,6 +2,7 @@ import { z } from "zod";
 import { PullRequestStatusSchema, PullRequestWatchSchema } from "./pullRequests.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "./modes.js";
 import { ThreadBudgetSchema } from "./entities/budgets.js";
+import { ThreadGuestShareSchema } from "./entities/guestShares.js";
 
 export const IsoTimeSchema = z.string().min(1);
 
@@ -120,5 +121,7 @@ export const AppThreadSchema = z.object({
   structuredOutput: ThreadStructuredOutputSchema.nullable().optional(),
   /** A root thread's tree-wide budget; absent or null when it has none. */
   budget: ThreadBudgetSchema.nullable().optional(),
+  /** The thread's live guest share (docs/guest-share.md); absent or null when it was never shared. */
+  guestShare: ThreadGuestShareSchema.nullable().optional(),
 });
 export type AppThread = z.infer<typeof AppThreadSchema>;

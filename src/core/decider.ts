@@ -5,6 +5,14 @@ import { decideBudgetExceed, decideThreadBudgetExceed, decideThreadBudgetSet } f
 import { decideDeliveryAcknowledge, decideDeliveryDispose, decideFinalizeTask, decideSubagentStop, decideWakePolicy } from "./delegation/controls.js";
 import { decideDeliverTaskNotice } from "./delegation/notices.js";
 import { decideDelegatedTaskRequest } from "./delegation/request.js";
+import { decideGuestMessageDispatch } from "./guestShare/guestDispatch.js";
+import {
+  decideGuestMessageDismiss,
+  decideGuestMessageSubmit,
+  decideGuestShareClose,
+  decideGuestShareOpen,
+  decideGuestShareRedeem,
+} from "./guestShare/guestShare.js";
 import { decideThreadFork } from "./lineage/fork.js";
 import { decideThreadMergeBack } from "./lineage/mergeBack.js";
 import { decideProviderSwitch } from "./lineage/switch.js";
@@ -159,7 +167,7 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideThreadModelSelectionSet(state, command, ctx);
     // Sends (run/send.ts) and run control (run/control.ts)
     case "message.dispatch":
-      return decideMessageDispatch(state, command, ctx);
+      return command.data.guestMessageId === undefined ? decideMessageDispatch(state, command, ctx) : decideGuestMessageDispatch(state, command, command.data.guestMessageId, ctx);
     case "run.interrupt":
       return decideRunInterrupt(state, command, ctx);
     case "thread.stop":
@@ -249,6 +257,17 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideThreadCreatedRecord(state, command, ctx);
     case "thread.title.regeneration.complete":
       return decideTitleRegenerationComplete(state, command, ctx);
+    // Live guest share (guestShare/)
+    case "thread.guest-share.open":
+      return decideGuestShareOpen(state, command, ctx);
+    case "thread.guest-share.close":
+      return decideGuestShareClose(state, command, ctx);
+    case "thread.guest-share.redeem":
+      return decideGuestShareRedeem(state, command, ctx);
+    case "thread.guest-message.submit":
+      return decideGuestMessageSubmit(state, command, ctx);
+    case "thread.guest-message.dismiss":
+      return decideGuestMessageDismiss(state, command, ctx);
     // Secret requests (secrets/secretRequests.ts)
     case "secret_request.record":
       return decideSecretRequestRecord(state, command, ctx);

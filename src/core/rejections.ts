@@ -126,6 +126,17 @@ export const RejectionCode = {
   workflowStepExists: "workflow_step_exists",
   workflowStepNotFound: "workflow_step_not_found",
   workflowStepFinished: "workflow_step_finished",
+  // Live guest share (docs/guest-share.md)
+  /** No share of the thread is open under this id: never opened, closed, expired or replaced. */
+  guestShareNotOpen: "guest_share_not_open",
+  guestShareAlreadyOpen: "guest_share_already_open",
+  /** The share is bound to another browser. */
+  guestShareTaken: "guest_share_taken",
+  invalidGuestName: "invalid_guest_name",
+  invalidGuestMessage: "invalid_guest_message",
+  guestMessageLimit: "guest_message_limit",
+  guestMessageNotFound: "guest_message_not_found",
+  guestMessageNotPending: "guest_message_not_pending",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

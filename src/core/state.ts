@@ -134,6 +134,7 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "thread.interaction-mode-updated":
     case "thread.model-selection-updated":
     case "thread.provider-switched":
+    case "thread.guest-share-updated":
       state.threads.set(event.data.thread.id, event.data.thread);
       return state;
     case "run.created":

@@ -32,6 +32,11 @@ export const MessageDispatchCommandSchema = command(
       creationSource: CreationSourceSchema.optional(),
       /** The caller whose modes the thread may not exceed (src/core/policy/ceiling.ts); absent: none. */
       ceiling: CeilingSchema.optional(),
+      /**
+       * Send a guest's pending message (docs/guest-share.md): `text` must be
+       * the guest's text; the agent receives it prefixed with who wrote it.
+       */
+      guestMessageId: IdSchema.optional(),
     })
     .strict(),
 );

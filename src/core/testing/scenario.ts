@@ -214,6 +214,7 @@ const STREAM_OWNERS: { readonly [T in EventType]: (data: EventData<T>) => string
   "thread.interaction-mode-updated": threadOwner,
   "thread.model-selection-updated": threadOwner,
   "thread.provider-switched": threadOwner,
+  "thread.guest-share-updated": threadOwner,
   "run.created": (data) => data.run.threadId,
   "run.updated": (data) => data.run.threadId,
   "run-attempt.created": (data) => data.attempt.threadId,
