@@ -9,6 +9,18 @@ import { resolveTaskId } from "./delegation/taskRefs.js";
 import { taskCancel, taskStatus } from "./delegation/tasks.js";
 import { cancelDurableTask, durableTaskResult, getDurableTask, listDurableTasks, watchDurableTask } from "./durableTasks/durableTasks.js";
 import { raiseBudget } from "./budgets/raise.js";
+import {
+  closeGuestShare,
+  dismissGuestMessage,
+  followGuestView,
+  listGuestMessages,
+  openGuestShare,
+  readGuestShare,
+  readGuestView,
+  redeemGuestLink,
+  sendGuestMessage,
+  submitGuestMessage,
+} from "./guestShare/guestShares.js";
 import { fail } from "./errors.js";
 import { subscribeCommandOutput, subscribeShell, subscribeThread } from "./orchestration/subscriptions.js";
 import { getBoundedSnapshot, getHistoryPage, getThreadFamily, getThreadProjection, getTranscript, getTurnItem } from "./orchestration/threadViews.js";
@@ -176,6 +188,18 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     pullRequestWatches: on(pullRequestWatches),
     followPullRequestWatches: on(followPullRequestWatches),
     recordPullRequestSync: on(recordPullRequestSync),
+
+    // Live guest share: the owner's operations, then the guest's (docs/guest-share.md).
+    openGuestShare: on(openGuestShare),
+    closeGuestShare: on(closeGuestShare),
+    readGuestShare: on(readGuestShare),
+    listGuestMessages: on(listGuestMessages),
+    sendGuestMessage: on(sendGuestMessage),
+    dismissGuestMessage: on(dismissGuestMessage),
+    redeemGuestLink: on(redeemGuestLink),
+    readGuestView: on(readGuestView),
+    submitGuestMessage: on(submitGuestMessage),
+    followGuestView: on(followGuestView),
 
     // Sessions and providers.
     listSessions: on(listSessions),

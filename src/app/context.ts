@@ -15,6 +15,7 @@ import type { WorkspaceSettings } from "./workspaces/paths.js";
 import type { ScheduleServices } from "./schedules/services.js";
 import type { HeldSessionFacts, WarmSessionFacts } from "./sessions.js";
 import type { ProviderCatalogSettings } from "./providers/acpCatalog.js";
+import type { GuestShareSettings } from "./guestShare/guestShares.js";
 
 /** What every app function shares: the engine, the providers, and this environment's settings. */
 export interface AppContext {
@@ -52,6 +53,8 @@ export interface AppContext {
   readonly warmSessions?: () => readonly WarmSessionFacts[];
   /** The ACP registry catalog and the config file it prepares instances into; `unsupported` when absent. */
   readonly providerCatalog?: ProviderCatalogSettings;
+  /** The guest share key and the server's URL its links start with (docs/guest-share.md); guest shares are `unsupported` when absent. */
+  readonly guestShares?: GuestShareSettings;
 }
 
 /** An accepted command with the events it wrote (none when its commandId was already known). */

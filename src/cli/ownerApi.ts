@@ -34,7 +34,7 @@ export class OwnerApi {
     return (await this.get<{ threadId: string }>("/api/threads/resolve", { id: ref })).threadId;
   }
 
-  async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  async request<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<T> {
     let res: Response;
     try {
       res = await fetch(`${this.url}${path}`, {

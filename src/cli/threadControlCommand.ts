@@ -7,11 +7,11 @@ import { formatJson } from "./output.js";
 import { type ThreadTreeResult, formatTree, treeNodes } from "./treeOutput.js";
 
 /**
- * `loom threads tree|interrupt|stop|archive|unarchive|delete|rename`: steering a
+ * `loom threads tree|interrupt|stop|archive|unarchive|delete|rename|share`: steering a
  * thread from the terminal. Each maps onto one tool or command the server
  * already has; ids may be unique prefixes.
  */
-export const THREAD_CONTROL_COMMANDS = ["tree", "interrupt", "stop", "archive", "unarchive", "delete", "rename"] as const;
+export const THREAD_CONTROL_COMMANDS = ["tree", "interrupt", "stop", "archive", "unarchive", "delete", "rename", "share"] as const;
 export type ThreadControlCommand = (typeof THREAD_CONTROL_COMMANDS)[number];
 
 export const THREAD_CONTROL_USAGE = `  loom threads tree [ID] [--archived] [--json]
@@ -19,7 +19,8 @@ export const THREAD_CONTROL_USAGE = `  loom threads tree [ID] [--archived] [--js
   loom threads stop ID [--reason TEXT] [--json]
   loom threads archive|unarchive ID [--json]   (with every thread under it)
   loom threads delete ID [--yes] [--json]      (with every thread under it)
-  loom threads rename ID TITLE [--json]`;
+  loom threads rename ID TITLE [--json]
+  loom threads share ID [--close] [--json]`;
 
 export const THREAD_CONTROL_HELP = `  tree     the lineage under ID (or under every root thread): each node's
            id, status, relation, provider, title and what it waits on
@@ -35,12 +36,16 @@ export const THREAD_CONTROL_HELP = `  tree     the lineage under ID (or under ev
            a last checkpoint). With threads under it, --yes is required and
            the refusal says how many.
   rename   t3_thread_update: give the thread TITLE.
+  share    a live guest share of the thread (docs/guest-share.md): prints a
+           link one guest browser may open for 24 hours to watch the thread
+           and suggest messages you send or dismiss; the same link while the
+           share is open. --close ends it at once.
 `;
 
 export async function runThreadControl(sub: string, rest: readonly string[], out: Output): Promise<number> {
   const { values, positionals: args } = parseArgs({
     args: [...rest],
-    options: { ...COMMON, archived: { type: "boolean" }, reason: { type: "string" }, yes: { type: "boolean" } },
+    options: { ...COMMON, archived: { type: "boolean" }, reason: { type: "string" }, yes: { type: "boolean" }, close: { type: "boolean" } },
     allowPositionals: true,
   });
   if (values.help === true) {
@@ -49,9 +54,10 @@ export async function runThreadControl(sub: string, rest: readonly string[], out
   }
   const json = values.json === true;
   // Arguments are checked before connecting, so a usage error never waits on the server.
-  const expected: Record<ThreadControlCommand, readonly string[]> = { tree: args.length === 0 ? [] : ["ID"], interrupt: ["ID"], stop: ["ID"], archive: ["ID"], unarchive: ["ID"], delete: ["ID"], rename: ["ID", "TITLE"] };
+  const expected: Record<ThreadControlCommand, readonly string[]> = { tree: args.length === 0 ? [] : ["ID"], interrupt: ["ID"], stop: ["ID"], archive: ["ID"], unarchive: ["ID"], delete: ["ID"], rename: ["ID", "TITLE"], share: ["ID"] };
   positionals("threads", sub, args, expected[sub as ThreadControlCommand]);
   if (values.yes === true && sub !== "delete") throw new UsageError("--yes goes with loom threads delete");
+  if (values.close === true && sub !== "share") throw new UsageError("--close goes with loom threads share");
   return withServer(values["state-dir"], async (caller) => {
     switch (sub) {
       case "tree": {
@@ -101,6 +107,18 @@ export async function runThreadControl(sub: string, rest: readonly string[], out
         const threadId = await caller.resolveThread(ref!);
         const result = await caller.call<ToolOutput<"t3_thread_update">>("t3_thread_update", { threadId, action: "rename", title });
         out(json ? formatJson(result) : `${threadId}: renamed to "${title}"\n`);
+        return;
+      }
+      case "share": {
+        const threadId = await caller.resolveThread(args[0]!);
+        const path = `/api/threads/${encodeURIComponent(threadId)}/guest-share`;
+        if (values.close === true) {
+          const closed = await caller.api.request<{ threadId: string; closedAt: string }>("DELETE", path);
+          out(json ? formatJson(closed) : `${threadId}: guest share closed\n`);
+          return;
+        }
+        const link = await caller.api.request<{ threadId: string; url: string; expiresAt: string }>("POST", path);
+        out(json ? formatJson(link) : `${link.url}\n(one browser may open it; valid until ${link.expiresAt}; close with loom threads share ${threadId} --close)\n`);
         return;
       }
       default:

@@ -3,6 +3,7 @@ import { type App, bindApp } from "../app/app.js";
 import type { AppContext } from "../app/context.js";
 import { schedulerTimeZone } from "../app/schedules/dueTimes.js";
 import { FileWebhookKeyStore } from "../app/schedules/webhookKeys.js";
+import { GuestShareKey } from "../app/guestShare/shareKey.js";
 import { SqliteWebhookDeliveries } from "../store/webhookDeliveries/sqliteWebhookDeliveries.js";
 import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/titleRegeneration.js";
 import { WorkflowRunner } from "../app/workflows/runner.js";
@@ -77,6 +78,7 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
       deliveries: webhookDeliveries,
       webhookToleranceMs: config.scheduler.webhookToleranceMs,
     },
+    guestShares: { key: new GuestShareKey(join(dir.root, "guest-share.key")), baseUrl },
   };
   const workflows = new WorkflowRunner(ctx, { log, maxConcurrentAgents: config.workflows.maxConcurrentAgents });
   const app = bindApp(ctx, workflows);

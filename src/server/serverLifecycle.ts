@@ -104,6 +104,7 @@ export async function stopServing(parts: ServerParts): Promise<void> {
   await app.workflows.stop();
   transports.idleSessions.close();
   await transports.mcp.close();
+  transports.guestSocket.close();
   await transports.ws.close();
   transports.http.closeAllConnections();
   await new Promise<void>((resolve) => transports.http.close(() => resolve()));

@@ -2,6 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type GuestSocket, createGuestSocket } from "../api/guestSocket.js";
+import { guestRoutes } from "../api/guestRoutes.js";
+import { guestShareRoutes } from "../api/guestShareRoutes.js";
 import { nodeRoutes } from "../api/nodeRoutes.js";
 import { WsTicketBook } from "../api/ownerAuth.js";
 import { orchestrationRoutes, sha256 } from "../api/routes.js";
@@ -54,6 +57,8 @@ export class ServerAddress {
 export interface ServerTransports {
   readonly mcp: McpRoute;
   readonly ws: WsEndpoint;
+  /** Guests' live views (/g/<token>/ws). */
+  readonly guestSocket: GuestSocket;
   readonly http: Server;
   /** Releases an agent's MCP sessions once its run ended with nothing queued. */
   readonly idleSessions: Subscription;
@@ -92,6 +97,9 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
   const routes: RouteHandler[] = [
     // Before orchestrationRoutes, which answers every other /api/ path with 404.
     secretRoutes({ app, ownerTokenHash }),
+    guestShareRoutes({ app, ownerTokenHash, alsoOwner: signedIn }),
+    // A guest's page and its routes (docs/guest-share.md): nothing under /g/ reads the owner's credentials.
+    guestRoutes({ app, allowedOrigins: origins }),
     workspaceRoutes({ app, ownerTokenHash, alsoOwner: signedIn }),
     uiRoutes({ app, ownerTokenHash, sessions: uiSessions, allowedOrigins: origins, baseUrl: () => address.url }),
     scheduleRoutes({ app, ownerTokenHash, alsoOwner: signedIn, log }),
@@ -102,9 +110,10 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
     orchestrationRoutes({ app, ownerTokenHash, version: LOOM_VERSION, tickets, alsoOwner: signedIn }),
     mcp.route,
     // Last: the web UI's files (docs/ui.md) at every path the routes above leave.
-    staticFiles({ root: options.uiDir ?? BUILT_UI_DIR, reserved: (path) => path.startsWith("/api/") || path === "/mcp" || path.startsWith("/mcp/") }),
+    staticFiles({ root: options.uiDir ?? BUILT_UI_DIR, reserved: (path) => path.startsWith("/api/") || path === "/mcp" || path.startsWith("/mcp/") || path.startsWith("/g/") }),
   ];
   const { compression } = setup.config.wire;
+  const guestSocket = createGuestSocket({ app, allowedOrigins: origins });
   const ws = createWsEndpoint({ app, ownerTokenHash, tickets, allowedOrigins: origins, heartbeatMs: options.wsHeartbeatMs, compression: compression !== false, log });
   // wire.compression false, or "remote" for a client on this machine (its bytes cost nothing, compressing them costs CPU):
   // every route answers identity whatever the request accepts, and the WebSocket offers no extension.
@@ -115,11 +124,13 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
   });
   http.on("upgrade", (req, socket, head) => {
     if (uncompressed(req)) delete req.headers["sec-websocket-extensions"];
+    if (guestSocket.handleUpgrade(req, socket, head)) return;
     ws.handleUpgrade(req, socket, head);
   });
   return {
     mcp,
     ws,
+    guestSocket,
     http,
     idleSessions,
     listen: async (host, port) => {

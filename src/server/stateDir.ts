@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
  *   environment-id          this environment's stable id, made once
  *   server.json             { url, mcpUrl, pid, environmentId, startedAt } while a server runs
  *   config.json             optional configuration
+ *   guest-share.key         the key guest share links are signed with, mode 0600, made once (src/app/guestShare/shareKey.ts)
  */
 export interface StateDir {
   readonly root: string;
