@@ -16,10 +16,21 @@ const condition = z
 
 const toolCall = z.object({ tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()) }).strict();
 
+const fault = z
+  .object({
+    status: z.number().int().min(400).max(599),
+    retryAfterSeconds: z.number().int().min(0).optional(),
+    message: z.string().optional(),
+    body: z.unknown().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+
 const reply = z.union([
   z.object({ text: z.string() }).strict(),
   z.object({ toolCall }).strict(),
   z.object({ toolCalls: z.array(toolCall).min(1) }).strict(),
+  z.object({ fault }).strict(),
 ]);
 
 const rule = z.object({ when: condition.optional(), reply, times: z.number().int().min(0).optional() }).strict();

@@ -123,7 +123,7 @@ describe("RuleBook", () => {
     });
     const book = new RuleBook([{ reply: { text: "main" }, times: 1 }]);
     const side = book.answer(title);
-    expect(side).toEqual({ reply: { type: "text", text: JSON.stringify({ title: SIDE_TITLE }) }, ruleIndex: undefined, side: true });
+    expect(side).toEqual({ fault: null, reply: { type: "text", text: JSON.stringify({ title: SIDE_TITLE }) }, ruleIndex: undefined, side: true });
     expect(book.answer(request({ api: "anthropic", tools: [plain("Bash")] })).reply).toEqual({ type: "text", text: "main" });
   });
 });

@@ -3,6 +3,7 @@
  * answers it. No I/O here; the server feeds requests in arrival order.
  */
 import type { ModelApi, NormalizedRequest, ResolvedReply, ResolvedToolCall, ToolRef } from "./normalized.js";
+import type { RuleFault } from "./faults.js";
 import { isSideRequest, sideReplyText } from "./sideRequests.js";
 
 export interface RuleCondition {
@@ -24,11 +25,12 @@ export interface RuleToolCall {
   readonly arguments: Readonly<Record<string, unknown>>;
 }
 
-/** Text, one tool call, or several tool calls in one reply (parallel calls; at least one). */
+/** Text, one tool call, several tool calls in one reply (parallel calls; at least one), or a failed answer (faults.ts). */
 export type RuleReply =
   | { readonly text: string }
   | { readonly toolCall: RuleToolCall }
-  | { readonly toolCalls: readonly RuleToolCall[] };
+  | { readonly toolCalls: readonly RuleToolCall[] }
+  | { readonly fault: RuleFault };
 
 export interface ModelRule {
   readonly when?: RuleCondition;
@@ -112,7 +114,7 @@ function renderValue(value: unknown, request: NormalizedRequest): unknown {
 
 /** The tool calls a rule's reply asks for, in order (none for text). */
 export function ruleCalls(reply: RuleReply): readonly RuleToolCall[] {
-  if ("text" in reply) return [];
+  if ("text" in reply || "fault" in reply) return [];
   return "toolCall" in reply ? [reply.toolCall] : reply.toolCalls;
 }
 
@@ -120,7 +122,7 @@ export function ruleCalls(reply: RuleReply): readonly RuleToolCall[] {
  * The rule's reply for this request; undefined when one of its tools is not
  * offered. `callId(i)` names the i-th call of this reply.
  */
-export function resolveReply(reply: RuleReply, request: NormalizedRequest, callId: (index: number) => string): ResolvedReply | undefined {
+export function resolveReply(reply: Exclude<RuleReply, { readonly fault: RuleFault }>, request: NormalizedRequest, callId: (index: number) => string): ResolvedReply | undefined {
   if ("text" in reply) return { type: "text", text: renderTemplate(reply.text, request) };
   const calls: ResolvedToolCall[] = [];
   for (const [index, call] of ruleCalls(reply).entries()) {
@@ -133,12 +135,15 @@ export function resolveReply(reply: RuleReply, request: NormalizedRequest, callI
   return calls.length === 0 ? undefined : { type: "toolCalls", calls };
 }
 
-export interface RuleBookAnswer {
-  readonly reply: ResolvedReply;
-  /** Index of the rule that answered; undefined for the default or a side reply. */
-  readonly ruleIndex: number | undefined;
-  readonly side: boolean;
-}
+export type RuleBookAnswer =
+  | {
+      readonly reply: ResolvedReply;
+      readonly fault: null;
+      /** Index of the rule that answered; undefined for the default or a side reply. */
+      readonly ruleIndex: number | undefined;
+      readonly side: boolean;
+    }
+  | { readonly reply: null; readonly fault: RuleFault; readonly ruleIndex: number; readonly side: false };
 
 /** Rules plus how often each has answered; tool-call ids run call_1, call_2, ... for the server's life. */
 export class RuleBook {
@@ -159,17 +164,21 @@ export class RuleBook {
   }
 
   answer(request: NormalizedRequest): RuleBookAnswer {
-    if (isSideRequest(request)) return { reply: { type: "text", text: sideReplyText(request) }, ruleIndex: undefined, side: true };
+    if (isSideRequest(request)) return { reply: { type: "text", text: sideReplyText(request) }, fault: null, ruleIndex: undefined, side: true };
     const index = chooseRule(this.#rules, this.#uses, request);
     const rule = index === undefined ? undefined : this.#rules[index];
     if (index === undefined || rule === undefined) {
-      return { reply: { type: "text", text: DEFAULT_REPLY_TEXT }, ruleIndex: undefined, side: false };
+      return { reply: { type: "text", text: DEFAULT_REPLY_TEXT }, fault: null, ruleIndex: undefined, side: false };
+    }
+    if ("fault" in rule.reply) {
+      this.#uses[index] = (this.#uses[index] ?? 0) + 1;
+      return { reply: null, fault: rule.reply.fault, ruleIndex: index, side: false };
     }
     const first = this.#calls + 1;
     const reply = resolveReply(rule.reply, request, (offset) => `call_${first + offset}`);
     if (reply === undefined) throw new Error("chooseRule returned a rule whose tool is not offered");
     this.#calls += ruleCalls(rule.reply).length;
     this.#uses[index] = (this.#uses[index] ?? 0) + 1;
-    return { reply, ruleIndex: index, side: false };
+    return { reply, fault: null, ruleIndex: index, side: false };
   }
 }

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { encodeAnthropicJson, encodeAnthropicStream, normalizeAnthropicRequest } from "./apis/anthropic.js";
 import { encodeChatJson, encodeChatStream, normalizeChatRequest } from "./apis/chatCompletions.js";
 import type { EncodeContext } from "./apis/encodeContext.js";
+import { faultBody, faultHeaders } from "./faults.js";
 import { encodeGeminiJson, encodeGeminiStream, normalizeGeminiRequest } from "./apis/gemini.js";
 import { encodeResponsesJson, encodeResponsesStream, normalizeResponsesRequest } from "./apis/responses.js";
 import { geminiModelList, modelEntry, openAiModelList } from "./modelLists.js";
@@ -233,6 +234,11 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     }
     const normalized = normalize(current, json, url.searchParams);
     const answer = rules.answer(normalized);
+    if (answer.fault !== null) {
+      record(answer.fault.status, { normalized, ruleIndex: answer.ruleIndex }, `rule ${answer.ruleIndex}: fault ${answer.fault.status}`);
+      res.writeHead(answer.fault.status, faultHeaders(answer.fault));
+      return void res.end(JSON.stringify(faultBody(normalized.api, answer.fault)));
+    }
     sequence += 1;
     const ctx: EncodeContext = {
       sequence,
