@@ -17,6 +17,7 @@ export const ProviderEventType = {
   itemDelta: "item.delta",
   itemOutput: "item.output",
   usage: "usage",
+  limit: "limit",
   turnCompleted: "turn.completed",
 } as const;
 export type ProviderEventType = (typeof ProviderEventType)[keyof typeof ProviderEventType];
@@ -279,6 +280,38 @@ export interface UsageEvent {
   readonly costUsd?: number;
 }
 
+/**
+ * The provider signals it cannot serve now (docs/limits.md): every driver
+ * maps its own rate-limit, plan-limit, overload and sign-in signals to one
+ * of these kinds.
+ */
+export const ProviderLimitKind = {
+  /** Too many requests for now: try again after `retryAfterMs`. */
+  rateLimit: "rate_limit",
+  /** The account's usage or plan limit is spent until `resetAt`. */
+  usageLimit: "usage_limit",
+  /** The provider's servers are overloaded or failing (529, 5xx). */
+  overloaded: "overloaded",
+  /** The provider's sign-in expired or was refused: a person must sign in again. */
+  authExpired: "auth_expired",
+} as const;
+export type ProviderLimitKind = (typeof ProviderLimitKind)[keyof typeof ProviderLimitKind];
+
+/** A limit signal from the provider; it does not end the turn. */
+export interface ProviderLimitEvent {
+  readonly type: "limit";
+  readonly runId: string;
+  readonly kind: ProviderLimitKind;
+  /** How long the provider asks to wait before the next request, when it says. */
+  readonly retryAfterMs: number | null;
+  /** When a usage or plan limit resets (ISO 8601), when the provider says. */
+  readonly resetAt: string | null;
+  /** True when the provider retries by itself (codex's willRetry, Claude Code's api_retry). */
+  readonly providerRetrying: boolean;
+  /** The provider's own words. */
+  readonly message: string;
+}
+
 /** The one event that ends a turn. `error` is set exactly when status is "failed". */
 export interface TurnCompletedEvent {
   readonly type: "turn.completed";
@@ -293,6 +326,7 @@ export type NormalizedProviderEvent =
   | ItemDeltaEvent
   | ItemOutputEvent
   | UsageEvent
+  | ProviderLimitEvent
   | TurnCompletedEvent;
 
 /** True for the events the engine records; false for streaming-only ones. */
@@ -301,6 +335,7 @@ export function isDurableProviderEvent(event: NormalizedProviderEvent): boolean 
     case "turn.started":
     case "item.completed":
     case "usage":
+    case "limit":
     case "turn.completed":
       return true;
     case "item.delta":

@@ -10,6 +10,7 @@ export {
   TodoStatus,
   DynamicToolStatus,
   TurnEndStatus,
+  ProviderLimitKind,
   isDurableProviderEvent,
   type AssistantMessageItem,
   type ReasoningItem,
@@ -33,6 +34,7 @@ export {
   type ItemDeltaEvent,
   type ItemOutputEvent,
   type UsageEvent,
+  type ProviderLimitEvent,
   type TurnCompletedEvent,
   type NormalizedProviderEvent,
 } from "../contracts/providerEvents.js";

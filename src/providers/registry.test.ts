@@ -175,3 +175,44 @@ describe("ProviderRegistry probe cache", () => {
     expect((await fixed)?.available).toBe(true);
   });
 });
+
+describe("ProviderRegistry limit windows", () => {
+  const RESET = "2026-12-07T14:05:00.000Z";
+
+  it("a usage limit with a reset ahead makes the instance unavailable until then, with the reset time; then it is available again", async () => {
+    let now = Date.parse("2026-12-07T14:00:00Z");
+    const registry = new ProviderRegistry([instance("claude", "fake")], new Map([["fake", fakeDriver("fake", ok)]]), { now: () => now });
+    registry.noteLimit("claude", { kind: "usage_limit", resetAt: RESET, message: "You've hit your limit" });
+    expect(await registry.get("claude")).toMatchObject({ available: false, reason: `usage limit reached, resets at ${RESET}: You've hit your limit`, limitResetAt: RESET });
+    now = Date.parse(RESET) - 1;
+    expect(await registry.get("claude")).toMatchObject({ available: false, limitResetAt: RESET });
+    now = Date.parse(RESET);
+    const after = await registry.get("claude");
+    expect(after).toMatchObject({ available: true, reason: null });
+    expect(after?.limitResetAt).toBeUndefined();
+  });
+
+  it("a later reset extends the window, an earlier one does not shorten it; other limits and resets already past leave the instance available", async () => {
+    const now = Date.parse("2026-12-07T14:00:00Z");
+    const registry = new ProviderRegistry([instance("claude", "fake"), instance("codex", "fake")], new Map([["fake", fakeDriver("fake", ok)]]), { now: () => now });
+    registry.noteLimit("claude", { kind: "usage_limit", resetAt: RESET, message: "first" });
+    registry.noteLimit("claude", { kind: "usage_limit", resetAt: "2026-12-07T15:00:00+01:00", message: "earlier" });
+    expect(await registry.get("claude")).toMatchObject({ limitResetAt: RESET });
+    registry.noteLimit("claude", { kind: "usage_limit", resetAt: "2026-12-07T16:00:00Z", message: "later" });
+    expect(await registry.get("claude")).toMatchObject({ limitResetAt: "2026-12-07T16:00:00.000Z", reason: expect.stringContaining("later") });
+    registry.noteLimit("codex", { kind: "rate_limit", resetAt: null, message: "429" });
+    registry.noteLimit("codex", { kind: "usage_limit", resetAt: null, message: "no reset told" });
+    registry.noteLimit("codex", { kind: "usage_limit", resetAt: "2026-12-07T13:00:00Z", message: "already reset" });
+    expect(await registry.get("codex")).toMatchObject({ available: true, reason: null });
+  });
+
+  it("an instance unavailable for another reason keeps that reason", async () => {
+    const registry = new ProviderRegistry([instance("claude", "fake")], new Map([["fake", fakeDriver("fake", () => Promise.resolve({ installed: true, authenticated: false, reason: null }))]]), {
+      now: () => Date.parse("2026-12-07T14:00:00Z"),
+    });
+    registry.noteLimit("claude", { kind: "usage_limit", resetAt: RESET, message: "limit" });
+    const answer = await registry.get("claude");
+    expect(answer).toMatchObject({ available: false, reason: expect.stringMatching(/^not authenticated/) });
+    expect(answer?.limitResetAt).toBeUndefined();
+  });
+});

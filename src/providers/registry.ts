@@ -1,4 +1,5 @@
 import type { ProviderCapabilities, ProviderDriver, ProviderProbe } from "./adapter.js";
+import type { ProviderLimitEvent } from "./events.js";
 import type { ProviderInstanceConfig } from "../config/config.js";
 
 /**
@@ -20,6 +21,8 @@ export interface ProviderAvailability {
   readonly available: boolean;
   /** Null exactly when available. */
   readonly reason: string | null;
+  /** Set while a usage limit the provider reported makes the instance unavailable: when it resets (ISO 8601). */
+  readonly limitResetAt?: string;
   readonly capabilities: ProviderCapabilities | null;
   /** The instance's configured models, else the driver's advertised ones. */
   readonly models: readonly string[];
@@ -51,6 +54,8 @@ interface CachedProbe {
 export class ProviderRegistry {
   private readonly instances: Map<string, ProviderInstanceConfig>;
   private readonly probes = new Map<string, CachedProbe>();
+  /** Usage limits this node's sessions reported, by instance, until they reset (docs/limits.md). */
+  private readonly limitWindows = new Map<string, { readonly until: number; readonly resetAt: string; readonly message: string }>();
   private readonly probeTtlMs: number;
   private readonly now: () => number;
 
@@ -95,6 +100,21 @@ export class ProviderRegistry {
     this.probes.delete(instance.id);
   }
 
+  /**
+   * A limit the instance's provider reported (the session manager passes on
+   * every limit event): a usage limit whose reset is ahead makes the
+   * instance unavailable until then; a later reset extends it. Other limits
+   * pass (the provider or the run retries them).
+   */
+  noteLimit(instanceId: string, limit: Pick<ProviderLimitEvent, "kind" | "resetAt" | "message">): void {
+    if (limit.kind !== "usage_limit" || limit.resetAt === null) return;
+    const until = Date.parse(limit.resetAt);
+    if (Number.isNaN(until) || until <= this.now()) return;
+    const current = this.limitWindows.get(instanceId);
+    if (current !== undefined && current.until >= until) return;
+    this.limitWindows.set(instanceId, { until, resetAt: new Date(until).toISOString(), message: limit.message });
+  }
+
   /** Forget cached probe answers (all, or one instance's), e.g. after a login. */
   invalidate(instanceId?: string): void {
     if (instanceId === undefined) {
@@ -131,7 +151,19 @@ export class ProviderRegistry {
         reason: `no adapter for driver ${instance.driver}`,
       };
     }
-    return { ...base, ...verdict(instance, await this.probe(driver, instance)) };
+    const probed = { ...base, ...verdict(instance, await this.probe(driver, instance)) };
+    const window = this.limitWindow(instance.id);
+    if (!probed.available || window === null) return probed;
+    return { ...probed, available: false, reason: `usage limit reached, resets at ${window.resetAt}: ${window.message}`, limitResetAt: window.resetAt };
+  }
+
+  /** The instance's usage limit still in force, if any; a window whose reset passed is forgotten. */
+  private limitWindow(instanceId: string): { readonly resetAt: string; readonly message: string } | null {
+    const window = this.limitWindows.get(instanceId);
+    if (window === undefined) return null;
+    if (window.until > this.now()) return window;
+    this.limitWindows.delete(instanceId);
+    return null;
   }
 
   /**

@@ -14,6 +14,7 @@ import { runInput } from "../engine/runInput.js";
 import { activeRunOf, openOutputSchema } from "../engine/queries.js";
 import { resumeRecap } from "../engine/resumeRecap.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
+import { limitNotice } from "./kit/limitSignals.js";
 import type { ProviderRegistry } from "./registry.js";
 import type { SecretVault } from "./secretVault.js";
 import type { WarmPools } from "./warmPool.js";
@@ -392,6 +393,17 @@ export class ProviderSessionManager {
       }
       case "usage":
         this.onUsage(threadId, session, commandId, event);
+        return;
+      case "limit":
+        // A limit the provider signalled, on the timeline as a warning notice (docs/limits.md); one item per
+        // signal, named by its session too, as a run may outlive a session. A usage limit also makes the
+        // instance unavailable until it resets.
+        this.options.registry.noteLimit(session.providerInstanceId, event);
+        this.dispatch({
+          type: "provider-runtime.item-completed",
+          commandId,
+          data: { threadId, runId: event.runId, driver: session.driver, nativeItemId: `limit:${session.providerSessionId}:${session.sequence}`, item: limitNotice(event) },
+        });
         return;
       case "item.delta":
         // Streaming only (DESIGN.md invariant 14): live subscribers hear it, the log never does.

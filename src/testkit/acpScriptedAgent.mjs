@@ -21,6 +21,7 @@
  *   { "stop": "end_turn" | "refusal" | ... }   the prompt's stopReason (default end_turn)
  *   { "usage": { inputTokens, outputTokens } } reported with the prompt response
  *   { "exit": code }                    the process exits at once (a crash)
+ *   { "fail": { code, message, data? } } the prompt fails with this JSON-RPC error (a model API's limit)
  *
  * `{{name}}` in a chunk is replaced by the JSON of what the step saved `as`
  * that name. Environment:
@@ -126,6 +127,7 @@ async function runScript(ctx, sessionId, steps) {
     else if (step.stop !== undefined) stopReason = step.stop;
     else if (step.usage !== undefined) usage = { totalTokens: step.usage.inputTokens + step.usage.outputTokens, ...step.usage };
     else if (step.exit !== undefined) process.exit(step.exit);
+    else if (step.fail !== undefined) throw new acp.RequestError(step.fail.code, step.fail.message, step.fail.data);
   }
   return usage === undefined ? { stopReason } : { stopReason, usage };
 }

@@ -124,6 +124,7 @@ export async function playRecordedThread(orchestrator: Orchestrator, threadId: s
           break;
         case "item.delta":
         case "item.output":
+        case "limit":
           break;
         default: {
           const unexpected: never = event;

@@ -58,6 +58,7 @@ export async function capabilities(ctx: AppContext, caller: Caller, input: Capab
         available: p.available,
         canRunChildTasks: p.available && p.capabilities?.mcpTransport !== undefined,
         reason: p.reason,
+        ...(p.limitResetAt === undefined ? {} : { limitResetAt: p.limitResetAt }),
         models: listed.models,
         omittedModels: listed.omittedModels,
         ...(offered.length > 0 && offered.length < 3 ? { runtimeModes: [...offered] } : {}),

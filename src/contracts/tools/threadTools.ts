@@ -201,6 +201,8 @@ export const CapabilitiesOutput = z.object({
       available: z.boolean(),
       canRunChildTasks: z.boolean(),
       reason: z.string().nullable(),
+      /** While a usage limit makes the instance unavailable: when it resets (ISO 8601). */
+      limitResetAt: z.string().optional(),
       models: z.array(z.string()),
       omittedModels: z.number().int(),
       runtimeModes: z.array(RuntimeModeSchema).optional(),

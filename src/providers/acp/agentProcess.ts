@@ -87,7 +87,7 @@ export class AgentProcess {
     } catch (error) {
       if (cancel.signal.aborted) throw new StdioRpcError(StdioRpcErrorCode.timeout, `the agent did not answer ${method} within ${String(timeoutMs)} ms`);
       if (!this.process.isRunning || this.connection.signal.aborted) throw this.process.goneError(method);
-      if (error instanceof RequestError) throw new StdioRpcError(StdioRpcErrorCode.rpc, `${method} failed: ${this.process.redact(error.message)}`, error.code);
+      if (error instanceof RequestError) throw new StdioRpcError(StdioRpcErrorCode.rpc, `${method} failed: ${this.process.redact(error.message)}`, error.code, error.data);
       throw new StdioRpcError(StdioRpcErrorCode.closed, `${method} failed: ${this.process.redact(error instanceof Error ? error.message : String(error))}`);
     } finally {
       if (timer !== null) clearTimeout(timer);

@@ -4,6 +4,8 @@ import type { InteractionMode, RuntimeMode } from "../../contracts/modes.js";
 import type { NormalizedProviderEvent, ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import { AcpTurnMapper } from "./acpEvents.js";
+import { acpPromptLimit } from "./acpLimits.js";
+import { limitEvent } from "../kit/limitSignals.js";
 import type { ProcessExit } from "../kit/stdioProcess.js";
 import { StdioRpcError, StdioRpcErrorCode } from "../kit/stdioRpcError.js";
 import { AgentProcess } from "./agentProcess.js";
@@ -133,7 +135,11 @@ export class AcpSession implements ProviderSessionRuntime {
         // The connection closes before the process reports its exit: wait briefly, so the failure says how it ended.
         void agent.whenExited(2_000).then((exit) => {
           if (turn.cancelRequested || this.closed) this.endTurn(turn, { interrupted: true });
-          else this.endTurn(turn, { failed: this.failure(agent, exit === null ? messageOf(error) : `the prompt was lost: ${agent.describeExit(exit)}`) });
+          else {
+            const limit = exit === null ? acpPromptLimit(error, Date.now()) : null;
+            if (limit !== null && !turn.ended) this.emit(limitEvent(turn.runId, limit));
+            this.endTurn(turn, { failed: this.failure(agent, exit === null ? messageOf(error) : `the prompt was lost: ${agent.describeExit(exit)}`) });
+          }
         });
       },
     );

@@ -1,5 +1,7 @@
 import type { SDKMessage, SDKResultMessage } from "@anthropic-ai/claude-agent-sdk";
 import type { FileChange, FileChangeKind, NormalizedProviderEvent, ProviderItem, TodoItem, TodoStatus, TurnEndStatus } from "../events.js";
+import { limitEvent } from "../kit/limitSignals.js";
+import { claudeMessageLimit, claudeResultLimit } from "./claudeLimits.js";
 
 /**
  * Protocol mapping (STYLE rule 4): Claude Agent SDK messages to Loom's
@@ -17,6 +19,8 @@ import type { FileChange, FileChangeKind, NormalizedProviderEvent, ProviderItem,
  *   file tool is a failed dynamic_tool: it changed nothing.
  * - result → usage (tokens, cache reads, the turn's share of the cost), then
  *   turn.completed (mapResult)
+ * - api_retry, a refused plan limit (rate_limit_event), a failed result on a
+ *   limit → limit (claudeLimits.ts; resultLimit for the result)
  *
  * Messages of subagents (`parent_tool_use_id` set) are left out: the
  * subagent's own tool call shows as one dynamic_tool.
@@ -39,12 +43,19 @@ interface ToolUse {
 
 export class ClaudeTranscriptMapper {
   private readonly toolUses = new Map<string, ToolUse>();
+  /** Set once a plan limit refused this turn's request: its reset time, if told. */
+  private planLimit: { readonly resetAt: string | null } | null = null;
 
   /** `cwd` is the session's working directory, reported with every command. */
   constructor(private readonly cwd: string) {}
 
   /** The events one SDK message yields. Result messages yield none here: see mapResult. */
   map(message: SDKMessage, runId: string): NormalizedProviderEvent[] {
+    const limit = claudeMessageLimit(message);
+    if (limit !== null) {
+      if (limit.kind === "usage_limit") this.planLimit = { resetAt: limit.resetAt };
+      return [limitEvent(runId, limit)];
+    }
     if (message.type === "assistant") {
       if (message.parent_tool_use_id !== null) return [];
       const blocks = asArray(asRecord(message.message)?.content);
@@ -69,9 +80,22 @@ export class ClaudeTranscriptMapper {
     return this.toolUses.get(toolUseId)?.input;
   }
 
+  /**
+   * The limit a result ends its turn on, unless a plan limit already said
+   * so in this turn; the turn is over after it.
+   */
+  resultLimit(result: SDKResultMessage, runId: string): NormalizedProviderEvent[] {
+    const planLimit = this.planLimit;
+    this.planLimit = null;
+    const limit = claudeResultLimit(result, planLimit?.resetAt ?? null);
+    if (limit === null || (planLimit !== null && limit.kind === "usage_limit")) return [];
+    return [limitEvent(runId, limit)];
+  }
+
   /** Forget calls whose results never came (a turn cut short). */
   reset(): void {
     this.toolUses.clear();
+    this.planLimit = null;
   }
 
   private assistantBlock(

@@ -316,7 +316,6 @@ export class ClaudeSession implements ProviderSessionRuntime {
     if (message.type === "system" && message.subtype === "api_retry") {
       const status = message.error_status === null ? "no response" : `HTTP ${message.error_status}`;
       this.input.log(`loom: claude: session ${this.input.providerSessionId}: model API retry ${message.attempt}/${message.max_retries} (${message.error}, ${status})`);
-      return;
     }
     if (message.type === "result") {
       this.onResult(message);
@@ -338,7 +337,7 @@ export class ClaudeSession implements ProviderSessionRuntime {
     const consumed = result.user_message_uuids ?? (result.user_message_uuid === undefined ? null : [result.user_message_uuid]);
     if (consumed !== null && !consumed.some((uuid) => turn.uuids.has(uuid))) return;
     const live = this.live;
-    const events = mapResult(result, turn.runId, turn.interruptRequested, live?.costReportedUsd ?? 0);
+    const events = [...this.mapper.resultLimit(result, turn.runId), ...mapResult(result, turn.runId, turn.interruptRequested, live?.costReportedUsd ?? 0)];
     const total = runningCostUsd(result);
     // A result this session ignored (no turn, another turn's) leaves its cost to the next turn's increase.
     if (live !== null && total !== null) live.costReportedUsd = Math.max(live.costReportedUsd, total);

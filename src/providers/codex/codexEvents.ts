@@ -1,12 +1,15 @@
 import type { FileChange, FileChangeKind, NormalizedProviderEvent, ProviderItem, TodoStatus, TurnEndStatus } from "../events.js";
+import { limitEvent } from "../kit/limitSignals.js";
+import { codexErrorLimit, codexRateLimitsLimit } from "./codexLimits.js";
 import type { FileUpdateChange, ServerNotification, ThreadItem, Turn } from "./protocol.js";
 
 /**
  * The protocol-mapping concern of the codex driver (STYLE rule 4): codex
  * app-server notifications in, Loom's normalized provider events out. No
  * I/O; the only state is what a mapping needs from earlier notifications
- * (token totals, items started but not finished, error counts), so a
- * recorded transcript always maps to the same events.
+ * (token totals, items started but not finished, error counts, the turns
+ * that signalled a limit and the account's reset time; codexLimits.ts), so
+ * a recorded transcript always maps to the same events.
  *
  * The session decides which run a notification belongs to and passes its
  * runId; notifications of other threads never reach the mapper.
@@ -29,6 +32,10 @@ export class CodexEventMapper {
   private readonly turnBase = new Map<string, Tokens>();
   private readonly started = new Map<string, ThreadItem>();
   private readonly errorCounts = new Map<string, number>();
+  /** Turns that already signalled a limit: their failed turn/completed repeats it. */
+  private readonly limitedTurns = new Set<string>();
+  /** When the account's reached limit resets, from the latest account/rateLimits/updated. */
+  private resetAt: string | null = null;
 
   /** An item codex announced (item/started) and has not completed yet: approvals read its details. */
   startedItem(itemId: string): ThreadItem | undefined {
@@ -87,12 +94,27 @@ export class CodexEventMapper {
         this.errorCounts.set(turnId, count);
         const detail = error.additionalDetails === null ? "" : ` (${error.additionalDetails})`;
         const message = `${error.message}${detail}${willRetry ? "; codex is retrying" : ""}`;
-        return [{ type: "item.completed", runId, itemId: `error-${turnId}-${count}`, item: { kind: "error", message } }];
+        const events: NormalizedProviderEvent[] = [{ type: "item.completed", runId, itemId: `error-${turnId}-${count}`, item: { kind: "error", message } }];
+        const limit = codexErrorLimit(error, willRetry, this.resetAt);
+        if (limit !== null) {
+          if (!willRetry) this.limitedTurns.add(turnId);
+          events.push(limitEvent(runId, limit));
+        }
+        return events;
       }
-      case "turn/completed":
-        this.turnBase.delete(notification.params.turn.id);
-        this.errorCounts.delete(notification.params.turn.id);
-        return [turnCompleted(notification.params.turn, runId)];
+      case "account/rateLimits/updated": {
+        const limit = codexRateLimitsLimit(notification.params.rateLimits);
+        this.resetAt = limit?.resetAt ?? null;
+        return limit === null ? [] : [limitEvent(runId, limit)];
+      }
+      case "turn/completed": {
+        const { turn } = notification.params;
+        this.turnBase.delete(turn.id);
+        this.errorCounts.delete(turn.id);
+        const signalled = this.limitedTurns.delete(turn.id);
+        const limit = turn.status === "failed" && turn.error !== null && !signalled ? codexErrorLimit(turn.error, false, this.resetAt) : null;
+        return [...(limit === null ? [] : [limitEvent(runId, limit)]), turnCompleted(turn, runId)];
+      }
       default:
         return [];
     }

@@ -27,6 +27,8 @@ export type { FileChangeRequestApprovalParams } from "./generated/v2/FileChangeR
 export type { FileChangeRequestApprovalResponse } from "./generated/v2/FileChangeRequestApprovalResponse.js";
 export type { FileUpdateChange } from "./generated/v2/FileUpdateChange.js";
 export type { McpServerElicitationRequestResponse } from "./generated/v2/McpServerElicitationRequestResponse.js";
+export type { RateLimitReachedType } from "./generated/v2/RateLimitReachedType.js";
+export type { RateLimitSnapshot } from "./generated/v2/RateLimitSnapshot.js";
 export type { SandboxMode } from "./generated/v2/SandboxMode.js";
 export type { ThreadForkParams } from "./generated/v2/ThreadForkParams.js";
 export type { ThreadItem } from "./generated/v2/ThreadItem.js";
@@ -36,6 +38,7 @@ export type { ThreadStartResponse } from "./generated/v2/ThreadStartResponse.js"
 export type { ToolRequestUserInputParams } from "./generated/v2/ToolRequestUserInputParams.js";
 export type { ToolRequestUserInputResponse } from "./generated/v2/ToolRequestUserInputResponse.js";
 export type { Turn } from "./generated/v2/Turn.js";
+export type { TurnError } from "./generated/v2/TurnError.js";
 export type { TurnInterruptParams } from "./generated/v2/TurnInterruptParams.js";
 export type { TurnStartParams } from "./generated/v2/TurnStartParams.js";
 export type { TurnStartResponse } from "./generated/v2/TurnStartResponse.js";

@@ -4,6 +4,8 @@ import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { NormalizedProviderEvent } from "../events.js";
 import { describeAgentOptions } from "./agentOptions.js";
 import { CursorEventMapper } from "./cursorEvents.js";
+import { cursorErrorLimit, cursorRunLimit } from "./cursorLimits.js";
+import { limitEvent } from "../kit/limitSignals.js";
 import { CursorQuestions, QUESTION_TOOL } from "./questions.js";
 
 /**
@@ -208,13 +210,19 @@ export class CursorSession implements ProviderSessionRuntime {
         const result = await run.wait();
         if (turn.ended) return;
         if (turn.interruptRequested || result.status === "cancelled") return this.endTurn(turn, "interrupted", null);
-        if (result.status === "error") return this.endTurn(turn, "failed", result.error?.message ?? "the Cursor run failed");
+        if (result.status === "error") {
+          const limit = result.error === undefined ? null : cursorRunLimit(result.error);
+          if (limit !== null) this.emit(turn, limitEvent(turn.runId, { ...limit, message: this.scrub(limit.message) }));
+          return this.endTurn(turn, "failed", result.error?.message ?? "the Cursor run failed");
+        }
         const next = turn.followUps.shift();
         if (next === undefined) return this.endTurn(turn, "completed", null);
         run = await this.send(next);
         turn.run = run;
       }
     } catch (error) {
+      const limit = turn.interruptRequested ? null : cursorErrorLimit(error);
+      if (limit !== null) this.emit(turn, limitEvent(turn.runId, { ...limit, message: this.scrub(limit.message) }));
       if (!turn.ended) this.endTurn(turn, turn.interruptRequested ? "interrupted" : "failed", turn.interruptRequested ? null : `the Cursor run failed: ${messageOf(error)}`);
     }
   }

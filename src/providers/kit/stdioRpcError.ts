@@ -22,6 +22,8 @@ export class StdioRpcError extends Error {
     message: string,
     /** The protocol's error code, for `rpc_error` (JSON-RPC's `error.code`), when it has one. */
     readonly rpcCode: number | null = null,
+    /** The protocol's error data (JSON-RPC's `error.data`), when the answer carried some: limit signals read it. */
+    readonly data: unknown = undefined,
   ) {
     super(message);
     this.name = "StdioRpcError";

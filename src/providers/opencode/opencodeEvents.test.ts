@@ -68,6 +68,7 @@ describe("OpencodeEventMapper", () => {
     expect(mapper.error()).toBeNull();
     expect(mapper.map(ev("session.error", { error: { name: "APIError", data: { message: "429 slow down" } } }), "r")).toEqual([
       { type: "item.completed", runId: "r", itemId: "error-evt_session.error", item: { kind: "error", message: "APIError: 429 slow down" } },
+      { type: "limit", runId: "r", kind: "rate_limit", retryAfterMs: null, resetAt: null, providerRetrying: false, message: "429 slow down" },
     ]);
     expect(mapper.error()).toBe("APIError: 429 slow down");
     mapper.startTurn();

@@ -1,5 +1,7 @@
 import type { Event, Part, ToolPart } from "@opencode-ai/sdk/v2";
 import type { FileChange, NormalizedProviderEvent, ProviderItem, TodoItem } from "../events.js";
+import { limitEvent } from "../kit/limitSignals.js";
+import { opencodeErrorLimit, opencodeRetryLimit } from "./opencodeLimits.js";
 
 /**
  * The protocol-mapping concern of the opencode driver (pure): OpenCode's
@@ -12,7 +14,8 @@ import type { FileChange, NormalizedProviderEvent, ProviderItem, TodoItem } from
  *                                    `t3-code_<tool>`, read, grep, question, ...)
  *   message.part.delta             → item.delta (streaming only)
  *   step-finish part               → usage, summed over the turn's model steps
- *   session.error (not an abort)   → error
+ *   session.error (not an abort)   → error, and limit when it is one (opencodeLimits.ts)
+ *   session.status retry on a limit → limit (OpenCode retries by itself)
  *
  * It also keeps the facts the session needs to end a turn: which user
  * messages arrived during the turn and whether each got a finished answer.
@@ -43,7 +46,11 @@ export class OpencodeEventMapper {
   private turnUsers: string[] = [];
   private turnError: string | null = null;
 
-  constructor(private readonly cwd: string) {}
+  constructor(
+    private readonly cwd: string,
+    /** The clock a retry's next attempt is measured from. */
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** A new turn: its user messages, usage and error start empty. */
   startTurn(): void {
@@ -101,7 +108,13 @@ export class OpencodeEventMapper {
         if (error === undefined || error.name === "MessageAbortedError") return [];
         const message = errorText(error);
         this.turnError = message;
-        return [{ type: "item.completed", runId, itemId: `error-${event.id}`, item: { kind: "error", message } }];
+        const limit = opencodeErrorLimit(error, this.now());
+        return [{ type: "item.completed", runId, itemId: `error-${event.id}`, item: { kind: "error", message } }, ...(limit === null ? [] : [limitEvent(runId, limit)])];
+      }
+      case "session.status": {
+        const { status } = event.properties;
+        const limit = status.type === "retry" ? opencodeRetryLimit(status, this.now()) : null;
+        return limit === null ? [] : [limitEvent(runId, limit)];
       }
       default:
         return [];

@@ -1,4 +1,6 @@
 import type { NormalizedProviderEvent, ProviderItem } from "../events.js";
+import { limitEvent } from "../kit/limitSignals.js";
+import { piErrorLimit, piRetryLimit } from "./piLimits.js";
 
 /**
  * The protocol-mapping concern of the pi driver (pure): Pi's RPC events
@@ -11,6 +13,8 @@ import type { NormalizedProviderEvent, ProviderItem } from "../events.js";
  *                                         (summed over the turn), error on stopReason "error"
  *   tool_execution_end                  → command_execution (bash), file_change (edit, write),
  *                                         else dynamic_tool (mcp__t3-code__*, read, grep, ...)
+ *   auto_retry_start on a limit         → limit (Pi retries by itself)
+ *   agent_end after a failed request    → limit, when the failure is one (piLimits.ts)
  *
  * Item ids are stable for the session: `m<n>-c<i>` for the n-th assistant
  * message's i-th block, the tool call id for a tool.
@@ -67,6 +71,14 @@ export class PiEventMapper {
       }
       case "message_end":
         return this.messageEnd(asRecord(event.message), runId);
+      case "auto_retry_start": {
+        const limit = piRetryLimit(event);
+        return limit === null ? [] : [limitEvent(runId, limit)];
+      }
+      case "agent_end": {
+        const limit = this.outcome.stopReason === "error" && this.outcome.error !== null ? piErrorLimit(this.outcome.error, false, null) : null;
+        return limit === null ? [] : [limitEvent(runId, limit)];
+      }
       case "tool_execution_start":
         if (typeof event.toolCallId === "string") this.toolArgs.set(event.toolCallId, { name: String(event.toolName), args: asRecord(event.args), started: this.now() });
         return [];

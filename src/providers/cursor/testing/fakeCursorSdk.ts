@@ -13,6 +13,7 @@ import type { CursorSdk } from "../session.js";
  *   "hang"    runs until steered or cancelled; a steer is delivered and answered "steered: <text>"
  *   "ask"     calls the custom tool loom_ask_user, then answers "answer: <tool result>"
  *   "fail"    ends with status "error"
+ *   "fail: <message>"  ends with status "error" and that message (a limit's words)
  *   "recall"  answers "recall: " and the agent's earlier messages, joined by " | "
  *   else      answers "echo: <text>", reports usage, finishes
  *
@@ -185,6 +186,7 @@ async function play(run: FakeRun, text: string, options: Partial<AgentOptions>, 
   run.push({ type: "status", agent_id: run.agentId, run_id: run.id, status: "RUNNING" });
   if (text === "hang") return;
   if (text === "fail") return run.finish("error", "model unavailable");
+  if (text.startsWith("fail: ")) return run.finish("error", text.slice("fail: ".length));
   if (text.includes("recall")) {
     run.push(assistant(run.agentId, run.id, `recall: ${earlier.join(" | ")}`));
     return run.finish("finished");

@@ -1,0 +1,93 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { TurnItem } from "../contracts/turnItems.js";
+import { LoomHarness } from "../testkit/loomHarness.js";
+import { type ModelServer, startModelServer } from "../modelServer/server.js";
+
+/**
+ * A model API's limits under Loom with the real agent CLIs (Claude Code,
+ * codex) against the scripted model server: the server answers the first
+ * request with a fault (429 with Retry-After, Anthropic's 529 overloaded):
+ * Claude Code retries it by itself and the run completes with the model's
+ * answer; codex (whose own retries Loom turns off for a custom endpoint)
+ * ends the turn. Either way Loom records the limit as a warning notice on
+ * the thread. Success is read from Loom's state.
+ */
+
+const TURN_MS = 90_000;
+const MODEL = "loom-test-model";
+
+let model: ModelServer;
+let harness: LoomHarness;
+
+beforeEach(async () => {
+  model = await startModelServer();
+  harness = await LoomHarness.start({
+    config: {
+      providers: [
+        { id: "claude", driver: "claude", options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } },
+        {
+          id: "codex",
+          driver: "codex",
+          models: [MODEL],
+          options: { modelProvider: { id: "loomtest", baseUrl: `${model.url}/v1`, envKey: "LOOM_MODEL_KEY" }, env: { LOOM_MODEL_KEY: "dummy" } },
+        },
+      ],
+    },
+  });
+});
+
+afterEach(async () => {
+  await harness.close();
+  await model.close();
+});
+
+function notices(threadId: string, runId: string): string[] {
+  return harness
+    .items(threadId)
+    .filter((item): item is Extract<TurnItem, { type: "system_notice" }> => item.runId === runId && item.type === "system_notice")
+    .map((item) => item.text);
+}
+
+async function runThrough(providerInstanceId: string, title: string): Promise<{ threadId: string; runId: string }> {
+  const launched = await harness.launch({ message: "Answer after the limit.", title, target: { providerInstanceId }, runtimeMode: "full-access" });
+  const runId = launched.runId!;
+  const run = await harness.waitForEnd(runId, TURN_MS);
+  expect(run.status, JSON.stringify({ run, items: harness.items(launched.threadId) }, null, 2)).toBe("completed");
+  expect(harness.assistantTexts(launched.threadId, runId).at(-1)).toBe("answered after the limit");
+  return { threadId: launched.threadId, runId };
+}
+
+describe("limits with real agent CLIs", () => {
+  it(
+    "Claude Code: a 429 with Retry-After is retried by the CLI, noticed on the thread, and the run completes",
+    async () => {
+      model.setRules([{ reply: { fault: { status: 429, retryAfterSeconds: 1 } }, times: 1 }, { reply: { text: "answered after the limit" } }]);
+      const { threadId, runId } = await runThrough("claude", "claude 429");
+      expect(model.requests.filter((request) => request.status === 429)).toHaveLength(1);
+      expect(notices(threadId, runId)).toEqual([expect.stringMatching(/^rate limited \(retry after \d+ s, the provider is retrying\): model API rate_limit \(HTTP 429\)/)]);
+    },
+    TURN_MS + 30_000,
+  );
+
+  it(
+    "Claude Code: a 529 overloaded is retried and noticed as overloaded",
+    async () => {
+      model.setRules([{ reply: { fault: { status: 529 } }, times: 1 }, { reply: { text: "answered after the limit" } }]);
+      const { threadId, runId } = await runThrough("claude", "claude 529");
+      expect(notices(threadId, runId)).toEqual([expect.stringMatching(/^provider overloaded \(retry after \d+ s, the provider is retrying\): model API overloaded \(HTTP 529\)/)]);
+    },
+    TURN_MS + 30_000,
+  );
+
+  it(
+    "codex: a 429 ends the turn (Loom sets codex's own retries to 0) with a rate_limit noticed on the thread",
+    async () => {
+      model.setRules([{ reply: { fault: { status: 429, retryAfterSeconds: 1 } } }]);
+      const launched = await harness.launch({ message: "Answer after the limit.", title: "codex 429", target: { providerInstanceId: "codex" }, runtimeMode: "full-access" });
+      const run = await harness.waitForEnd(launched.runId!, TURN_MS);
+      expect(run.status).toBe("failed");
+      expect(notices(launched.threadId, launched.runId!)).toEqual([expect.stringMatching(/^rate limited: .*429 Too Many Requests/)]);
+    },
+    TURN_MS + 30_000,
+  );
+});
