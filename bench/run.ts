@@ -8,6 +8,7 @@ import { runAgentStartupBench } from "./agentStartupBench.js";
 import { runBudgetBench } from "./budgetBench.js";
 import { runCompressionBench } from "./compressionBench.js";
 import { runCoreBench } from "./coreBench.js";
+import { runCheckedMergeBench } from "./checkedMergeBench.js";
 import { runCheckpointBench } from "./checkpointBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
@@ -46,6 +47,12 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   handoff: () => runHandoffBench({ runs: 1_000, repeat: quick ? 50 : 300 }),
   search: () => runSearchBench({ items: quick ? 20_000 : 100_000, calls: quick ? 200 : 1_000 }),
   workspaces: () => runWorkspacesBench({ files: quick ? 2_000 : 10_000, changed: 10, captureRounds: quick ? 5 : 31, worktreeRounds: quick ? 2 : 7 }),
+  checkedMerge: async () => {
+    // The cheapest check a project could have, then one of half a second's work (a small test suite).
+    for (const check of ["node -e 0", `node -e "const t = Date.now(); while (Date.now() - t < 500);"`]) {
+      await runCheckedMergeBench({ files: quick ? 2_000 : 10_000, children: quick ? 8 : 16, overlapping: quick ? 2 : 4, check });
+    }
+  },
   scale: () => runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 }),
   agentStartup: () => runAgentStartupBench(),
   agentPool: () => runAgentPoolBench({ sizes: [1, 4], rounds: quick ? 1 : 3 }),

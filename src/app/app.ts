@@ -56,7 +56,8 @@ import type { WorkflowRunner } from "./workflows/runner.js";
 import type { WaitContext } from "./waits.js";
 import { getFullThreadDiff, getTurnDiff, listThreadCheckpoints } from "./workspaces/diffs.js";
 import { openThreadPullRequest } from "./workspaces/pullRequests.js";
-import { getWorktreeThreadIds, listWorktrees, mergeIntoParent, pruneWorktrees } from "./workspaces/worktrees.js";
+import { mergeIntoParent } from "./workspaces/mergeIntoParent.js";
+import { getWorktreeThreadIds, listWorktrees, pruneWorktrees } from "./workspaces/worktrees.js";
 
 /**
  * The application as every transport (MCP, HTTP, WebSocket, the scheduler)

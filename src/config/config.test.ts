@@ -160,6 +160,16 @@ describe("loadConfig errors", () => {
     expect(bad.message).toContain('providers[0].toolProfile: must be "core" or "full"');
   });
 
+  it("workspaces.portRangeStart and portBlockSize default to 41000 and 10; a port below 1024 or a block of 0 is a typed invalid_config", () => {
+    expect(parseConfigText("{}", "/c.json", "/").workspaces).toMatchObject({ portRangeStart: 41_000, portBlockSize: 10 });
+    expect(parseConfigText(JSON.stringify({ workspaces: { portRangeStart: 30_000, portBlockSize: 4 } }), "/c.json", "/").workspaces).toMatchObject({ portRangeStart: 30_000, portBlockSize: 4 });
+    const low = configError(() => parseConfigText(JSON.stringify({ workspaces: { portRangeStart: 80 } }), "/c.json", "/"));
+    expect(low.code).toBe("invalid_config");
+    expect(low.message).toContain("workspaces.portRangeStart: must be at least 1024");
+    const empty = configError(() => parseConfigText(JSON.stringify({ workspaces: { portBlockSize: 0 } }), "/c.json", "/"));
+    expect(empty.message).toContain("workspaces.portBlockSize: must be greater than 0");
+  });
+
   it("unknown keys are rejected (strict)", () => {
     const error = configError(() => parseConfigText(JSON.stringify({ projects: [{ id: "p", root: ".", rooot: "x" }] }), "/c.json", "/"));
     expect(error.message).toMatch(/projects\[0\]: Unrecognized key: "rooot"/);

@@ -104,6 +104,10 @@ export const ProjectEntrySchema = z.strictObject({
   setup: NonEmptySchema.optional(),
   /** The setup command is stopped (and the run fails) after this long. */
   setupTimeoutMs: positiveMs(CONFIG_MAXIMUMS.setupTimeoutMs).optional(),
+  /** Shell command that must pass on a worktree child's merged state before its parent moves (e.g. `npm test`). */
+  checkCommand: NonEmptySchema.optional(),
+  /** The check is stopped (and the merge refused) after this long. */
+  checkTimeoutMs: positiveMs(CONFIG_MAXIMUMS.setupTimeoutMs).optional(),
 });
 
 export const WorkspacesSchema = z.strictObject({
@@ -116,6 +120,10 @@ export const WorkspacesSchema = z.strictObject({
     .optional(),
   /** Capture a checkpoint before and after every turn that may write. */
   checkpoints: z.boolean({ error: "must be true or false" }).optional(),
+  /** The first port of the first worktree's port block (docs/workspaces.md, "Isolation beyond files"). */
+  portRangeStart: z.number({ error: "must be a number" }).int({ error: "must be a whole number" }).min(1024, { error: "must be at least 1024" }).max(65_535, { error: "must be at most 65535" }).optional(),
+  /** Ports in each worktree's block. */
+  portBlockSize: positiveCount(1_000).optional(),
 });
 
 export const LimitsSchema = z.strictObject({
@@ -299,6 +307,10 @@ export interface ProjectConfig {
   readonly setup?: string;
   /** Default DEFAULT_SETUP_TIMEOUT_MS. */
   readonly setupTimeoutMs?: number;
+  /** Check a merge into a parent must pass (a shell command line); none when absent. */
+  readonly checkCommand?: string;
+  /** Default DEFAULT_SETUP_TIMEOUT_MS. */
+  readonly checkTimeoutMs?: number;
 }
 
 export interface WorkspacesConfig {
@@ -306,6 +318,9 @@ export interface WorkspacesConfig {
   readonly worktreesDir: string | null;
   readonly branchPrefix: string;
   readonly checkpoints: boolean;
+  /** Worktree block N holds ports portRangeStart + N * portBlockSize up to the next block. */
+  readonly portRangeStart: number;
+  readonly portBlockSize: number;
 }
 
 export interface LimitsConfig {
@@ -398,7 +413,7 @@ export const DEFAULT_NODES: NodesConfig = { heartbeatMs: 2_000, leaseMs: 15_000 
 export const DEFAULT_SCHEDULER: SchedulerConfig = { minIntervalMs: 60_000, timeZone: null, webhookMaxBodyBytes: 1024 * 1024, webhookToleranceMs: 5 * 60_000 };
 export const DEFAULT_TITLES: TitlesConfig = { providerInstanceId: null, model: null, timeoutMs: 60_000 };
 export const DEFAULT_SETUP_TIMEOUT_MS = 10 * 60_000;
-export const DEFAULT_WORKSPACES: WorkspacesConfig = { worktreesDir: null, branchPrefix: "loom/", checkpoints: true };
+export const DEFAULT_WORKSPACES: WorkspacesConfig = { worktreesDir: null, branchPrefix: "loom/", checkpoints: true, portRangeStart: 41_000, portBlockSize: 10 };
 export const DEFAULT_LIMITS: LimitsConfig = { maxActiveChildrenPerThread: 16, maxSpawnsPerRootThread: 64, maxDelegationDepth: 4 };
 export const DEFAULT_CREDENTIALS: CredentialsConfig = { idleTtlMs: 30 * 60_000, maxLifetimeMs: 24 * 60 * 60_000 };
 /** Short enough that an agent CLI's own tool timeout does not fire first. */
@@ -479,6 +494,8 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       name: p.name ?? nameOf(root),
       ...(p.setup === undefined ? {} : { setup: p.setup }),
       ...(p.setupTimeoutMs === undefined ? {} : { setupTimeoutMs: p.setupTimeoutMs }),
+      ...(p.checkCommand === undefined ? {} : { checkCommand: p.checkCommand }),
+      ...(p.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: p.checkTimeoutMs }),
     };
   });
   const defaultRoot = resolve(cwd);
@@ -500,6 +517,8 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       worktreesDir: file.workspaces?.worktreesDir === undefined ? null : resolve(baseDir, file.workspaces.worktreesDir),
       branchPrefix: file.workspaces?.branchPrefix ?? DEFAULT_WORKSPACES.branchPrefix,
       checkpoints: file.workspaces?.checkpoints ?? DEFAULT_WORKSPACES.checkpoints,
+      portRangeStart: file.workspaces?.portRangeStart ?? DEFAULT_WORKSPACES.portRangeStart,
+      portBlockSize: file.workspaces?.portBlockSize ?? DEFAULT_WORKSPACES.portBlockSize,
     },
     scheduler: {
       minIntervalMs: file.scheduler?.minIntervalMs ?? DEFAULT_SCHEDULER.minIntervalMs,

@@ -62,6 +62,19 @@ export const ThreadWorkspaceSchema = z.object({
   startFromOrigin: z.boolean(),
   /** A worktree child: the parent's checkpoint (uncommitted work included) its branch starts from. */
   baseCheckpointId: z.string().min(1).nullable(),
+  /**
+   * The worktree's port block, allocated when the worktree is recorded: no two
+   * live threads hold the same one, and a deleted thread's is free again. Its
+   * ports and environment: docs/workspaces.md, "Isolation beyond files".
+   * Absent before the worktree exists.
+   */
+  portBlock: z.number().int().nonnegative().optional(),
+  /**
+   * A worktree child's overlaps: each live sibling in a worktree of its own
+   * that changed some of the same files, with those files (sorted). Absent or
+   * empty: no overlap known. Both siblings carry the pair.
+   */
+  overlaps: z.array(z.object({ threadId: z.string().min(1), files: z.array(z.string().min(1)) })).optional(),
 });
 export type ThreadWorkspace = z.infer<typeof ThreadWorkspaceSchema>;
 

@@ -85,14 +85,28 @@ export const MergeIntoParentInput = z
     /** Commit the child's uncommitted changes on its branch first (default true). */
     commitChild: z.boolean().optional(),
     message: z.string().min(1).max(10_000).optional(),
+    /** A conflict or a failed check: answer it (report, the default), or hand it back to the child as a run with what stood in the way (child). */
+    onRefused: z.enum(["report", "child"]).optional(),
   })
   .strict();
 export type MergeIntoParentInput = z.infer<typeof MergeIntoParentInput>;
 
+/** A test-gated merge's check (docs/workspaces.md, "Test-gated merges"). */
+export const MergeCheckSchema = z.object({
+  command: z.string(),
+  outcome: z.enum(["succeeded", "failed", "aborted", "timed_out"]),
+  exitCode: z.number().int().nullable(),
+  durationMs: z.number().int().nonnegative(),
+  /** The last 16 KiB of its output. */
+  output: z.string(),
+});
+export type MergeCheck = z.infer<typeof MergeCheckSchema>;
+
 export const MergeIntoParentOutput = z.object({
   threadId: z.string(),
   parentThreadId: z.string(),
-  outcome: z.enum(["up_to_date", "fast_forward", "merge_commit"]),
+  /** returned_to_child: refused (onRefused child); the parent is as it was, `returnedToChild` says why and which run the child got. */
+  outcome: z.enum(["up_to_date", "fast_forward", "merge_commit", "returned_to_child"]),
   /** The parent worktree's HEAD after the merge, and before it. */
   commit: z.string(),
   previousHead: z.string(),
@@ -101,6 +115,11 @@ export const MergeIntoParentOutput = z.object({
   /** The commit made of the child's uncommitted changes first, if any. */
   childChangesCommit: z.string().nullable(),
   files: z.array(CheckpointFileSchema),
+  /** The project's checkCommand as it ran on the merged state before the parent moved; null without one, or when there was nothing to merge. */
+  check: MergeCheckSchema.nullable().optional(),
+  returnedToChild: z
+    .object({ runId: z.string().nullable(), workspaceCode: z.string(), files: z.array(z.string()), check: MergeCheckSchema.nullable() })
+    .optional(),
 });
 export type MergeIntoParentOutput = z.infer<typeof MergeIntoParentOutput>;
 

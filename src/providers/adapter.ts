@@ -67,6 +67,8 @@ export interface OpenSessionInput {
    * traces the OTLP exporter variables (their headers are secrets: never log
    * them). A driver that starts an agent CLI that speaks OpenTelemetry puts
    * them in its environment; a warm session's process started without them.
+   * A worktree thread's isolation variables (PORT, LOOM_PORT_BASE, ...;
+   * docs/workspaces.md) come first in it.
    */
   readonly traceEnvironment?: Readonly<Record<string, string>>;
   /** Aborts opening (process spawn, handshake); it does not stop an open session. */

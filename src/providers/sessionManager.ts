@@ -59,6 +59,8 @@ export interface ProviderSessionManagerOptions {
   readonly pools?: WarmPools;
   /** The trace context (and OTLP exporter variables) of the agent process a run's session starts (OpenSessionInput.traceEnvironment); none when absent. */
   readonly traceEnvironment?: (runId: string) => Readonly<Record<string, string>>;
+  /** A worktree thread's isolation variables (PORT, LOOM_PORT_BASE, ...; docs/workspaces.md): in its agent's process and turn environment; none when absent. */
+  readonly workspaceEnvironment?: (thread: AppThread) => Readonly<Record<string, string>>;
 }
 
 /** Where the manager reports the sessions it opens, holds and releases. */
@@ -269,7 +271,7 @@ export class ProviderSessionManager {
     if (attempt.status === "rejected") return;
     session.lastActivity = this.clock();
     session.recapPending = false;
-    const env = this.options.secrets?.environmentFor(session.providerSessionId) ?? {};
+    const env = { ...this.options.workspaceEnvironment?.(thread), ...this.options.secrets?.environmentFor(session.providerSessionId) };
     const outputSchema = openOutputSchema(this.options.orchestrator.state, threadId);
     // The agent is busy from here (turn.started may come later): refills wait for the CPUs it uses.
     session.turnRunning = true;
@@ -324,7 +326,7 @@ export class ProviderSessionManager {
       model: thread.modelSelection?.model ?? null,
       outputSchema: openOutputSchema(state, thread.id),
       mcp: { url: this.options.mcpUrl(), token: credential.token },
-      ...(this.options.traceEnvironment === undefined ? {} : { traceEnvironment: this.options.traceEnvironment(runId) }),
+      ...processEnvironment(this.options, thread, runId),
       onEvent: (event: NormalizedProviderEvent) => this.onProviderEvent(thread.id, event),
     };
     // A thread's first session on the instance may take a warm one: it has no conversation to resume.
@@ -553,4 +555,10 @@ function duration(ms: number): string {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The agent process's extra environment (OpenSessionInput.traceEnvironment): the worktree's isolation variables, then the trace context. */
+function processEnvironment(options: ProviderSessionManagerOptions, thread: AppThread, runId: string): { traceEnvironment?: Readonly<Record<string, string>> } {
+  if (options.traceEnvironment === undefined && options.workspaceEnvironment === undefined) return {};
+  return { traceEnvironment: { ...options.workspaceEnvironment?.(thread), ...options.traceEnvironment?.(runId) } };
 }

@@ -46,6 +46,7 @@ export async function openEngine(dir: StateDir, setup: ServerConfig, base: Serve
     branchPrefix: config.workspaces.branchPrefix,
     fallbackRoot: setup.cwd,
     setupRunDir: join(dir.root, "run", "setup"),
+    ports: { start: config.workspaces.portRangeStart, blockSize: config.workspaces.portBlockSize },
   };
   // Before runs are reconciled: worktrees a cut-short preparation made are recorded on their thread first.
   const workspaceReport = await reconcileWorkspacesOnBoot({ orchestrator, workspaces, projects: config.projects }, base.bootId, log);

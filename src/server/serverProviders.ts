@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { LogLevel } from "../config/config.js";
 import { WorkspaceEffects } from "../app/workspaces/effects.js";
+import { agentWorktreeEnvironment } from "../app/workspaces/isolation.js";
 import { OutboxWorker } from "../engine/outboxWorker.js";
 import { SecretVault } from "../providers/secretVault.js";
 import { ProviderSessionManager } from "../providers/sessionManager.js";
@@ -51,6 +52,7 @@ export function buildProviders(dir: StateDir, setup: ServerConfig, base: ServerB
     forgetAgentHomes: (threadId) => forgetAgentHomes(join(dir.root, "agents"), threadId),
     secrets,
     traceEnvironment: (runId) => traces.traceEnvironment(runId),
+    workspaceEnvironment: (thread) => agentWorktreeEnvironment(engine.workspaces, thread),
   });
   const workspaceEffects = new WorkspaceEffects({ orchestrator, workspaces: engine.workspaces, projects: config.projects, log });
   const workspaceHandlers = workspaceEffects.handlers();

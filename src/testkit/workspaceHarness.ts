@@ -23,6 +23,10 @@ export interface RepoHarnessOptions {
   /** The project's setup command. */
   readonly setup?: string;
   readonly setupTimeoutMs?: number;
+  /** The project's checkCommand (test-gated merges). */
+  readonly checkCommand?: string;
+  /** More `workspaces` config (checkpoints stay on). */
+  readonly workspaces?: Readonly<Record<string, unknown>>;
 }
 
 export async function startRepoHarness(options: RepoHarnessOptions = {}): Promise<RepoHarness> {
@@ -35,9 +39,10 @@ export async function startRepoHarness(options: RepoHarnessOptions = {}): Promis
     root: folder.path,
     ...(options.setup === undefined ? {} : { setup: options.setup }),
     ...(options.setupTimeoutMs === undefined ? {} : { setupTimeoutMs: options.setupTimeoutMs }),
+    ...(options.checkCommand === undefined ? {} : { checkCommand: options.checkCommand }),
   };
   try {
-    const h = await LoomHarness.start({ config: { projects: [project], workspaces: { checkpoints: true } } });
+    const h = await LoomHarness.start({ config: { projects: [project], workspaces: { ...options.workspaces, checkpoints: true } } });
     return {
       h,
       repo: folder.path,

@@ -40,6 +40,10 @@ export const WorkspaceErrorCode = {
   setupSpawnFailed: "workspace_setup_spawn_failed",
   /** git itself failed unexpectedly; the message holds its stderr. */
   gitFailed: "workspace_git_failed",
+  /** A worktree's port block would lie past the last port (workspaces.portRangeStart, portBlockSize). */
+  portsExhausted: "workspace_ports_exhausted",
+  /** A test-gated merge's check failed on the merged state; the parent was not changed. */
+  checkFailed: "workspace_check_failed",
 } as const;
 export type WorkspaceErrorCode = (typeof WorkspaceErrorCode)[keyof typeof WorkspaceErrorCode];
 
@@ -61,6 +65,8 @@ const RETRYABLE: { readonly [K in WorkspaceErrorCode]: boolean } = {
   workspace_head_moved: true,
   workspace_setup_spawn_failed: false,
   workspace_git_failed: false,
+  workspace_ports_exhausted: false,
+  workspace_check_failed: false,
 };
 
 export class WorkspaceError extends Error {

@@ -49,6 +49,17 @@ export interface MergeResult {
 }
 
 export async function mergeChildWorktree(input: MergeWorktreeInput): Promise<MergeResult> {
+  const { parent, result } = await planMerge(input);
+  if (result.outcome !== MergeOutcome.upToDate) await moveWorkingTree(parent, result.previousHead, result.commit, result.files);
+  return result;
+}
+
+/**
+ * The merge `mergeChildWorktree` would make, computed without touching either
+ * working tree (a merge commit is written as an object only), and the
+ * parent's working tree to apply it to with `moveWorkingTree`.
+ */
+export async function planMerge(input: MergeWorktreeInput): Promise<{ readonly parent: WorkingTree; readonly result: MergeResult }> {
   const [parent, child] = await Promise.all([openWorkingTree(input.parentWorktreePath), openWorkingTree(input.childWorktreePath)]);
   if (parent.commonDir !== child.commonDir) {
     throw new WorkspaceError(WorkspaceErrorCode.invalidInput, `${child.root} and ${parent.root} are not worktrees of the same repository`);
@@ -62,7 +73,7 @@ export async function mergeChildWorktree(input: MergeWorktreeInput): Promise<Mer
   const base = { previousHead, childCommit, childBranch };
 
   if (await isAncestor(parent.root, childCommit, previousHead)) {
-    return { ...base, outcome: MergeOutcome.upToDate, commit: previousHead, files: [] };
+    return { parent, result: { ...base, outcome: MergeOutcome.upToDate, commit: previousHead, files: [] } };
   }
   const fastForward = await isAncestor(parent.root, previousHead, childCommit);
   const commit = fastForward
@@ -76,8 +87,7 @@ export async function mergeChildWorktree(input: MergeWorktreeInput): Promise<Mer
         at: input.at,
       });
   const files = await changedFiles(parent.root, previousHead, commit);
-  await moveWorkingTree(parent, previousHead, commit, files);
-  return { ...base, outcome: fastForward ? MergeOutcome.fastForward : MergeOutcome.mergeCommit, commit, files };
+  return { parent, result: { ...base, outcome: fastForward ? MergeOutcome.fastForward : MergeOutcome.mergeCommit, commit, files } };
 }
 
 /** The merged tree of two commits, or a `mergeConflict` error naming the conflicted files. */
@@ -105,7 +115,7 @@ async function mergeTree(cwd: string, ours: string, theirs: string): Promise<str
  * then a dry run of git's own two-tree checkout); the ref moves with a
  * compare-and-swap, and is put back if the checkout then fails.
  */
-async function moveWorkingTree(parent: WorkingTree, from: string, to: string, files: readonly CheckpointFile[]): Promise<void> {
+export async function moveWorkingTree(parent: WorkingTree, from: string, to: string, files: readonly CheckpointFile[]): Promise<void> {
   const touched = new Set(files.flatMap((file) => (file.previousPath === null ? [file.path] : [file.path, file.previousPath])));
   const inTheWay = (await dirtyFiles(parent.root)).filter((path) => touched.has(path));
   if (inTheWay.length > 0) throw filesInTheWay(inTheWay);

@@ -108,6 +108,7 @@ export function threadSummary(state: OrchestrationState, environmentId: string, 
     updatedAt: latest !== null && latest.updatedAt > thread.updatedAt ? latest.updatedAt : thread.updatedAt,
     worktreePath: thread.worktreePath,
     branch: thread.branch,
+    ...((thread.workspace?.overlaps?.length ?? 0) > 0 ? { overlaps: thread.workspace!.overlaps! } : {}),
   };
 }
 

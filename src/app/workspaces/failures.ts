@@ -1,6 +1,7 @@
 import type { FailureCode } from "../../contracts/failures.js";
 import { type WorkspaceError, type WorkspaceErrorCode, isWorkspaceError } from "../../workspaces/errors.js";
 import { AppError } from "../errors.js";
+import { CheckFailedError } from "../../workspaces/checkedMerge.js";
 
 /** Every workspace library error and the wire failure it becomes (the compiler checks the table is total). */
 export const FAILURE_OF_WORKSPACE_ERROR: { readonly [C in WorkspaceErrorCode]: FailureCode } = {
@@ -20,13 +21,15 @@ export const FAILURE_OF_WORKSPACE_ERROR: { readonly [C in WorkspaceErrorCode]: F
   workspace_head_moved: "workspace_busy",
   workspace_setup_spawn_failed: "workspace_unavailable",
   workspace_git_failed: "orchestration_error",
+  workspace_ports_exhausted: "workspace_unavailable",
+  workspace_check_failed: "workspace_conflict",
 };
 
 /** A workspace error as an AppError: its code and files travel in `details`. */
 export function workspaceFailure(error: WorkspaceError): AppError {
   return new AppError(FAILURE_OF_WORKSPACE_ERROR[error.code], error.message, {
     cause: error,
-    details: { workspaceCode: error.code, ...(error.files.length > 0 ? { files: [...error.files] } : {}) },
+    details: { workspaceCode: error.code, ...(error.files.length > 0 ? { files: [...error.files] } : {}), ...(error instanceof CheckFailedError ? { check: error.check } : {}) },
   });
 }
 

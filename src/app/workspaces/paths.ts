@@ -2,6 +2,7 @@ import { realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { ProjectConfig } from "../../config/config.js";
 import type { AppThread } from "../../contracts/thread.js";
+import { worktreeSlug } from "../../workspaces/refNames.js";
 
 /** Where Loom keeps what it makes in repositories, and where a thread works. */
 export interface WorkspaceSettings {
@@ -13,6 +14,8 @@ export interface WorkspaceSettings {
   readonly fallbackRoot: string;
   /** Running setup commands are noted here, so a restarted Loom can stop one its predecessor left behind. */
   readonly setupRunDir: string;
+  /** Where worktree port blocks lie (workspaces.portRangeStart, portBlockSize); absent: the defaults. */
+  readonly ports?: { readonly start: number; readonly blockSize: number };
 }
 
 /** What the path helpers read: the settings and the configured projects. */
@@ -33,6 +36,16 @@ export function projectOf(layout: WorkspaceLayout, projectId: string): ProjectCo
 /** The Loom-managed folder of a project's worktrees. */
 export function managedDirOf(layout: WorkspaceLayout, projectId: string): string {
   return join(layout.workspaces.worktreesRoot, projectId);
+}
+
+/** Where test-gated merges into a project's threads keep their scratch worktrees: one per parent, outside every project's managed folder. */
+export function mergeScratchDir(layout: WorkspaceLayout, projectId: string): string {
+  return join(layout.workspaces.worktreesRoot, ".merge", projectId);
+}
+
+/** The scratch worktree's folder name of a parent thread: its id's slug, which a title change does not move. */
+export function mergeScratchName(threadId: string): string {
+  return worktreeSlug(undefined, threadId);
 }
 
 /** Where a repository's checkpoint scopes keep their private indexes: inside its common git dir, never in a checkout. */

@@ -10,6 +10,7 @@ import { SetupOutcome, runSetup } from "../../workspaces/setupRunner.js";
 import { type CreatedWorktree, createWorktree, removeWorktree } from "../../workspaces/worktrees.js";
 import { listManagedWorktrees } from "../../workspaces/worktreeList.js";
 import type { CaptureContext } from "./capture.js";
+import { worktreeEnvironment } from "./isolation.js";
 import { managedDirOf, projectOf } from "./paths.js";
 import { forgetSetup, noteSetup } from "./setupNotes.js";
 
@@ -51,12 +52,14 @@ export async function prepareWorkspace(ctx: CaptureContext, payload: { threadId:
       worktreePath = made.path;
     }
     if (watch.signal.aborted) return;
+    // The recorded thread carries its port block; a block past the last port fails the run here, before any setup.
+    const isolation = worktreeEnvironment(ctx.workspaces, ctx.orchestrator.state.threads.get(thread.id) ?? thread);
     const setup = projectOf(ctx, thread.projectId)?.setup;
     if (setup === undefined) {
       await dispatch(ctx, { type: "prepared-run.release", commandId: command("release"), data: { threadId: thread.id, runId: run.id } });
       return;
     }
-    await runProjectSetup(ctx, thread, run, worktreePath, setup, watch.signal, command);
+    await runProjectSetup(ctx, thread, run, { cwd: worktreePath, isolation }, setup, watch.signal, command);
   } catch (error) {
     if (watch.signal.aborted) return;
     const files = isWorkspaceError(error) ? [...error.files] : [];
@@ -110,12 +113,13 @@ async function runProjectSetup(
   ctx: CaptureContext,
   thread: AppThread,
   run: Run,
-  cwd: string,
+  where: { readonly cwd: string; readonly isolation: Readonly<Record<string, string>> },
   setup: string,
   signal: AbortSignal,
   command: (suffix: string) => string,
 ): Promise<void> {
   const project = projectOf(ctx, thread.projectId);
+  const { cwd } = where;
   let output = "";
   let dropped = false;
   let reported = -1;
@@ -136,7 +140,7 @@ async function runProjectSetup(
     const result = await runSetup({
       cwd,
       command: { shell: setup },
-      env: { LOOM_THREAD_ID: thread.id, LOOM_WORKTREE_PATH: cwd, LOOM_PROJECT_ROOT: project?.root ?? cwd },
+      env: { ...where.isolation, LOOM_THREAD_ID: thread.id, LOOM_WORKTREE_PATH: cwd, LOOM_PROJECT_ROOT: project?.root ?? cwd },
       signal,
       timeoutMs: project?.setupTimeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS,
       onSpawn: (pid) => noteSetup(ctx.workspaces.setupRunDir, run.id, { pid, cwd }),

@@ -1,15 +1,13 @@
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import type {
   ManagedWorktreeView,
-  MergeIntoParentInput,
-  MergeIntoParentOutput,
   WorktreeListOutput,
   WorktreePruneOutput,
   WorktreeThreadIdsInput,
   WorktreeThreadIdsOutput,
 } from "../../contracts/workspaceQueries.js";
-import { activeRunOf } from "../../engine/queries.js";
-import { commitWorktreeChanges } from "../../workspaces/commitChanges.js";
-import { mergeChildWorktree } from "../../workspaces/merge.js";
+import { git } from "../../workspaces/git.js";
 import { pruneWorktrees as pruneGitWorktrees } from "../../workspaces/worktrees.js";
 import { type ManagedWorktree, listManagedWorktrees } from "../../workspaces/worktreeList.js";
 import type { Caller } from "../caller.js";
@@ -17,7 +15,7 @@ import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
 import { removeDeletedThreadWorktree, threadsWorkingIn } from "./cleanup.js";
 import { asAppFailure } from "./failures.js";
-import { canonical, managedDirOf, workspacePathOf } from "./paths.js";
+import { canonical, managedDirOf, mergeScratchDir, mergeScratchName } from "./paths.js";
 
 /** getWorktreeThreadIds: the live threads working in this folder (a shared checkout, or one thread's own worktree). */
 export function getWorktreeThreadIds(ctx: AppContext, _caller: Caller, input: WorktreeThreadIdsInput): WorktreeThreadIdsOutput {
@@ -77,9 +75,9 @@ export async function listWorktrees(ctx: AppContext, caller: Caller): Promise<Wo
 
 /**
  * `loom worktrees prune`: remove the worktrees of deleted threads (each keeps
- * its last state as a checkpoint first) and forget worktrees whose folder is
- * gone. Worktrees of live threads and of threads this state dir does not know
- * are left alone.
+ * its last state as a checkpoint first) and the merge scratch worktrees of
+ * deleted parents, and forget worktrees whose folder is gone. Worktrees of
+ * live threads and of threads this state dir does not know are left alone.
  */
 export async function pruneWorktrees(ctx: AppContext, caller: Caller): Promise<WorktreePruneOutput> {
   requireOwner(caller, "pruning worktrees");
@@ -101,51 +99,31 @@ export async function pruneWorktrees(ctx: AppContext, caller: Caller): Promise<W
   for (const { repoPath, managedDir } of repos.values()) {
     for (const gone of await asAppFailure(() => pruneGitWorktrees({ repoPath, managedDir }))) result.forgotten.push({ path: gone.path, threadId: gone.threadId });
   }
+  for (const removed of await pruneMergeScratches(ctx)) result.removed.push(removed);
   return result;
 }
 
-/**
- * Merge a worktree child's branch into its parent's worktree (owner only):
- * first, unless told otherwise, commit the child's uncommitted changes on its
- * branch; then fast-forward the parent or make a merge commit. Conflicts and
- * local changes in the way are reported (workspace_conflict, details.files)
- * and nothing is changed. Neither thread may have a run going.
- */
-export async function mergeIntoParent(ctx: AppContext, caller: Caller, input: MergeIntoParentInput): Promise<MergeIntoParentOutput> {
-  requireOwner(caller, "merging a worktree");
-  const state = ctx.orchestrator.state;
-  const child = state.threads.get(input.threadId);
-  if (child === undefined || child.deletedAt !== null) fail("thread_not_found", `thread ${input.threadId} does not exist`);
-  if (child.workspace?.strategy !== "worktree" || child.worktreePath === null) fail("workspace_unavailable", `thread ${child.id} has no worktree of its own to merge`);
-  const parentId = child.lineage.parentThreadId;
-  const parent = parentId === null ? undefined : state.threads.get(parentId);
-  if (parent === undefined || parent.deletedAt !== null) fail("thread_not_found", `thread ${child.id} has no live parent thread to merge into`);
-  for (const thread of [child, parent]) {
-    const run = activeRunOf(state, thread.id);
-    if (run !== null) fail("workspace_busy", `thread ${thread.id} has an active run (${run.id}); merge once it ends`);
+/** The scratch worktrees test-gated merges left for parents since deleted (`<worktreesRoot>/.merge/<project>/<parent slug>`). */
+async function pruneMergeScratches(ctx: AppContext): Promise<WorktreePruneOutput["removed"]> {
+  const deleted = new Map<string, string>();
+  for (const thread of ctx.orchestrator.state.threads.values()) {
+    if (thread.deletedAt !== null) deleted.set(`${thread.projectId}/${mergeScratchName(thread.id)}`, thread.id);
   }
-  const childPath = child.worktreePath;
-  return asAppFailure(async () => {
-    const committed = input.commitChild === false ? null : await commitWorktreeChanges({ worktreePath: childPath, message: `loom: changes of thread ${child.id}\n` });
-    const merged = await mergeChildWorktree({
-      parentWorktreePath: workspacePathOf(ctx, parent),
-      childWorktreePath: childPath,
-      ...(input.message === undefined ? {} : { message: input.message }),
-    });
-    return {
-      threadId: child.id,
-      parentThreadId: parent.id,
-      outcome: merged.outcome,
-      commit: merged.commit,
-      previousHead: merged.previousHead,
-      childCommit: merged.childCommit,
-      childBranch: merged.childBranch,
-      childChangesCommit: committed?.commit ?? null,
-      files: merged.files,
-    };
-  });
+  const removed: WorktreePruneOutput["removed"] = [];
+  for (const project of ctx.projects) {
+    const dir = mergeScratchDir(ctx, project.id);
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir)) {
+      const threadId = deleted.get(`${project.id}/${name}`);
+      if (threadId === undefined) continue;
+      const path = join(dir, name);
+      await asAppFailure(() => git(["worktree", "remove", "--force", path], { cwd: project.root }));
+      removed.push({ threadId, path, checkpointId: null });
+    }
+  }
+  return removed;
 }
 
-function requireOwner(caller: Caller, what: string): void {
+export function requireOwner(caller: Caller, what: string): void {
   if (caller.kind !== "owner") fail("capability_denied", `only the owner may do this: ${what}`);
 }

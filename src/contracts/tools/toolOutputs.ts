@@ -72,6 +72,8 @@ export const ThreadSummarySchema = z.object({
   /** The checkout the thread works in when it is not its project's root, and its branch. */
   worktreePath: Nullable(z.string()).optional(),
   branch: Nullable(z.string()).optional(),
+  /** A worktree child's live siblings that changed some of the same files, with those files (docs/workspaces.md); absent when none. */
+  overlaps: z.array(z.object({ threadId: z.string(), files: z.array(z.string()) })).optional(),
 });
 export type ThreadSummary = z.infer<typeof ThreadSummarySchema>;
 

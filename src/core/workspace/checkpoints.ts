@@ -7,6 +7,7 @@ import { settleTask } from "../delegation/settle.js";
 import { Changes } from "../run/changes.js";
 import { endRun } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
+import { noteOverlaps } from "./overlaps.js";
 import { isPreparing } from "./turns.js";
 
 /**
@@ -64,6 +65,7 @@ export function decideCheckpointCaptured(state: OrchestrationState, command: Che
     });
   }
   if (data.trigger === CheckpointTrigger.childBranch && data.forRunId !== null) continueChild(changes, checkpoint, data.forRunId);
+  noteOverlaps(changes, checkpoint);
   return changes.done();
 }
 

@@ -27,7 +27,33 @@ describe("prepared-run.progress", () => {
     const run = aPreparingRun(thread, preparing("worktree"));
     given(existing(thread), runCreated(run))
       .when(cmd("prepared-run.progress", { threadId: A, runId: R, step: "worktree", worktree: { path: "/wt/a", branch: "loom/thread-a", baseCommit: "abc" } }))
-      .then([threadEvent("thread.metadata-updated", after(thread, { worktreePath: "/wt/a", branch: "loom/thread-a" })), runUpdated(after(run, { preparation: preparing("setup") }))]);
+      .then([
+        threadEvent("thread.metadata-updated", after(thread, { worktreePath: "/wt/a", branch: "loom/thread-a", workspace: aWorkspace({ portBlock: 0 }) })),
+        runUpdated(after(run, { preparation: preparing("setup") })),
+      ]);
+  });
+
+  it("gives each live worktree the lowest port block no other live thread holds, and a deleted thread's block is free again", () => {
+    const holder = (id: string, portBlock: number, deleted = false) =>
+      aProviderThread(id, "steerable", { workspace: aWorkspace({ status: "ready", portBlock }), worktreePath: `/wt/${id}`, deletedAt: deleted ? NOW : null });
+    const thread = aProviderThread(A, "steerable", { workspace: aWorkspace() });
+    const run = aPreparingRun(thread, preparing("worktree"));
+    const report = cmd("prepared-run.progress", { threadId: A, runId: R, step: "worktree", worktree: { path: "/wt/a", branch: "loom/thread-a", baseCommit: "abc" } });
+    const blockAfter = (...others: AppThread[]) =>
+      fold(...given(...others.map((other) => existing(other)), existing(thread), runCreated(run)).when(report).thenHistory()).threads.get(A)?.workspace?.portBlock;
+    expect(blockAfter()).toBe(0);
+    expect(blockAfter(holder("thread:b", 0), holder("thread:c", 2))).toBe(1);
+    expect(blockAfter(holder("thread:b", 0), holder("thread:c", 1))).toBe(2);
+    expect(blockAfter(holder("thread:b", 0, true), holder("thread:c", 1))).toBe(0);
+  });
+
+  it("keeps the block a replayed worktree report already took", () => {
+    const thread = aProviderThread(A, "steerable", { workspace: aWorkspace({ portBlock: 3 }), worktreePath: "/wt/a" });
+    const run = aPreparingRun(thread, preparing("worktree"));
+    const history = given(existing(thread), runCreated(run))
+      .when(cmd("prepared-run.progress", { threadId: A, runId: R, step: "worktree", worktree: { path: "/wt/a", branch: "loom/thread-a", baseCommit: "abc" } }))
+      .thenHistory();
+    expect(fold(...history).threads.get(A)?.workspace?.portBlock).toBe(3);
   });
 
   it("shows setup output as one command item, updated in place", () => {

@@ -13,6 +13,7 @@ import { Changes } from "../run/changes.js";
 import { activeRun, endRun, enqueue, newRun, queuedRuns, startRun, providerNotSet, threadProvider } from "../run/lifecycle.js";
 import type { OrchestrationState } from "../state.js";
 import { changed, liveThread } from "../thread/guards.js";
+import { freePortBlock } from "./portBlocks.js";
 import { markStaleAfter, recoveryMessage } from "./rollback.js";
 import { beginTurn } from "./turns.js";
 
@@ -50,7 +51,10 @@ export function decidePreparedRunProgress(state: OrchestrationState, command: Pr
     if (thread.worktreePath !== null && thread.worktreePath !== worktree.path) {
       return reject("invalid_workspace", `thread ${thread.id} already works in ${thread.worktreePath}`);
     }
-    changes.putThread("thread.metadata-updated", changed(thread, ctx, { worktreePath: worktree.path, branch: worktree.branch }));
+    // A replayed report keeps the block the first one took.
+    const portBlock = thread.workspace?.portBlock ?? freePortBlock(changes.state, thread.id);
+    const workspace = thread.workspace === undefined || thread.workspace === null ? thread.workspace : { ...thread.workspace, portBlock };
+    changes.putThread("thread.metadata-updated", changed(thread, ctx, { worktreePath: worktree.path, branch: worktree.branch, workspace }));
     run = changes.updateRun(run, { preparation: { ...run.preparation!, step: "setup" } });
   }
   if (setup !== undefined) run = recordSetup(changes, run, setup, "in_progress");
