@@ -24,7 +24,7 @@ import { runSearchBench } from "./searchBench.js";
 import { runSimBench } from "./simBench.js";
 import { runTelemetryBench } from "./telemetryBench.js";
 import { runToolListBench } from "./toolListBench.js";
-import { runUiBench } from "./uiBench.js";
+import { runSidebarBench, runUiBench } from "./uiBench.js";
 import { runWireBench } from "./wireBench.js";
 import { runWorkflowBench } from "./workflowBench.js";
 import { runWorkspacesBench } from "./workspacesBench.js";
@@ -58,7 +58,10 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   agentPool: () => runAgentPoolBench({ sizes: [1, 4], rounds: quick ? 1 : 3 }),
   wire: () => runWireBench({ transcriptRepeats: quick ? 3 : 10, commits: quick ? 200 : 1_000, clients: 100, warmup: quick ? 20 : 100 }),
   compression: () => runCompressionBench({ transcriptRepeats: quick ? 3 : 10, uiLines: 300, rounds: quick ? 1 : 3 }),
-  ui: () => runUiBench({ items: 5_000, rounds: quick ? 3 : 10 }),
+  ui: async () => {
+    await runUiBench({ items: 5_000, rounds: quick ? 3 : 10 });
+    await runSidebarBench({ small: 100, large: 10_000, rounds: quick ? 3 : 10 });
+  },
   checkpoint: () => runCheckpointBench({ commits: quick ? 20_000 : 100_000 }),
   restart: () => runRestartBench({ events: quick ? 100_000 : 1_000_000, tail: quick ? 5_000 : 50_000 }),
   memory: () => runMemoryBench({ threads: quick ? 2_000 : 10_000 }),

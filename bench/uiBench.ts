@@ -15,7 +15,9 @@ import { fmt, percentile, printTable } from "./stats.js";
  *   baseline measured in the same browser run: navigating to a JSON page of
  *   the same origin and loading the same bounded snapshot with fetch alone;
  * - live update: a committed message until it is in the page's DOM, against
- *   the same commit reaching a bare WebSocket subscriber in Node.
+ *   the same commit reaching a bare WebSocket subscriber in Node;
+ * - sidebar: navigation to the inbox until the sidebar shows its first row, on
+ *   a server of 10,000 threads against one of 100 (runSidebarBench).
  */
 export async function runUiBench(options: { readonly items: number; readonly rounds: number }): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "loom-ui-bench-"));
@@ -103,6 +105,70 @@ export async function runUiBench(options: { readonly items: number; readonly rou
     await ws.close();
     await browser.close();
     await server.close();
+  }
+}
+
+/**
+ * First paint of the sidebar: navigation to the inbox until the sidebar's
+ * first thread row is in the DOM, on a server holding `large` root threads
+ * against one holding `small`, each measured in the same browser run (one
+ * server at a time), medians of `rounds` after a warm-up round. Each round
+ * opens a page of its own and waits for the whole list before closing it, so
+ * every round starts on an idle server.
+ */
+export async function runSidebarBench(options: { readonly small: number; readonly large: number; readonly rounds: number }): Promise<void> {
+  const browser = await launchChromium();
+  try {
+    const median = (xs: number[]) => percentile([...xs].sort((x, y) => x - y), 50);
+    const firstRow = new Map<number, number>();
+    for (const count of [options.small, options.large]) {
+      const stateDir = mkdtempSync(join(tmpdir(), "loom-ui-bench-sidebar-"));
+      const server = await startLoomServer({ stateDir, port: 0, cwd: stateDir, uiDir: resolve("dist/ui") });
+      try {
+        for (let done = 0; done < count; done += 500) {
+          const batch = Math.min(500, count - done);
+          const receipts = await Promise.all(
+            Array.from({ length: batch }, (_, i) =>
+              server.orchestrator.dispatch({ type: "thread.create", commandId: `cmd:bench-sidebar:${done + i}`, data: { threadId: `thread:bench-${done + i}`, projectId: "default", title: `Sidebar thread ${done + i}` } }),
+            ),
+          );
+          if (receipts.some((receipt) => receipt.status !== "accepted")) throw new Error("a bulk thread.create was rejected");
+        }
+        const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
+        const linkRes = await fetch(`${server.url}/api/ui/login-link`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+        const link = ((await linkRes.json()) as { url: string }).url;
+        const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+        const page = await context.newPage();
+        await page.goto(link);
+        await page.getByRole("heading", { name: "Needs you" }).waitFor();
+        await page.close();
+        const times: number[] = [];
+        for (let round = 0; round < options.rounds + 1; round++) {
+          // A page of its own each round (the session cookie is the context's): nothing of the last page's work overlaps.
+          const fresh = await context.newPage();
+          const start = Date.now();
+          await fresh.goto(`${server.url}/`);
+          await fresh.locator(".sidebar .tree-row").first().waitFor({ timeout: 120_000 });
+          if (round > 0) times.push(Date.now() - start);
+          // The whole list arrives before the page closes, so no round starts on a server still sending the last one's.
+          await fresh.getByTestId("list-loading").waitFor({ state: "detached", timeout: 120_000 });
+          await fresh.close();
+        }
+        firstRow.set(count, median(times));
+        await context.close();
+      } finally {
+        await server.close();
+      }
+    }
+    const small = firstRow.get(options.small)!;
+    const large = firstRow.get(options.large)!;
+    printTable(`web UI sidebar, first row painted (chromium, median of ${options.rounds})`, [
+      ["threads", "ms", "ratio"],
+      [options.small.toLocaleString("en-US"), fmt(small), "1.00×"],
+      [options.large.toLocaleString("en-US"), fmt(large), `${(large / small).toFixed(2)}×`],
+    ]);
+  } finally {
+    await browser.close();
   }
 }
 

@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { CapabilitiesOutput } from "../../src/contracts/tools/threadTools.js";
+import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import { type ConnectionState, SignedOutError, connectWire, fetchCapabilities, isSignedIn, signOut } from "./api.js";
 import { Inbox } from "./inbox.js";
 import { NewThreadDialog } from "./newThreadDialog.js";
 import { ProvidersView } from "./providersView.js";
 import { SchedulesView } from "./schedulesView.js";
 import { ShortcutHelp, isTyping, nextWaiting, sidebarOrder } from "./shortcuts.js";
-import { ShellStore } from "./shellStore.js";
+import { ShellStore, fetchFirstPage } from "./shellStore.js";
 import { Sidebar } from "./sidebar.js";
 import { useStore } from "./store.js";
 import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
@@ -15,7 +16,7 @@ import type { JumpTarget } from "./timelineList.js";
 import { ThreadView } from "./threadView.js";
 import { TreeWaterfallView } from "./treeWaterfall.js";
 
-type Phase = { kind: "checking" } | { kind: "signed-out" } | { kind: "connecting" } | { kind: "ready"; client: LoomWsClient } | { kind: "error"; message: string };
+type Phase = { kind: "checking" } | { kind: "signed-out" } | { kind: "connecting" } | { kind: "ready"; client: LoomWsClient; firstPage: Promise<readonly ThreadShell[] | null> } | { kind: "error"; message: string };
 
 /** `/t/<id>/waterfall`: the tree's waterfall; else `/t/<id>`: the thread. */
 const WATERFALL_PATH = /^\/t\/([^/]+)\/waterfall$/;
@@ -38,12 +39,14 @@ export function App() {
         return;
       }
       setPhase({ kind: "connecting" });
+      // The list's first page travels beside the WebSocket's handshake and subscription (shellStore.ts).
+      const firstPage = fetchFirstPage();
       client = await connectWire((state) => {
         if (cancelled) return;
         setConnection(state);
         if (state === "signed-out") setPhase({ kind: "signed-out" });
       });
-      if (!cancelled) setPhase({ kind: "ready", client });
+      if (!cancelled) setPhase({ kind: "ready", client, firstPage });
     };
     start().catch((error: unknown) => {
       if (cancelled) return;
@@ -74,11 +77,11 @@ export function App() {
       </div>
     );
   }
-  return <Shell client={phase.client} connection={connection} />;
+  return <Shell client={phase.client} connection={connection} firstPage={phase.firstPage} />;
 }
 
-function Shell({ client, connection }: { readonly client: LoomWsClient; readonly connection: ConnectionState }) {
-  const active = useMemo(() => new ShellStore(client, false), [client]);
+function Shell({ client, connection, firstPage }: { readonly client: LoomWsClient; readonly connection: ConnectionState; readonly firstPage: Promise<readonly ThreadShell[] | null> }) {
+  const active = useMemo(() => new ShellStore(client, false, firstPage), [client, firstPage]);
   const archived = useMemo(() => new ShellStore(client, true), [client]);
   const [showArchived, setShowArchived] = useState(false);
   useEffect(() => {
@@ -190,6 +193,7 @@ function Shell({ client, connection }: { readonly client: LoomWsClient; readonly
       ) : null}
       <Sidebar
         threads={showArchived ? archivedShell.threads : shell.threads}
+        partial={showArchived ? archivedShell.partial : shell.partial}
         selected={selected}
         cursor={cursor}
         open={open}

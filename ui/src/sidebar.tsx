@@ -1,4 +1,4 @@
-import { type DragEvent, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { type DragEvent, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { LoomWsClient } from "../../src/client/loomWsClient.js";
 import type { SearchHitView } from "../../src/contracts/tools/searchTools.js";
 import type { ShellWorkflow, ThreadShell } from "../../src/contracts/wire/projections.js";
@@ -6,6 +6,7 @@ import { dispatch, errorText } from "./api.js";
 import { movePinned, pinnedOrder, stepPinned } from "./pinOrder.js";
 import { SearchResults } from "./searchResults.js";
 import { BADGE_LABEL, type BadgeKind, badgeOf, isLive, needsYou, withWorkingChildren } from "./status.js";
+import { ROOT_PAGE, rootOf, windowRoots } from "./sidebarWindow.js";
 import { TreeRollupLine } from "./treeRollup.js";
 
 interface TreeNode {
@@ -30,7 +31,11 @@ export function buildForest(rows: Iterable<ThreadShell>): Map<string, TreeNode[]
   for (const node of nodes.values()) {
     const parent = node.row.parentThreadId === null ? undefined : nodes.get(node.row.parentThreadId);
     if (parent !== undefined) parent.children.push(node);
-    else byProject.set(node.row.projectId, [...(byProject.get(node.row.projectId) ?? []), node]);
+    else {
+      const roots = byProject.get(node.row.projectId);
+      if (roots === undefined) byProject.set(node.row.projectId, [node]);
+      else roots.push(node);
+    }
   }
   for (const node of nodes.values()) node.children.sort((a, b) => a.row.createdAt.localeCompare(b.row.createdAt));
   for (const roots of byProject.values()) roots.sort((a, b) => compareRoots(a.row, b.row));
@@ -173,8 +178,30 @@ function Row({ node, depth, selected, cursor, open, pins }: { node: TreeNode; de
   );
 }
 
+/** The end of a windowed list: it grows the window when scrolled into view, or on a click. */
+function MoreRoots(props: { readonly hidden: number; readonly more: () => void }) {
+  const end = useRef<HTMLButtonElement>(null);
+  const { more } = props;
+  useEffect(() => {
+    const element = end.current;
+    if (element === null) return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((entry) => entry.isIntersecting)) more();
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [more, props.hidden]);
+  return (
+    <button ref={end} className="more-roots" onClick={more} data-testid="more-roots">
+      Show more ({props.hidden.toLocaleString("en-US")} more thread{props.hidden === 1 ? "" : "s"})
+    </button>
+  );
+}
+
 export function Sidebar(props: {
   readonly threads: ReadonlyMap<string, ThreadShell>;
+  /** Only the list's first page is held yet: the window's end waits for the rest. */
+  readonly partial: boolean;
   readonly selected: string | null;
   /** The keyboard cursor (j/k). */
   readonly cursor: string | null;
@@ -195,6 +222,10 @@ export function Sidebar(props: {
     const rows = [...props.threads.values()].filter((row) => q === "" || row.title.toLowerCase().includes(q) || row.id.toLowerCase().includes(q));
     return buildForest(rows);
   }, [props.threads, query]);
+  const [limit, setLimit] = useState(ROOT_PAGE);
+  const more = useCallback(() => setLimit((n) => n + ROOT_PAGE), []);
+  const keepKey = `${rootOf(props.threads, props.selected) ?? ""}\n${rootOf(props.threads, props.cursor) ?? ""}`;
+  const windowed = useMemo(() => windowRoots(forest, limit, new Set(keepKey.split("\n").filter((id) => id !== ""))), [forest, limit, keepKey]);
   // Reordering pins sends the whole new order (thread.pin.reorder); the shell's upserts then move the rows.
   const [pinError, setPinError] = useState<string | null>(null);
   const refocus = useRef<string | null>(null);
@@ -259,7 +290,7 @@ export function Sidebar(props: {
       </div>
       {pinError !== null ? <div className="error-text pad" role="alert">{pinError}</div> : null}
       {forest.size === 0 ? <div className="muted pad">No threads{query ? " match" : " yet"}.</div> : null}
-      {[...forest].sort(([a], [b]) => a.localeCompare(b)).map(([projectId, roots]) => (
+      {windowed.shown.map(([projectId, roots]) => (
         <section key={projectId} className="project">
           <h3>{projectId}</h3>
           <ul className="tree">
@@ -269,6 +300,8 @@ export function Sidebar(props: {
           </ul>
         </section>
       ))}
+      {windowed.hidden > 0 && !props.partial ? <MoreRoots hidden={windowed.hidden} more={more} /> : null}
+      {props.partial ? <div className="muted pad small" data-testid="list-loading">Loading the rest of the list…</div> : null}
     </nav>
   );
 }
