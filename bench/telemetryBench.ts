@@ -80,7 +80,7 @@ async function dispatcherRound(workload: Workload, threads: number, round: strin
   const dir = mkdtempSync(join(tmpdir(), "loom-bench-otel-"));
   const store = SqliteEventStore.open(join(dir, "loom.db"));
   const orchestrator = await Orchestrator.open({ store, providers: () => ({ driver: "scripted", capabilities: DEFAULT_SCRIPTED_CAPABILITIES }) });
-  // A queue that holds a whole round: the loop below never lets the event loop turn, so nothing is sent until it ends.
+  // A queue that holds a whole round: the export worker sends while the loop below runs, but may fall behind it. start() waits for the worker, as a server's start does.
   const live = exportTo === null ? null : new LiveTraceExport({ orchestrator, settings: settings(exportTo), version: LOOM_VERSION, log: (line) => console.log(line), batch: { maxQueueSize: threads * 4 } });
   await live?.start();
   const commands = Array.from({ length: threads }, (_, i) => WORKLOADS[workload](i, round)).flat();

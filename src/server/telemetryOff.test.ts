@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from "vitest";
  * process of its own, without an endpoint, has loaded none of the
  * OpenTelemetry SDK's modules (they are CommonJS, so Node's module cache
  * lists every one that was loaded) and holds no live exporter; with an
- * endpoint it has loaded them and follows the log.
+ * endpoint it has loaded the sampler's and follows the log, and its export
+ * worker (which loads the encoders in a thread of its own) runs.
  */
 
 /** The built server (`npm run build`), as `loom serve` runs it. */
@@ -22,8 +23,9 @@ const { startLoomServer } = await import(process.env.LOOM_SERVER_MODULE);
 const server = await startLoomServer({ stateDir: process.env.LOOM_PROBE_DIR, cwd: process.env.LOOM_PROBE_DIR, configPath: process.env.LOOM_PROBE_CONFIG });
 const loaded = Object.keys(createRequire(import.meta.url).cache).map((path) => /node_modules\\/@opentelemetry\\/([^/]+)\\//.exec(path)?.[1]).filter(Boolean);
 const live = server.traces.live !== null;
+const worker = server.traces.live?.exportWorker.running ?? false;
 await server.close();
-console.log(JSON.stringify({ loaded: [...new Set(loaded)].sort(), live }));
+console.log(JSON.stringify({ loaded: [...new Set(loaded)].sort(), live, worker }));
 `;
 
 let dir: string;
@@ -32,7 +34,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function probe(config: Record<string, unknown>): { loaded: string[]; live: boolean } {
+function probe(config: Record<string, unknown>): { loaded: string[]; live: boolean; worker: boolean } {
   dir = mkdtempSync(join(tmpdir(), "loom-otel-off-"));
   const configPath = join(dir, "config.json");
   writeFileSync(configPath, JSON.stringify(config));
@@ -42,19 +44,23 @@ function probe(config: Record<string, unknown>): { loaded: string[]; live: boole
     encoding: "utf8",
     timeout: 60_000,
   });
-  return JSON.parse(output.trim().split("\n").at(-1)!) as { loaded: string[]; live: boolean };
+  return JSON.parse(output.trim().split("\n").at(-1)!) as { loaded: string[]; live: boolean; worker: boolean };
 }
 
 describe("trace export off", () => {
   it("loads no OpenTelemetry SDK module and opens no live exporter", () => {
     const off = probe({});
     expect(off.live).toBe(false);
+    expect(off.worker).toBe(false);
     expect(off.loaded).toEqual([]);
   });
 
-  it("with an endpoint, loads the SDK and exports live", () => {
+  it("with an endpoint, loads the SDK's sampler and exports live through the export worker", () => {
     const on = probe({ telemetry: { endpoint: "http://127.0.0.1:9" } });
     expect(on.live).toBe(true);
-    expect(on.loaded).toEqual(expect.arrayContaining(["sdk-trace-base", "exporter-trace-otlp-proto", "otlp-transformer"]));
+    expect(on.worker).toBe(true);
+    expect(on.loaded).toEqual(expect.arrayContaining(["api", "sdk-trace-base"]));
+    // The encoders and the HTTP exporter load in the worker, not on the server's thread.
+    expect(on.loaded).not.toContain("exporter-trace-otlp-proto");
   });
 });

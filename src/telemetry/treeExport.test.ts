@@ -160,6 +160,30 @@ describe("trace context in over MCP", () => {
   });
 });
 
+describe("the export worker", () => {
+  it("a worker that dies is reported and started again, and the spans that end afterwards are exported", async () => {
+    receiver = await OtlpReceiver.start();
+    const lines: string[] = [];
+    h = await Harness.start({ config: { providers: PROVIDERS, telemetry: { endpoint: receiver.url, protocol: OtlpProtocol.protobuf } }, log: (line) => lines.push(line) });
+    const live = h.server.traces.live!;
+    const first = await launchParent(h, [{ say: "before" }]);
+    await h.waitForEnd(first.runId);
+    await live.flush();
+    expect(receiver.byId().size).toBe(2);
+
+    await live.exportWorker.killWorker();
+    expect(live.stats().workerRestarts).toBe(1);
+    expect(lines.some((line) => line.startsWith("telemetry: the export worker died"))).toBe(true);
+    const second = await launchParent(h, [{ say: "after" }]);
+    await h.waitForEnd(second.runId);
+    await live.flush();
+    const trace = await readTrace(h, second.threadId);
+    const received = receiver.byId();
+    for (const span of trace.spans) expectSame(received.get(span.spanId), span);
+    expect(live.stats()).toMatchObject({ ended: 4, exported: 4 });
+  });
+});
+
 describe("off by default", () => {
   it("opens no live exporter without an endpoint, and still reads the trace", async () => {
     receiver = await OtlpReceiver.start();

@@ -7,10 +7,20 @@ import { createHash } from "node:crypto";
  * given a run's traceparent nests its spans under that run.
  */
 
+/** Ids computed lately, by their hash input: a tree's spans name the same trace, parents and links again and again. Forgotten in one go past this many. */
+const REMEMBERED_IDS = 8_192;
+const remembered = new Map<string, string>();
+
 function hex(label: string, id: string, digits: number): string {
-  const value = createHash("sha256").update(`loom:${label}:${id}`).digest("hex").slice(0, digits);
+  const input = `loom:${label}:${id}`;
+  const known = remembered.get(input);
+  if (known !== undefined) return known;
+  const value = createHash("sha256").update(input).digest("hex").slice(0, digits);
   // An all-zero id is invalid in W3C trace context; a sha256 prefix of zeros is astronomically rare.
-  return /^0+$/.test(value) ? `${value.slice(0, -1)}1` : value;
+  const valid = /^0+$/.test(value) ? `${value.slice(0, -1)}1` : value;
+  if (remembered.size >= REMEMBERED_IDS) remembered.clear();
+  remembered.set(input, valid);
+  return valid;
 }
 
 /** The trace of a root thread's tree when no caller's trace context was recorded with it. */

@@ -17,7 +17,11 @@ export function endTime(iso: string | null): number | null {
 /** Attributes without the absent ones: OTLP has no null. */
 export function attrs(entries: Record<string, SpanAttributeValue | null | undefined>): Record<string, SpanAttributeValue> {
   const out: Record<string, SpanAttributeValue> = {};
-  for (const [key, value] of Object.entries(entries)) if (value !== null && value !== undefined) out[key] = value;
+  // for-in over a plain literal: its own keys in the same order as Object.entries, without an array of pairs per span.
+  for (const key in entries) {
+    const value = entries[key];
+    if (value !== null && value !== undefined) out[key] = value;
+  }
   return out;
 }
 
