@@ -18,11 +18,12 @@ export interface SnapshotWriterOptions {
 }
 
 /** Serialize frames for at most this long before letting the event loop run. */
-const FRAME_BUDGET_MS = 10;
+const FRAME_BUDGET_MS = 4;
 
 /**
  * Saves the folded state into the store every `every` events, and once more
- * on close. The state is copied synchronously at a settled point, so the
+ * on close. The state is taken synchronously at a settled point (flat arrays
+ * of its maps' keys and values: stateSnapshot.ts), so the
  * bytes are the fold of exactly the log up to `state.lastSequence`; they are
  * then serialized a few frames at a time (stateSnapshot.ts), letting the
  * event loop run between them, and written one save at a time. A failed save is reported and retried at
@@ -90,25 +91,29 @@ export class SnapshotWriter {
 
 /**
  * The frames joined, serialized FRAME_BUDGET_MS at a time with a turn of the
- * event loop between. Each frame is copied into the body as it comes (the
- * body doubles when full), so no single step copies the whole body at once.
+ * event loop between; then copied into one body the same way, so no single
+ * step serializes or copies more than a budget's worth.
  */
 async function serializeInTurns(frames: Iterable<Uint8Array>): Promise<Uint8Array> {
-  let body = Buffer.allocUnsafe(1 << 20);
+  const parts: Uint8Array[] = [];
   let length = 0;
   let since = performance.now();
+  const budgetSpent = async (): Promise<void> => {
+    if (performance.now() - since < FRAME_BUDGET_MS) return;
+    await nextTurn();
+    since = performance.now();
+  };
   for (const frame of frames) {
-    if (length + frame.byteLength > body.byteLength) {
-      const bigger = Buffer.allocUnsafe(Math.max(body.byteLength * 2, length + frame.byteLength));
-      body.copy(bigger, 0, 0, length);
-      body = bigger;
-    }
-    body.set(frame, length);
+    parts.push(frame);
     length += frame.byteLength;
-    if (performance.now() - since >= FRAME_BUDGET_MS) {
-      await nextTurn();
-      since = performance.now();
-    }
+    await budgetSpent();
   }
-  return body.subarray(0, length);
+  const body = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const part of parts) {
+    body.set(part, at);
+    at += part.byteLength;
+    await budgetSpent();
+  }
+  return body;
 }

@@ -137,11 +137,12 @@ describe("state snapshot frames", () => {
     const before = same(state);
     const frames = stateFrames(state)[Symbol.iterator]();
     const parts = [frames.next().value!, frames.next().value!];
-    // The fold moves on between two slices: new records, ids pushed in place, a set grown, a thread gone.
+    // The fold moves on between two slices: new records, ids pushed in place, a set grown, a thread gone, a record replaced.
     evolve(state, existing(thread(9_999)));
     state.threadRuns.get("thread:0")!.push("run:b");
     state.openWaits.get("thread:0")!.add("node:b");
     state.threads.delete("thread:2000");
+    state.threads.set("thread:2100", { ...state.threads.get("thread:2100")!, title: "renamed later" });
     state.lastSequence = 2_502;
     for (let part = frames.next(); part.done !== true; part = frames.next()) parts.push(part.value);
     expect(parts.length).toBeGreaterThan(3);

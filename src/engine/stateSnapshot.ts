@@ -55,11 +55,84 @@ interface Header {
   readonly fields: readonly [name: string, kind: string, sizeOrValue: unknown][];
 }
 
-/** A Map's or Set's own copy, with the arrays and sets the fold grows in place (id lists, open waits, item arrays) copied too. */
-function copyCollection(value: Map<unknown, unknown> | Set<unknown>): unknown[] {
-  const copy = (entry: unknown): unknown => (Array.isArray(entry) ? entry.slice() : entry instanceof Set ? new Set(entry) : entry);
-  if (value instanceof Set) return Array.from(value, copy);
-  return Array.from(value, ([key, entry]) => [key, copy(entry)]);
+/**
+ * How the copy at the settled point takes each field of the state, so that
+ * the frames serialized later are the state of that moment while the fold
+ * moves on. `records`: a Map whose values the fold replaces and never
+ * changes: its keys and values are taken as two flat arrays. `appended`: a
+ * Map of id arrays the fold only pushes to: keys, values and each array's
+ * length are taken, and a later slice cuts each array to that length.
+ * `copied`: values the fold changes in place in other ways (sets that shrink,
+ * item arrays written by position): copied entry by entry then, as are the
+ * fields of an older shape that are not in this table. `scalar`: the value.
+ */
+const FieldCopy = { records: "records", appended: "appended", copied: "copied", scalar: "scalar" } as const;
+type FieldCopy = (typeof FieldCopy)[keyof typeof FieldCopy];
+
+const FIELD_COPY: { readonly [K in keyof OrchestrationState]: FieldCopy } = {
+  threads: FieldCopy.records,
+  runs: FieldCopy.records,
+  threadRuns: FieldCopy.appended,
+  attempts: FieldCopy.records,
+  runAttempts: FieldCopy.appended,
+  providerThreads: FieldCopy.records,
+  providerTurns: FieldCopy.records,
+  turnItems: FieldCopy.copied,
+  itemThreads: FieldCopy.records,
+  runtimeRequests: FieldCopy.records,
+  providerSessions: FieldCopy.records,
+  subagents: FieldCopy.records,
+  tasks: FieldCopy.records,
+  taskByChildThread: FieldCopy.records,
+  nodes: FieldCopy.records,
+  transfers: FieldCopy.records,
+  clientRequests: FieldCopy.records,
+  threadTransfers: FieldCopy.appended,
+  handoffs: FieldCopy.records,
+  threadHandoffs: FieldCopy.appended,
+  openWaits: FieldCopy.copied,
+  checkpointScopes: FieldCopy.records,
+  checkpoints: FieldCopy.records,
+  scopeCheckpoints: FieldCopy.appended,
+  scheduledTasks: FieldCopy.records,
+  scheduledRuns: FieldCopy.records,
+  workflows: FieldCopy.records,
+  lastSequence: FieldCopy.scalar,
+};
+
+function copyOf(name: string): FieldCopy {
+  return Object.hasOwn(FIELD_COPY, name) ? FIELD_COPY[name as keyof OrchestrationState] : FieldCopy.copied;
+}
+
+/** A Map's or Set's entries as of the copy, read a slice at a time afterwards. */
+interface TakenCollection {
+  readonly size: number;
+  /** Entries `from` to `to` (a Map's as [key, value] pairs), as they were when taken. */
+  slice(from: number, to: number): unknown[];
+}
+
+function take(value: Map<unknown, unknown> | Set<unknown>, how: FieldCopy): TakenCollection {
+  if (value instanceof Set) {
+    const members = Array.from(value);
+    return { size: members.length, slice: (from, to) => members.slice(from, to) };
+  }
+  if (how === FieldCopy.copied) {
+    const copy = (entry: unknown): unknown => (Array.isArray(entry) ? entry.slice() : entry instanceof Set ? new Set(entry) : entry);
+    const entries = Array.from(value, ([key, entry]) => [key, copy(entry)]);
+    return { size: entries.length, slice: (from, to) => entries.slice(from, to) };
+  }
+  const keys = Array.from(value.keys());
+  const values = Array.from(value.values());
+  if (how === FieldCopy.records) return { size: keys.length, slice: (from, to) => pairs(keys, values, from, to, (entry) => entry) };
+  const lengths = Uint32Array.from(values, (ids) => (ids as unknown[]).length);
+  return { size: keys.length, slice: (from, to) => pairs(keys, values, from, to, (ids, at) => (ids as unknown[]).slice(0, lengths[at])) };
+}
+
+function pairs(keys: readonly unknown[], values: readonly unknown[], from: number, to: number, entry: (value: unknown, at: number) => unknown): unknown[] {
+  const end = Math.min(to, keys.length);
+  const out: unknown[] = [];
+  for (let at = from; at < end; at += 1) out.push([keys[at], entry(values[at], at)]);
+  return out;
 }
 
 function frame(value: unknown): Uint8Array {
@@ -72,28 +145,30 @@ function frame(value: unknown): Uint8Array {
 
 /**
  * The state's bytes as frames, serialized one at a time as the iterator is
- * read. The state is copied when this is called (its maps' entries, not the
- * records, which the fold replaces rather than changes), so the frames are
- * the state of that moment however far the fold moves on meanwhile. When the
+ * read. The state is taken when this is called (FIELD_COPY: flat arrays of
+ * its maps' keys and values, and the lengths of the id arrays the fold
+ * grows; not the records, which the fold replaces rather than changes), so
+ * the frames are the state of that moment however far the fold moves on
+ * meanwhile. When the
  * store keeps the turn items (the state's item maps are caches over it:
  * hotTurnItems.ts) they are left out: start-up reads them from the store.
  */
 export function stateFrames(state: Readonly<OrchestrationState>): Iterable<Uint8Array> {
   const whole: Record<string, unknown> = { ...state, ...itemsForSnapshot(state) };
   const fields: [string, string, unknown][] = [];
-  const collections: unknown[][] = [];
+  const collections: TakenCollection[] = [];
   for (const [name, value] of Object.entries(whole)) {
     const kind = fieldKind(value);
     if (value instanceof Map || value instanceof Set) {
-      const entries = copyCollection(value as Map<unknown, unknown> | Set<unknown>);
-      fields.push([name, kind, entries.length]);
-      collections.push(entries);
+      const taken = take(value as Map<unknown, unknown> | Set<unknown>, copyOf(name));
+      fields.push([name, kind, taken.size]);
+      collections.push(taken);
     } else fields.push([name, kind, value]);
   }
   const header: Header = { fields };
   return (function* frames(): Generator<Uint8Array> {
     yield frame(header);
-    for (const entries of collections) for (let at = 0; at < entries.length; at += SLICE_ENTRIES) yield frame(entries.slice(at, at + SLICE_ENTRIES));
+    for (const taken of collections) for (let at = 0; at < taken.size; at += SLICE_ENTRIES) yield frame(taken.slice(at, at + SLICE_ENTRIES));
   })();
 }
 

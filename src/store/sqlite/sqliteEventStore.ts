@@ -147,7 +147,11 @@ export class SqliteEventStore implements EventStore {
     this.clock = options.clock ?? Date.now;
     this.newId = options.newId ?? (() => timeOrderedUuid(Date.now()));
     this.outbox = new SqliteOutbox(db);
-    this.snapshots = new SqliteSnapshots(db, () => this.assertOpen());
+    this.snapshots = new SqliteSnapshots(
+      db,
+      () => this.assertOpen(),
+      () => this.checkpointer?.noteLargeWrite(),
+    );
     this.items = new SqliteTurnItems(db);
     this.selectLastSequence = db.prepare<[], number>("SELECT COALESCE(MAX(sequence), 0) FROM events").pluck();
     this.insertEvent = db.prepare(

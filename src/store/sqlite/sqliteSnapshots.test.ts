@@ -61,9 +61,10 @@ describe("SQLite snapshots written in chunks", () => {
     await commitMany(store, 10);
     await store.saveSnapshot({ version: "v1", sequence: 4, body: body(2, 1) });
     const cut = store.saveSnapshot({ version: "v1", sequence: 10, body: body(5, 2) });
-    // The first chunk is written synchronously; closing now cuts the save after it.
+    // The first chunk is written synchronously; closing now cuts the save after it (and waits for the checkpointer the chunk started).
+    const refused = expect(cut).rejects.toMatchObject({ code: StoreErrorCode.closed });
     await store.close();
-    await expect(cut).rejects.toMatchObject({ code: StoreErrorCode.closed });
+    await refused;
     expect(chunkRows()).toEqual([
       { sequence: 4, count: 3 },
       { sequence: 10, count: 1 },
@@ -77,6 +78,18 @@ describe("SQLite snapshots written in chunks", () => {
     expect(chunkRows()).toEqual([{ sequence: 10, count: 2 }]);
     expect(Buffer.from((await reopened.loadSnapshot("v1"))!.body).equals(Buffer.from(body(1, 3)))).toBe(true);
     await reopened.close();
+  });
+
+  it("a chunked save starts the background checkpointer before any commit asked for it, so SQLite's own checkpoint stays off", async () => {
+    const store = SqliteEventStore.open(file);
+    await commitMany(store, 3);
+    expect(store.connectionSettings().walAutocheckpointPages).toBeGreaterThan(0);
+    const checkpointed = store.checkpointer!.nextCheckpoint();
+    expect(await store.saveSnapshot({ version: "v1", sequence: 3, body: body(3, 1) })).toBe(true);
+    expect((await checkpointed).walFrames).toBeGreaterThan(0);
+    expect(store.checkpointer!.active).toBe(true);
+    expect(store.connectionSettings().walAutocheckpointPages).toBe(0);
+    await store.close();
   });
 
   it("refuses a snapshot past the log's head before writing any chunk", async () => {

@@ -10,8 +10,8 @@ interface SnapshotRow {
   readonly chunks: number;
 }
 
-/** A body larger than this is written a chunk of this size at a time. */
-export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
+/** A body larger than this is written a chunk of this size at a time (a write of this size takes about a millisecond). */
+export const SNAPSHOT_CHUNK_BYTES = 256 * 1024;
 
 /**
  * The state snapshot half of the SQLite store: one row naming the latest
@@ -21,8 +21,11 @@ export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
  * the row. A larger one is first written to state_snapshot_chunks a chunk
  * per short transaction, letting the event loop run between them (a 32 MB
  * body in one synchronous write stopped the server for about 0.4 s); the
- * row then names it. Chunks of a save cut short are named by no row, never
- * read, and removed by the next save.
+ * row then names it in a transaction that writes the row alone. The chunks
+ * no row names (the replaced snapshot's, a save cut short) are never read;
+ * they are deleted after the naming, one chunk per statement with a turn of
+ * the event loop between, and whatever a crash left of them goes with the
+ * next save.
  */
 export class SqliteSnapshots {
   private readonly selectHead: Statement<[], number>;
@@ -31,6 +34,7 @@ export class SqliteSnapshots {
   private readonly selectChunks: Statement<[number], Buffer>;
   private readonly insertChunk: Statement<[number, number, Buffer]>;
   private readonly deleteChunksOf: Statement<[number]>;
+  private readonly deleteOneUnnamed: Statement<[number | null]>;
   private readonly upsert: Statement<[string, number, Buffer, number, string]>;
   private readonly nameTransaction: (snapshot: StateSnapshot, body: Buffer, chunks: number, savedAt: string) => boolean;
   private readonly replaceTransaction: (snapshot: StateSnapshot, staging: number, chunks: number, savedAt: string) => boolean;
@@ -39,6 +43,8 @@ export class SqliteSnapshots {
     db: Database,
     /** Throws the store's typed closed error once the store is closed: checked before every chunk. */
     private readonly assertOpen: () => void,
+    /** Called after each chunk written or deleted: the WAL grows by a chunk, for the background checkpointer (walCheckpointer.ts). */
+    private readonly wroteChunk: () => void = () => undefined,
   ) {
     this.selectHead = db.prepare<[], number>("SELECT COALESCE(MAX(sequence), 0) FROM events").pluck();
     this.selectKept = db.prepare<[], SnapshotRow>("SELECT version, sequence, body, chunks FROM state_snapshots WHERE id = 1");
@@ -46,8 +52,10 @@ export class SqliteSnapshots {
     this.selectChunks = db.prepare<[number], Buffer>("SELECT body FROM state_snapshot_chunks WHERE sequence = ? ORDER BY ordinal").pluck();
     this.insertChunk = db.prepare("INSERT INTO state_snapshot_chunks (sequence, ordinal, body) VALUES (?, ?, ?)");
     this.deleteChunksOf = db.prepare("DELETE FROM state_snapshot_chunks WHERE sequence = ?");
-    const deleteUnnamed = db.prepare<[number]>("DELETE FROM state_snapshot_chunks WHERE sequence <> ?");
-    const deleteAll = db.prepare("DELETE FROM state_snapshot_chunks");
+    // One chunk that the row does not name (null: the row names none).
+    this.deleteOneUnnamed = db.prepare<[number | null]>(
+      "DELETE FROM state_snapshot_chunks WHERE (sequence, ordinal) = (SELECT sequence, ordinal FROM state_snapshot_chunks WHERE sequence IS NOT ? LIMIT 1)",
+    );
     const renameChunks = db.prepare<[number, number]>("UPDATE state_snapshot_chunks SET sequence = ? WHERE sequence = ?");
     this.upsert = db.prepare(`
       INSERT INTO state_snapshots (id, version, sequence, body, chunks, saved_at) VALUES (1, ?, ?, ?, ?, ?)
@@ -58,9 +66,6 @@ export class SqliteSnapshots {
       const kept = this.selectKeptPosition.get();
       if (kept !== undefined && kept.version === snapshot.version && kept.sequence > snapshot.sequence) return false;
       this.upsert.run(snapshot.version, snapshot.sequence, body, chunks, savedAt);
-      // Whatever chunks the row no longer names: the replaced snapshot's and any save cut short.
-      if (chunks > 0) deleteUnnamed.run(snapshot.sequence);
-      else deleteAll.run();
       return true;
     });
     this.nameTransaction = (snapshot, body, chunks, savedAt) => name.immediate(snapshot, body, chunks, savedAt);
@@ -74,6 +79,26 @@ export class SqliteSnapshots {
   }
 
   async save(snapshot: StateSnapshot, savedAt: string): Promise<boolean> {
+    const named = await this.write(snapshot, savedAt);
+    if (named) await this.removeUnnamed(snapshot.body.byteLength <= SNAPSHOT_CHUNK_BYTES ? null : snapshot.sequence);
+    return named;
+  }
+
+  /** Delete the chunks the row does not name, one per turn of the event loop; stops quietly when the store closes (the next save finishes it). */
+  private async removeUnnamed(named: number | null): Promise<void> {
+    for (;;) {
+      try {
+        this.assertOpen();
+      } catch {
+        return;
+      }
+      if (this.deleteOneUnnamed.run(named).changes === 0) return;
+      this.wroteChunk();
+      await nextTurn();
+    }
+  }
+
+  private async write(snapshot: StateSnapshot, savedAt: string): Promise<boolean> {
     const body = Buffer.from(snapshot.body.buffer, snapshot.body.byteOffset, snapshot.body.byteLength);
     if (body.byteLength <= SNAPSHOT_CHUNK_BYTES) return this.nameTransaction(snapshot, body, 0, savedAt);
     // Checked before any chunk is written, so a refused snapshot writes nothing.
@@ -89,6 +114,7 @@ export class SqliteSnapshots {
     for (let ordinal = 0; ordinal < chunks; ordinal += 1) {
       this.assertOpen();
       this.insertChunk.run(staging, ordinal, body.subarray(ordinal * SNAPSHOT_CHUNK_BYTES, (ordinal + 1) * SNAPSHOT_CHUNK_BYTES));
+      this.wroteChunk();
       await nextTurn();
     }
     this.assertOpen();

@@ -85,6 +85,17 @@ export class WalCheckpointer {
     this.request();
   }
 
+  /**
+   * Called after a large write outside the commit path (a snapshot chunk):
+   * starts the worker if it is not running yet and asks for a checkpoint,
+   * so SQLite's own, in a write on this thread, never comes due.
+   */
+  noteLargeWrite(): void {
+    if (this.closed || this.failed) return;
+    this.commits = 0;
+    this.request();
+  }
+
   /** Resolves with the next checkpoint the worker completes. */
   nextCheckpoint(): Promise<CheckpointResult> {
     return new Promise((resolve) => this.listeners.push(resolve));
