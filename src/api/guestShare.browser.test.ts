@@ -37,7 +37,14 @@ describe("a guest watches and suggests", () => {
   it("watches a run live, suggests a message the owner sends to the agent, and sees the share end", async () => {
     const threadId = await launchFromUi(page, script({ say: "Step one" }, { ask: "Which branch?" }, { say: "Going with {{answer}}" }), { title: "Shared work" });
     const shareRoute = `/api/threads/${encodeURIComponent(threadId)}/guest-share`;
-    const link = await asOwner<{ url: string }>("POST", shareRoute);
+    // The owner shares from the thread's header: the link to hand out, to copy, and Stop sharing.
+    await page.locator(".thread-head").getByRole("button", { name: "Share…" }).click();
+    const linkBox = page.getByLabel("Guest link");
+    await linkBox.waitFor({ timeout: UI_WAIT });
+    const link = { url: await linkBox.inputValue() };
+    expect(link.url).toMatch(/\/g\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    await page.locator(".guest-share", { hasText: "Shared, not opened yet" }).waitFor({ timeout: UI_WAIT });
+    expect(await asOwner<{ link: { url: string } }>("GET", shareRoute)).toMatchObject({ link: { url: link.url } });
 
     const guestContext = await ui.browser.newContext({ viewport: { width: 390, height: 844 } });
     const guest = await guestContext.newPage();
@@ -48,6 +55,7 @@ describe("a guest watches and suggests", () => {
     await guest.locator("#rows li[data-kind='assistant']", { hasText: "Step one" }).waitFor({ timeout: UI_WAIT });
     expect(await guest.locator("#title").innerText()).toBe("Shared work");
     await guest.locator("#status", { hasText: "Working · watching as Ada" }).waitFor();
+    await page.locator(".guest-share", { hasText: "Shared with Ada" }).waitFor({ timeout: UI_WAIT });
 
     // The owner answers the agent's question; the guest sees the run go on without reloading.
     await page.goto(new URL("/", page.url()).href);
@@ -65,7 +73,13 @@ describe("a guest watches and suggests", () => {
     const inbox = await asOwner<{ messages: { id: string; threadId: string; guestName: string; text: string }[] }>("GET", "/api/guest-messages");
     const waiting = inbox.messages.find((m) => m.threadId === threadId)!;
     expect(waiting).toMatchObject({ guestName: "Ada", text: "Please also run the tests" });
-    await asOwner("POST", `/api/threads/${encodeURIComponent(threadId)}/guest-messages/${encodeURIComponent(waiting.id)}/send`);
+    // On the thread's page the suggestion waits under the header; the owner sends it to the agent from there.
+    await page.goto(new URL(`/t/${encodeURIComponent(threadId)}`, page.url()).href);
+    const suggestion = page.getByLabel("Guest messages").locator(".guest-message", { hasText: "Please also run the tests" });
+    await suggestion.waitFor({ timeout: UI_WAIT });
+    expect(await suggestion.innerText()).toContain("Ada suggests:");
+    await suggestion.getByRole("button", { name: "Send to the agent" }).click();
+    await suggestion.waitFor({ state: "detached", timeout: UI_WAIT });
     await guest.locator("#rows li[data-kind='assistant']", { hasText: "Echo: Message from guest Ada, sent by the owner:" }).waitFor({ timeout: UI_WAIT });
     await guest.locator("#messages li[data-status='sent']").waitFor({ timeout: UI_WAIT });
 
@@ -77,8 +91,9 @@ describe("a guest watches and suggests", () => {
     await other.locator("#notice", { hasText: "this guest link is not valid" }).waitFor({ timeout: UI_WAIT });
     expect(await other.locator("#thread").isHidden()).toBe(true);
 
-    // The owner closes the share while the guest watches.
-    await asOwner("DELETE", shareRoute);
+    // The owner closes the share while the guest watches, from the header.
+    await page.locator(".thread-head").getByRole("button", { name: "Stop sharing" }).click();
+    await page.locator(".thread-head").getByRole("button", { name: "Share…" }).waitFor({ timeout: UI_WAIT });
     await guest.locator("#notice", { hasText: "This share has ended." }).waitFor({ timeout: UI_WAIT });
     expect(await guest.locator("#suggest").isHidden()).toBe(true);
     // The page's first read, before the guest joined, is the one refusal (404), which chromium logs; nothing else failed.

@@ -7,6 +7,7 @@ import type { ThreadShell } from "../../src/contracts/wire/projections.js";
 import type { TurnItem } from "../../src/contracts/turnItems.js";
 import { dispatch } from "./api.js";
 import { DeleteAction } from "./deleteAction.js";
+import { GuestMessages, GuestShareAction } from "./guestShareAction.js";
 import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
 import { QueuePanel, queuedEntries } from "./queuePanel.js";
@@ -155,6 +156,7 @@ export function ThreadView(props: {
           ) : null}
           {thread.branch ? <PullRequestAction threadId={threadId} base={thread.lineage.parentThreadId === null ? null : "the parent's branch"} /> : null}
           <button onClick={() => archiveSubtree(client, thread.title, threadId, thread.archivedAt === null, props.threads)}>{thread.archivedAt === null ? "Archive" : "Unarchive"}</button>
+          <GuestShareAction threadId={threadId} share={thread.guestShare ?? null} />
           <DeleteAction client={client} threadId={threadId} title={thread.title} />
           <button
             className="danger"
@@ -169,6 +171,7 @@ export function ThreadView(props: {
           <ThreadSearch client={client} threadId={threadId} jump={props.jump} />
           <RunsList runs={state.runs} />
         </div>
+        <GuestMessages threadId={threadId} share={thread.guestShare ?? null} />
         <BudgetView threadId={threadId} version={[...state.runs.values()].map((run) => `${run.id}:${run.status}`).join(",")} />
       </header>
       {diffTarget !== null ? <DiffPanel key={diffTarget.runId ?? "thread"} client={client} threadId={threadId} target={diffTarget} close={() => setDiffTarget(null)} open={props.open} /> : null}
