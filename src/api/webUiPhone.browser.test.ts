@@ -10,7 +10,8 @@ import { script } from "../testkit/loomHarness.js";
  * sidebar is a drawer over the page, closed until "Threads" opens it and
  * closed again when a thread opens; the thread takes the whole width, no
  * page scrolls sideways, and an approval's buttons are on screen and work.
- * Then a delegation tree at the same width: a running command's live card
+ * The inbox answers a child's question and an approval in place there. Then
+ * a delegation tree at the same width: a running command's live card
  * with its command, a worktree child's task-done card, the composer sending
  * on Enter, the child's branch chip with Merge into parent and Open pull
  * request, every header action on screen, and Delete taking the parent with
@@ -77,6 +78,32 @@ describe("the web UI at phone width", () => {
     await approve.click();
     await page.locator(".timeline").getByText("Cleaned: accept").waitFor({ timeout: UI_WAIT });
     expect(await sideways()).toBeLessThanOrEqual(0);
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it("answers a child's question and an approval in place in the inbox at phone width, every control on screen", async () => {
+    const child = script({ ask: "Which size should the logo be?" }, { say: "Sizing it now." });
+    await launchFromUi(page, script({ call: "delegate_task", args: { task: child, title: "Size the logo" }, as: "d" }, { say: "Delegated." }), { title: "Logo parent" });
+    await launchFromUi(page, script({ approve: { kind: "command", detail: "npm run build", title: "Build it" } }, { say: "built: {{approval.decision}}" }), { title: "Builder" });
+    await page.goto(new URL("/", page.url()).href);
+    await page.getByRole("heading", { name: "Needs you" }).waitFor({ timeout: UI_WAIT });
+    const approval = page.locator(".inbox-request", { hasText: "Approval: Build it" });
+    const question = page.locator(".inbox-request", { hasText: "Which size should the logo be?" });
+    await approval.waitFor({ timeout: UI_WAIT });
+    await question.waitFor({ timeout: UI_WAIT });
+    // The question says where it sits in its tree, and its controls fit the screen.
+    expect(await question.locator(".item-head a").innerText()).toBe("Logo parent › Size the logo");
+    for (const target of [approval.getByRole("button", { name: "Approve", exact: true }), approval.getByRole("button", { name: "Approve for session" }), approval.getByRole("button", { name: "Decline" }), question.getByRole("button", { name: "Reply" })]) {
+      await target.scrollIntoViewIfNeeded();
+      expect(await onScreen(target)).toBe(true);
+    }
+    expect(await sideways()).toBeLessThanOrEqual(0);
+    await approval.getByRole("button", { name: "Approve", exact: true }).click();
+    await approval.waitFor({ state: "detached", timeout: UI_WAIT });
+    await question.getByLabel("reply to Which size should the logo be?").fill("large");
+    await question.getByRole("button", { name: "Reply" }).click();
+    await question.waitFor({ state: "detached", timeout: UI_WAIT });
+    expect(await page.locator(".inbox-request").count()).toBe(0);
     expect(errors).toEqual([]);
   }, 90_000);
 
