@@ -98,6 +98,7 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   message_unchanged: "invalid_request",
   request_not_found: "invalid_request",
   request_not_pending: "invalid_request",
+  request_not_answered: "invalid_request",
   invalid_response: "invalid_request",
   session_not_found: "invalid_request",
   parent_not_active: "parent_not_active",

@@ -97,6 +97,7 @@ export const PUBLIC_COMMAND_SCHEMAS = commandTable({
 export const INTERNAL_COMMAND_SCHEMAS = commandTable({
   "thread.pull-request-watch.sync": pullRequest.ThreadPullRequestWatchSyncCommandSchema,
   "checkpoint.rollback.fail": workspace.CheckpointRollbackFailCommandSchema,
+  "runtime-request.delivery.fail": run.RuntimeRequestDeliveryFailCommandSchema,
   "secret_request.record": secret.SecretRequestRecordCommandSchema,
   "thread.guest-share.open": guestShare.GuestShareOpenCommandSchema,
   "thread.guest-share.redeem": guestShare.GuestShareRedeemCommandSchema,

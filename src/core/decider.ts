@@ -35,6 +35,7 @@ import {
   decideQueuedRunStart,
 } from "./run/queue.js";
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
+import { decideRequestDeliveryFail } from "./run/requestDelivery.js";
 import { decideMessageDispatch } from "./run/send.js";
 import { decideWaitEnded, decideWaitStarted } from "./run/waits.js";
 import { decideWaitHold, decideWaitRelease, decideWaitsLost } from "./delegation/waitHolds.js";
@@ -284,6 +285,8 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideCheckpointRollback(state, command, ctx);
     case "checkpoint.rollback.fail":
       return decideRollbackFail(state, command, ctx);
+    case "runtime-request.delivery.fail":
+      return decideRequestDeliveryFail(state, command, ctx);
     case "workspace-runtime.checkpoint-captured":
       return decideCheckpointCaptured(state, command, ctx);
     // Scheduled tasks (schedules/)

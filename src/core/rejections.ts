@@ -54,6 +54,7 @@ export const RejectionCode = {
   messageUnchanged: "message_unchanged",
   requestNotFound: "request_not_found",
   requestNotPending: "request_not_pending",
+  requestNotAnswered: "request_not_answered",
   invalidResponse: "invalid_response",
   sessionNotFound: "session_not_found",
   // Delegation

@@ -152,8 +152,12 @@ export class ProviderSessionManager {
     };
   }
 
-  /** An effect that failed for good: a start that never happened fails its run. */
+  /** An effect that failed for good: a start that never happened fails its run, an answer that never arrived re-opens or expires its request. */
   onEffectFailed(row: OutboxRow, error: unknown): void {
+    if (row.kind === EffectKind.respondRequest) {
+      this.answerUndelivered(row, error);
+      return;
+    }
     if (row.kind !== EffectKind.startTurn) {
       this.options.log?.(`loom: effect ${row.kind} failed: ${messageOf(error)}`);
       return;
@@ -163,6 +167,17 @@ export class ProviderSessionManager {
       type: "provider-runtime.run-lost",
       commandId: `cmd:start-failed:${row.id}`,
       data: { threadId, runId, status: "failed", reason: "start_failed", message: `The provider could not start this run: ${messageOf(error)}` },
+    });
+  }
+
+  /** An answer that never reached its callback re-opens the request, or expires it when the callback is gone. */
+  private answerUndelivered(row: OutboxRow, error: unknown): void {
+    const { threadId, requestId, nativeRequestId } = row.payload as EffectPayload<typeof EffectKind.respondRequest>;
+    this.options.log?.(`loom: answer to ${requestId} not delivered: ${messageOf(error)}`);
+    this.dispatch({
+      type: "runtime-request.delivery.fail",
+      commandId: `cmd:delivery-failed:${row.id}`,
+      data: { threadId, requestId, reason: messageOf(error).slice(0, 2_000) || "delivery failed", callbackGone: nativeRequestId === null || !this.sessions.has(threadId) },
     });
   }
 

@@ -73,6 +73,15 @@ export const RuntimeRequestRespondCommandSchema = command(
   "runtime-request.respond",
   z.object({ threadId: IdSchema, requestId: IdSchema, response: RuntimeResponseSchema, ceiling: CeilingSchema.optional() }).strict(),
 );
+/**
+ * An answer (or a dismissal) that could not reach the provider's callback.
+ * `callbackGone` says the callback itself is gone (no live session, no
+ * provider id), so the request expires; otherwise it is open again.
+ */
+export const RuntimeRequestDeliveryFailCommandSchema = command(
+  "runtime-request.delivery.fail",
+  z.object({ threadId: IdSchema, requestId: IdSchema, reason: z.string().min(1).max(2_000), callbackGone: z.boolean() }).strict(),
+);
 export const ThreadUserInputDismissCommandSchema = command(
   "thread.user-input.dismiss",
   z.object({ threadId: IdSchema, requestId: IdSchema, ceiling: CeilingSchema.optional() }).strict(),
@@ -84,6 +93,7 @@ export const ProviderSessionDetachCommandSchema = command(
 
 export type MessageDispatchCommand = z.infer<typeof MessageDispatchCommandSchema>;
 export type RunInterruptCommand = z.infer<typeof RunInterruptCommandSchema>;
+export type RuntimeRequestDeliveryFailCommand = z.infer<typeof RuntimeRequestDeliveryFailCommandSchema>;
 export type ThreadStopCommand = z.infer<typeof ThreadStopCommandSchema>;
 export type QueueResumeCommand = z.infer<typeof QueueResumeCommandSchema>;
 export type QueuedRunStartCommand = z.infer<typeof QueuedRunStartCommandSchema>;
