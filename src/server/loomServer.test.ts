@@ -131,7 +131,7 @@ describe("loom server", () => {
       [JSON.stringify({ type: "thread.create", commandId: "c", data: { projectId: 5 } }), "invalid_command"],
       [JSON.stringify({ type: "thread.create", commandId: "c", data: { projectId: "p", runtimeMode: "root" } }), "invalid_command"],
       [JSON.stringify({ type: "thread.guest-share.open", commandId: "c", data: {} }), "internal_command"],
-      [JSON.stringify({ type: "thread.guest-share.close", commandId: "c", data: {} }), "unsupported_command"],
+      [JSON.stringify({ type: "thread.guest-share.close", commandId: "c", data: {} }), "invalid_command"],
     ];
     for (const [body, code] of cases) {
       const res = await call(s, "POST", "/api/orchestration/dispatch", body);
