@@ -5,6 +5,8 @@
  * shows comes from the share's own routes. Everything a guest or the agent
  * wrote is set as text (textContent), never as markup.
  */
+import { GUEST_ATTACHMENT_LIMIT, GUEST_ATTACHMENT_TYPES } from "../contracts/entities/guestShares.js";
+
 export const GUEST_PAGE_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -46,6 +48,7 @@ textarea { width: 100%; min-height: 70px; font: inherit; }
 <p>The owner reads it first and sends it to the agent or dismisses it.</p>
 <form id="suggest">
 <textarea id="message" name="text" maxlength="4000" required aria-label="Message for the owner"></textarea>
+<input id="files" type="file" multiple accept="${GUEST_ATTACHMENT_TYPES.join(",")}" aria-label="Attachments: up to ${GUEST_ATTACHMENT_LIMIT}, 10 MiB each">
 <button type="submit">Send to the owner</button>
 </form>
 <ul id="messages"></ul>
@@ -84,6 +87,15 @@ export const GUEST_PAGE_SCRIPT = `"use strict";
       return li;
     }));
   }
+  /** A picked file as the message body carries it: its bytes in base64. */
+  function attachment(file) {
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve({ name: file.name, type: file.type || "application/octet-stream", data: String(reader.result).replace(/^[^,]*,/, "") });
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+  }
   function end() {
     ended = true;
     notice("This share has ended.");
@@ -115,8 +127,9 @@ export const GUEST_PAGE_SCRIPT = `"use strict";
   byId("suggest").addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = byId("message").value;
-    const answer = await fetch(base + "/messages", { method: "POST", headers, body: JSON.stringify({ text }), credentials: "same-origin" });
-    if (answer.ok) { byId("message").value = ""; notice("Sent to the owner."); return; }
+    const attachments = await Promise.all([...byId("files").files].map(attachment));
+    const answer = await fetch(base + "/messages", { method: "POST", headers, body: JSON.stringify({ text, attachments }), credentials: "same-origin" });
+    if (answer.ok) { byId("message").value = ""; byId("files").value = ""; notice("Sent to the owner."); return; }
     const body = await answer.json().catch(() => null);
     notice(body && body.error ? body.error.message : "The message was not sent.");
   });

@@ -3,7 +3,8 @@ import { z } from "zod";
 import type { App } from "../app/app.js";
 import { AppError, toFailure } from "../app/errors.js";
 import { refused } from "../app/guestShare/guestShares.js";
-import { GUEST_SHARE_TTL_MS } from "../contracts/entities/guestShares.js";
+import { GUEST_ATTACHMENT_LIMIT, GUEST_ATTACHMENT_MAX_BYTES, GUEST_SHARE_TTL_MS } from "../contracts/entities/guestShares.js";
+import { CLOSE_CONNECTION, forbiddenKeyPath, readBody } from "../http/body.js";
 import { HttpError, type RouteHandler, readJsonBody, sendError, sendJson } from "../http/http.js";
 import { GUEST_PAGE_HTML, GUEST_PAGE_SCRIPT } from "./guestPage.js";
 import { FailureLimiter } from "./guestRateLimit.js";
@@ -14,7 +15,7 @@ import { FailureLimiter } from "./guestRateLimit.js";
  *   GET  /g/page.js            its script
  *   GET  /g/<token>/view       the redacted view, for the browser the share is bound to
  *   POST /g/<token>/redeem     { guestName }: bind this browser (rate-limited)
- *   POST /g/<token>/messages   { text }: a message for the owner's inbox
+ *   POST /g/<token>/messages   { text, attachments?: [{ name, type, data }] } (data in base64): a message for the owner's inbox
  * and the live view over WebSocket at /g/<token>/ws (src/api/guestSocket.ts).
  * A bad link, a closed or expired share and another browser all get the one
  * 404 answer. Writes need the server's own Origin and the CSRF header on top
@@ -36,7 +37,20 @@ export interface GuestRouteOptions {
 }
 
 const RedeemBody = z.object({ guestName: z.string().max(200) }).strict();
-const MessageBody = z.object({ text: z.string().max(64_000) }).strict();
+const Base64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Base64 characters of one attachment at the size limit, plus one quantum so a file one byte over is read and refused by name. */
+const ATTACHMENT_DATA_MAX = Math.ceil((GUEST_ATTACHMENT_MAX_BYTES + 3) / 3) * 4;
+const MessageBody = z
+  .object({
+    text: z.string().max(64_000),
+    attachments: z
+      .array(z.object({ name: z.string().min(1).max(200), type: z.string().min(1).max(200), data: z.string().max(ATTACHMENT_DATA_MAX).regex(Base64) }).strict())
+      .max(GUEST_ATTACHMENT_LIMIT + 1)
+      .optional(),
+  })
+  .strict();
+/** The largest message body read: one more attachment than allowed at full size (so "too many" is answered by name), and the text. */
+const MESSAGE_BODY_MAX_BYTES = (GUEST_ATTACHMENT_LIMIT + 1) * (ATTACHMENT_DATA_MAX + 512) + 64 * 1024;
 
 /** The body of the one refusal: the same bytes whatever was wrong. */
 export const GUEST_REFUSED_BODY = JSON.stringify({ error: toFailure(refused()) });
@@ -62,6 +76,24 @@ export function guestCookie(req: IncomingMessage): string | null {
     if (eq > 0 && part.slice(0, eq).trim() === GUEST_COOKIE) return part.slice(eq + 1).trim();
   }
   return null;
+}
+
+/** A guest message's JSON body, bounded by MESSAGE_BODY_MAX_BYTES before it is read. */
+async function readMessageBody(req: IncomingMessage): Promise<unknown> {
+  const read = await readBody(req, MESSAGE_BODY_MAX_BYTES, MESSAGE_BODY_MAX_BYTES);
+  if (!read.ok) {
+    if (read.reason === "too_large") throw new HttpError(413, "body_too_large", `a guest message body is at most ${MESSAGE_BODY_MAX_BYTES} bytes`, CLOSE_CONNECTION);
+    throw new HttpError(400, "invalid_json", "request body could not be read", CLOSE_CONNECTION);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(read.bytes.toString("utf8")) as unknown;
+  } catch (error) {
+    throw new HttpError(400, "invalid_json", `request body is not valid JSON: ${(error as Error).message}`);
+  }
+  const forbidden = forbiddenKeyPath(value);
+  if (forbidden !== null) throw new HttpError(400, "invalid_request", `request body uses the reserved key ${forbidden}`);
+  return value;
 }
 
 export function guestRoutes(options: GuestRouteOptions): RouteHandler {
@@ -105,9 +137,15 @@ export function guestRoutes(options: GuestRouteOptions): RouteHandler {
       sendJson(res, 200, { ok: true }, { "set-cookie": cookie, "cache-control": "no-store" });
       return;
     }
-    const body = MessageBody.safeParse(await readJsonBody(req));
-    if (!body.success) throw new AppError("invalid_request", "the body must be { text }, a message of 1 to 4,000 characters");
-    sendJson(res, 200, await app.submitGuestMessage(credentials, { text: body.data.text }), { "cache-control": "no-store" });
+    const body = MessageBody.safeParse(await readMessageBody(req));
+    if (!body.success) {
+      throw new AppError(
+        "invalid_request",
+        `the body must be { text, attachments? }: a message of 1 to 4,000 characters and at most ${GUEST_ATTACHMENT_LIMIT} attachments { name, type, data } of at most 10 MiB, data in base64`,
+      );
+    }
+    const attachments = (body.data.attachments ?? []).map((attachment) => ({ name: attachment.name, type: attachment.type, data: Buffer.from(attachment.data, "base64") }));
+    sendJson(res, 200, await app.submitGuestMessage(credentials, { text: body.data.text, attachments }), { "cache-control": "no-store" });
   };
   return async (req, res, url) => {
     const path = url.pathname;

@@ -68,19 +68,26 @@ describe("a guest watches and suggests", () => {
 
     // The guest suggests; the owner sees it waiting and sends it; the agent receives it under the guest's name.
     await guest.getByLabel("Message for the owner").fill("Please also run the tests");
+    await guest.locator("#files").setInputFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("run them twice") });
     await guest.getByRole("button", { name: "Send to the owner" }).click();
     await guest.locator("#messages li[data-status='pending']", { hasText: "Please also run the tests" }).waitFor({ timeout: UI_WAIT });
     const inbox = await asOwner<{ messages: { id: string; threadId: string; guestName: string; text: string }[] }>("GET", "/api/guest-messages");
     const waiting = inbox.messages.find((m) => m.threadId === threadId)!;
-    expect(waiting).toMatchObject({ guestName: "Ada", text: "Please also run the tests" });
+    expect(waiting).toMatchObject({ guestName: "Ada", text: "Please also run the tests", attachments: [{ name: "notes.txt", type: "text/plain", size: 14 }] });
     // On the thread's page the suggestion waits under the header; the owner sends it to the agent from there.
     await page.goto(new URL(`/t/${encodeURIComponent(threadId)}`, page.url()).href);
     const suggestion = page.getByLabel("Guest messages").locator(".guest-message", { hasText: "Please also run the tests" });
     await suggestion.waitFor({ timeout: UI_WAIT });
     expect(await suggestion.innerText()).toContain("Ada suggests:");
+    // Its attachment is a download link on the owner's page, answering the guest's bytes to the owner's session.
+    const attachment = suggestion.getByRole("link", { name: "notes.txt" });
+    const href = await attachment.getAttribute("href");
+    const downloaded = await page.evaluate(async (path) => (await fetch(path!)).text(), href);
+    expect(downloaded).toBe("run them twice");
     await suggestion.getByRole("button", { name: "Send to the agent" }).click();
     await suggestion.waitFor({ state: "detached", timeout: UI_WAIT });
     await guest.locator("#rows li[data-kind='assistant']", { hasText: "Echo: Message from guest Ada, sent by the owner:" }).waitFor({ timeout: UI_WAIT });
+    expect(await guest.locator("#rows li[data-kind='assistant']", { hasText: "Echo: Message from guest Ada" }).innerText()).toContain("Attachments:\n- notes.txt: ");
     await guest.locator("#messages li[data-status='sent']").waitFor({ timeout: UI_WAIT });
 
     // A second browser with the same link is refused.

@@ -1,9 +1,11 @@
-import { readFileSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { LoomHarness, script } from "../testkit/loomHarness.js";
-import { GUEST_MESSAGE_MAX_LENGTH, GUEST_SHARE_TTL_MS } from "../contracts/entities/guestShares.js";
+import { GUEST_ATTACHMENT_MAX_BYTES, GUEST_MESSAGE_MAX_LENGTH, GUEST_SHARE_TTL_MS } from "../contracts/entities/guestShares.js";
 import { ManualClock } from "../testkit/manualClock.js";
 import { GUEST_REFUSED_BODY } from "./guestRoutes.js";
 
@@ -158,6 +160,108 @@ describe("guest share links", () => {
       socket.on("open", () => resolve(101));
     });
     expect(otherSocket).toBe(404);
+  });
+});
+
+describe("guest message attachments", () => {
+  const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+  const upload = (name: string, type: string, data: Buffer) => ({ name, type, data: data.toString("base64") });
+
+  it("stores up to 4 attachments of up to 10 MiB outside the log, refuses more, larger or mistyped ones with nothing written, and serves them to the owner only", async () => {
+    const created = await h.createThread({ title: "attachments" });
+    const link = await share(created.threadId);
+    const cookie = await guestCookieOf(link.path, "Ada");
+    const shareId = link.token.split(".")[0]!;
+    const dir = join(h.server.stateDir.root, "guest-attachments", shareId);
+    const post = (text: string, attachments: unknown[]) => fetch(`${url}${link.path}/messages`, { method: "POST", headers: write(cookie), body: JSON.stringify({ text, attachments }) });
+    const files = () => (existsSync(dir) ? readdirSync(dir).sort() : []);
+    const threadUrl = `${url}/api/threads/${encodeURIComponent(created.threadId)}`;
+    const messages = async () => ((await (await fetch(`${threadUrl}/guest-share`, { headers: owner() })).json()) as { messages: { id: string; attachments?: { id: string; name: string; size: number; sha256: string }[] }[] }).messages;
+
+    const big = Buffer.alloc(GUEST_ATTACHMENT_MAX_BYTES, "a");
+    const notes = Buffer.from("NOTES_MARKER_7 and the rest", "utf8");
+    const refusals = [
+      await post("five", ["1", "2", "3", "4", "5"].map((n) => upload(`${n}.png`, "image/png", PNG))),
+      await post("too large", [upload("big.txt", "text/plain", Buffer.alloc(GUEST_ATTACHMENT_MAX_BYTES + 1, "a"))]),
+      await post("wrong type", [upload("x.svg", "image/svg+xml", Buffer.from("<svg/>"))]),
+      await post("not what it says", [upload("fake.png", "image/png", Buffer.from("plain text"))]),
+    ];
+    const errors = [];
+    for (const res of refusals) {
+      expect(res.status).toBe(400);
+      errors.push(((await res.json()) as { error: { message: string } }).error.message);
+    }
+    expect(errors[0]).toContain("at most 4 attachments");
+    expect(errors[1]).toContain("at most 10485760 (10 MiB)");
+    expect(errors[2]).toContain("image/svg+xml; accepted:");
+    expect(errors[3]).toContain("does not match the type");
+    expect(errors.every((message) => message.startsWith("invalid_guest_attachment:"))).toBe(true);
+    expect(files()).toEqual([]);
+    expect(await messages()).toEqual([]);
+
+    const four = [upload("big.txt", "text/plain", big), upload("notes.txt", "text/plain", notes), upload("shot.png", "image/png", PNG), upload("spec.pdf", "application/pdf", Buffer.from("%PDF-1.4 x"))];
+    const accepted = await post("see these", four);
+    expect(accepted.status).toBe(200);
+    const { guestMessageId } = (await accepted.json()) as { guestMessageId: string };
+    const [message] = await messages();
+    expect(message!.id).toBe(guestMessageId);
+    const described = message!.attachments!;
+    expect(described.map((a) => [a.name, a.size])).toEqual([["big.txt", GUEST_ATTACHMENT_MAX_BYTES], ["notes.txt", notes.length], ["shot.png", PNG.length], ["spec.pdf", 10]]);
+    expect(described[1]!.sha256).toBe(createHash("sha256").update(notes).digest("hex"));
+    expect(files()).toEqual(described.map((a) => a.id).sort());
+    expect(readFileSync(h.server.stateDir.databasePath).includes("NOTES_MARKER_7")).toBe(false);
+
+    // The owner downloads one; a guest cookie, a wrong bearer and the guest's own path get nothing.
+    const fileUrl = `${threadUrl}/guest-messages/${encodeURIComponent(guestMessageId)}/attachments/${described[1]!.id}`;
+    const download = await fetch(fileUrl, { headers: owner() });
+    expect(download.status).toBe(200);
+    expect(download.headers.get("content-disposition")).toBe("attachment; filename*=UTF-8''notes.txt");
+    expect(download.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(Buffer.from(await download.arrayBuffer()).equals(notes)).toBe(true);
+    expect((await fetch(fileUrl, { headers: { cookie } })).status).toBe(401);
+    expect((await fetch(fileUrl, { headers: { authorization: "Bearer not-the-owner" } })).status).toBe(401);
+    expect(await refusedBody(await fetch(`${url}${link.path}/attachments/${described[1]!.id}`, { headers: { cookie } }))).toBe(GUEST_REFUSED_BODY);
+
+    // Sent: the agent gets each name and the file to read it from.
+    const sent = await fetch(`${threadUrl}/guest-messages/${encodeURIComponent(guestMessageId)}/send`, { method: "POST", headers: owner() });
+    expect(sent.status).toBe(200);
+    const { runId } = (await sent.json()) as { runId: string };
+    await h.waitForEnd(runId);
+    const lines = described.map((a) => `- ${a.name}: ${join(dir, a.id)}`).join("\n");
+    expect(h.assistantTexts(created.threadId, runId)).toEqual([`Echo: Message from guest Ada, sent by the owner:\n\nsee these\n\nAttachments:\n${lines}`]);
+
+    // Dismissed: its file is removed and no longer served.
+    const second = await post("one more", [upload("late.png", "image/png", PNG)]);
+    const late = (await second.json()) as { guestMessageId: string };
+    const lateId = (await messages()).find((m) => m.id === late.guestMessageId)!.attachments![0]!.id;
+    expect(files()).toContain(lateId);
+    expect((await fetch(`${threadUrl}/guest-messages/${encodeURIComponent(late.guestMessageId)}/dismiss`, { method: "POST", headers: owner() })).status).toBe(200);
+    expect(files()).not.toContain(lateId);
+    expect((await fetch(`${threadUrl}/guest-messages/${encodeURIComponent(late.guestMessageId)}/attachments/${lateId}`, { headers: owner() })).status).toBe(400);
+
+    // A message the decider refuses (a fourth waiting one) leaves none of its files behind.
+    for (const text of ["one", "two", "three"]) expect((await post(text, [])).status).toBe(200);
+    const before = files();
+    const fourth = await post("four", [upload("four.png", "image/png", PNG)]);
+    expect(fourth.status).toBe(400);
+    expect(((await fourth.json()) as { error: { message: string } }).error.message).toContain("at most 3");
+    expect(files()).toEqual(before);
+  });
+});
+
+describe("a guest message body", () => {
+  it("is bounded before it is read: a declared length over five full attachments is answered 413", async () => {
+    const link = await share((await h.createThread({ title: "bounded" })).threadId);
+    const cookie = await guestCookieOf(link.path, "Ada");
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${url}${link.path}/messages`, { method: "POST", headers: { ...write(cookie), "content-length": String(200 * 1024 * 1024) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.write("{");
+    });
+    expect(status).toBe(413);
   });
 });
 

@@ -1,4 +1,6 @@
-import type { IncomingMessage } from "node:http";
+import { createReadStream } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { pipeline } from "node:stream/promises";
 import { z } from "zod";
 import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
@@ -18,6 +20,7 @@ import { statusOf } from "./routes.js";
  *   GET    /api/guest-messages                    pending guest messages on every thread
  *   POST   /api/threads/:threadId/guest-messages/:id/send     { mode? }
  *   POST   /api/threads/:threadId/guest-messages/:id/dismiss
+ *   GET    /api/threads/:threadId/guest-messages/:id/attachments/:attachmentId   the file, as a download
  * A guest's cookie is never read here: it is scoped to its share's page.
  */
 export interface GuestShareRouteOptions {
@@ -28,6 +31,7 @@ export interface GuestShareRouteOptions {
 
 const SHARE_PATH = /^\/api\/threads\/([^/]+)\/guest-share$/;
 const MESSAGE_PATH = /^\/api\/threads\/([^/]+)\/guest-messages\/([^/]+)\/(send|dismiss)$/;
+const ATTACHMENT_PATH = /^\/api\/threads\/([^/]+)\/guest-messages\/([^/]+)\/attachments\/([^/]+)$/;
 const INBOX_PATH = "/api/guest-messages";
 const SendBody = z.object({ mode: SendModeSchema.optional() }).strict();
 
@@ -57,15 +61,32 @@ export function guestShareRoutes(options: GuestShareRouteOptions): RouteHandler 
     if (method !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
     return app.listGuestMessages(owner);
   };
+  /** An attachment goes out as a download under its declared type, never rendered by the browser as a page. */
+  const download = async (req: IncomingMessage, res: ServerResponse, match: RegExpExecArray): Promise<void> => {
+    if ((req.method ?? "GET") !== "GET") throw new HttpError(405, "method_not_allowed", "use GET");
+    const input = { threadId: decodePathSegment(match[1]!), guestMessageId: decodePathSegment(match[2]!), attachmentId: decodePathSegment(match[3]!) };
+    const { attachment, path } = app.readGuestAttachment(owner, input);
+    res.writeHead(200, {
+      "content-type": attachment.type,
+      "content-length": String(attachment.size),
+      "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(attachment.name)}`,
+      "content-security-policy": "default-src 'none'; sandbox",
+      "x-content-type-options": "nosniff",
+      "cache-control": "no-store",
+    });
+    await pipeline(createReadStream(path), res);
+  };
   return async (req, res, url) => {
-    const mine = SHARE_PATH.test(url.pathname) || MESSAGE_PATH.test(url.pathname) || url.pathname === INBOX_PATH;
+    const attachment = ATTACHMENT_PATH.exec(url.pathname);
+    const mine = attachment !== null || SHARE_PATH.test(url.pathname) || MESSAGE_PATH.test(url.pathname) || url.pathname === INBOX_PATH;
     if (!mine) return false;
     if (!isOwnerRequest(req, options.ownerTokenHash) && options.alsoOwner?.(req) !== true) {
       sendJson(res, 401, { error: { code: "unauthorized", message: "missing or invalid bearer token" } }, { "www-authenticate": "Bearer" });
       return true;
     }
     try {
-      sendJson(res, 200, await route(req, url), { "cache-control": "no-store" });
+      if (attachment !== null) await download(req, res, attachment);
+      else sendJson(res, 200, await route(req, url), { "cache-control": "no-store" });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       sendJson(res, statusOf(error), { error: toFailure(error) });

@@ -148,6 +148,7 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   guest_share_taken: "capability_denied",
   invalid_guest_name: "invalid_request",
   invalid_guest_message: "invalid_request",
+  invalid_guest_attachment: "invalid_request",
   guest_message_limit: "invalid_request",
   guest_message_not_found: "invalid_request",
   guest_message_not_pending: "invalid_request",

@@ -135,6 +135,8 @@ export const RejectionCode = {
   guestShareTaken: "guest_share_taken",
   invalidGuestName: "invalid_guest_name",
   invalidGuestMessage: "invalid_guest_message",
+  /** More than 4 attachments, one over 10 MiB, or a type not accepted. */
+  invalidGuestAttachment: "invalid_guest_attachment",
   guestMessageLimit: "guest_message_limit",
   guestMessageNotFound: "guest_message_not_found",
   guestMessageNotPending: "guest_message_not_pending",

@@ -78,7 +78,7 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
       deliveries: webhookDeliveries,
       webhookToleranceMs: config.scheduler.webhookToleranceMs,
     },
-    guestShares: { key: new GuestShareKey(join(dir.root, "guest-share.key")), baseUrl },
+    guestShares: { key: new GuestShareKey(join(dir.root, "guest-share.key")), baseUrl, attachmentsDir: join(dir.root, "guest-attachments") },
   };
   const workflows = new WorkflowRunner(ctx, { log, maxConcurrentAgents: config.workflows.maxConcurrentAgents });
   const app = bindApp(ctx, workflows);

@@ -106,6 +106,17 @@ export function GuestMessages(props: { readonly threadId: string; readonly share
       {pending.map((message) => (
         <div key={message.id} className="guest-message" data-guest-message-id={message.id}>
           <span className="small muted">{guest} suggests:</span> <span className="guest-message-text">{message.text}</span>
+          {(message.attachments ?? []).map((attachment) => (
+            <a
+              key={attachment.id}
+              className="small guest-attachment"
+              href={`/api/threads/${encodeURIComponent(props.threadId)}/guest-messages/${encodeURIComponent(message.id)}/attachments/${encodeURIComponent(attachment.id)}`}
+              download={attachment.name}
+              title={`${attachment.type}, ${attachment.size} bytes`}
+            >
+              {attachment.name}
+            </a>
+          ))}
           <span className="actions">
             <button className="primary" disabled={busy !== null} onClick={() => decide(message.id, "send")} title="Send it to the agent, prefixed with who wrote it">
               Send to the agent

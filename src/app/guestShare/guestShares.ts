@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
-import { GUEST_MESSAGE_MAX_LENGTH, type ThreadGuestShare, isShareLive } from "../../contracts/entities/guestShares.js";
+import { GUEST_MESSAGE_MAX_LENGTH, type GuestAttachment, type ThreadGuestShare, isShareLive } from "../../contracts/entities/guestShares.js";
 import type { MessageDispatchCommand } from "../../contracts/commands/runCommands.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { activeRunOf } from "../../engine/queries.js";
 import type { Caller } from "../caller.js";
 import { type AppContext, execute, freshUuid } from "../context.js";
+import { attachmentProblem } from "../../core/guestShare/guestShare.js";
 import { AppError, fail } from "../errors.js";
 import { liveThreadOrFail } from "../threads/authorize.js";
+import { type GuestUpload, attachmentPath, contentProblem, describeUploads, removeAttachments, shareAttachmentsDir, storeUploads } from "./guestAttachments.js";
 import { type GuestView, guestView } from "./guestView.js";
 import { type GuestShareKey, freshShareId } from "./shareKey.js";
 
@@ -22,6 +24,8 @@ export interface GuestShareSettings {
   readonly key: GuestShareKey;
   /** The server's URL, read when a link is handed out. */
   readonly baseUrl: () => string;
+  /** Where guest attachments are kept (`<state-dir>/guest-attachments`); absent: a guest message is text only. */
+  readonly attachmentsDir?: string;
 }
 
 /** The path of a share's guest page: the cookie is scoped to it. */
@@ -104,14 +108,16 @@ export function readGuestShare(ctx: AppContext, caller: Caller, input: { readonl
 }
 
 /** The guest messages waiting for the owner, on every thread (the web UI's inbox). */
-export function listGuestMessages(ctx: AppContext, caller: Caller): { readonly messages: readonly { threadId: string; threadTitle: string; guestName: string; id: string; text: string; submittedAt: string }[] } {
+export function listGuestMessages(ctx: AppContext, caller: Caller): {
+  readonly messages: readonly { threadId: string; threadTitle: string; guestName: string; id: string; text: string; attachments: readonly GuestAttachment[]; submittedAt: string }[];
+} {
   ownerOnly(caller);
   const messages = [];
   for (const thread of ctx.orchestrator.state.threads.values()) {
     const share = thread.guestShare;
     if (thread.deletedAt !== null || share === null || share === undefined) continue;
     for (const message of share.messages) {
-      if (message.status === "pending") messages.push({ threadId: thread.id, threadTitle: thread.title, guestName: share.guest?.name ?? "guest", id: message.id, text: message.text, submittedAt: message.submittedAt });
+      if (message.status === "pending") messages.push({ threadId: thread.id, threadTitle: thread.title, guestName: share.guest?.name ?? "guest", id: message.id, text: message.text, attachments: message.attachments ?? [], submittedAt: message.submittedAt });
     }
   }
   return { messages: messages.sort((a, b) => a.submittedAt.localeCompare(b.submittedAt)) };
@@ -130,7 +136,15 @@ export async function sendGuestMessage(
   await execute(ctx, {
     type: "message.dispatch",
     commandId: commandId(ctx),
-    data: { threadId: thread.id, text: message.text, mode: input.mode ?? "auto", guestMessageId: message.id, createdBy: "user", creationSource: "ui" },
+    data: {
+      threadId: thread.id,
+      text: message.text,
+      mode: input.mode ?? "auto",
+      guestMessageId: message.id,
+      ...guestAttachmentsDirOf(ctx, thread.guestShare!.shareId, message.attachments),
+      createdBy: "user",
+      creationSource: "ui",
+    },
   });
   const sent = liveThreadOrFail(ctx, thread.id).guestShare?.messages.find((candidate) => candidate.id === message.id);
   return { threadId: thread.id, guestMessageId: message.id, runId: sent?.runId ?? null };
@@ -140,7 +154,43 @@ export async function dismissGuestMessage(ctx: AppContext, caller: Caller, input
   ownerOnly(caller);
   const thread = liveThreadOrFail(ctx, input.threadId);
   await execute(ctx, { type: "thread.guest-message.dismiss", commandId: commandId(ctx), data: { threadId: thread.id, guestMessageId: input.guestMessageId } });
+  const dismissed = thread.guestShare?.messages.find((candidate) => candidate.id === input.guestMessageId);
+  const root = ctx.guestShares?.attachmentsDir;
+  if (root !== undefined && dismissed?.attachments !== undefined) await removeAttachments(root, thread.guestShare!.shareId, dismissed.attachments);
   return { threadId: thread.id, guestMessageId: input.guestMessageId };
+}
+
+function guestAttachmentsDirOf(ctx: AppContext, shareId: string, attachments: readonly GuestAttachment[] | undefined): { guestAttachmentsDir?: string } {
+  const root = ctx.guestShares?.attachmentsDir;
+  if (root === undefined || attachments === undefined || attachments.length === 0) return {};
+  return { guestAttachmentsDir: shareAttachmentsDir(root, shareId) };
+}
+
+function firstProblem(uploads: readonly GuestUpload[]): string | null {
+  for (const upload of uploads) {
+    const problem = contentProblem(upload);
+    if (problem !== null) return problem;
+  }
+  return null;
+}
+
+/** One attachment of a guest message, for the owner: its description and the file holding its bytes. */
+export function readGuestAttachment(
+  ctx: AppContext,
+  caller: Caller,
+  input: { readonly threadId: string; readonly guestMessageId: string; readonly attachmentId: string },
+): { readonly attachment: GuestAttachment; readonly path: string } {
+  ownerOnly(caller);
+  const thread = liveThreadOrFail(ctx, input.threadId);
+  const share = thread.guestShare;
+  const message = share?.messages.find((candidate) => candidate.id === input.guestMessageId);
+  // A dismissed message's files are removed.
+  const attachment = message?.status === "dismissed" ? undefined : message?.attachments?.find((candidate) => candidate.id === input.attachmentId);
+  const root = ctx.guestShares?.attachmentsDir;
+  if (share === null || share === undefined || attachment === undefined || root === undefined) {
+    fail("invalid_request", `thread ${thread.id} has no attachment ${input.attachmentId} on guest message ${input.guestMessageId}`);
+  }
+  return { attachment, path: attachmentPath(root, share.shareId, attachment.id) };
 }
 
 // The guest's side.
@@ -199,11 +249,37 @@ export function readGuestView(ctx: AppContext, credentials: GuestCredentials): G
   return guestView(ctx.orchestrator.timeline, thread, share, activeRunOf(ctx.orchestrator.state, thread.id) !== null);
 }
 
-export async function submitGuestMessage(ctx: AppContext, credentials: GuestCredentials, input: { readonly text: string }): Promise<{ readonly guestMessageId: string }> {
+/**
+ * A guest's message for the owner. Its attachments are checked (count, size,
+ * type) before anything is written, stored, and then described in the
+ * command; a refused command removes the files it stored, so a refused
+ * submit leaves neither a file nor an event.
+ */
+export async function submitGuestMessage(
+  ctx: AppContext,
+  credentials: GuestCredentials,
+  input: { readonly text: string; readonly attachments?: readonly GuestUpload[] },
+): Promise<{ readonly guestMessageId: string }> {
   const { thread, share, browserHash } = guestThread(ctx, credentials);
   if (input.text.length > GUEST_MESSAGE_MAX_LENGTH * 2) fail("invalid_request", `a guest message is 1 to ${GUEST_MESSAGE_MAX_LENGTH} characters`);
+  const uploads = input.attachments ?? [];
+  const root = ctx.guestShares?.attachmentsDir;
+  if (uploads.length > 0 && root === undefined) fail("unsupported", "this server keeps no guest attachments");
+  const problem = attachmentProblem(uploads.map((upload) => ({ name: upload.name, type: upload.type, size: upload.data.length }))) ?? firstProblem(uploads);
+  if (problem !== null) throw new AppError("invalid_request", `invalid_guest_attachment: ${problem}`, { rejectionCode: "invalid_guest_attachment" });
+  const attachments = describeUploads(uploads);
   const guestMessageId = `guest-message:${freshUuid(ctx)}`;
-  await execute(ctx, { type: "thread.guest-message.submit", commandId: commandId(ctx), data: { threadId: thread.id, shareId: share.shareId, browserHash, guestMessageId, text: input.text } });
+  try {
+    if (root !== undefined && uploads.length > 0) await storeUploads(root, share.shareId, uploads, attachments);
+    await execute(ctx, {
+      type: "thread.guest-message.submit",
+      commandId: commandId(ctx),
+      data: { threadId: thread.id, shareId: share.shareId, browserHash, guestMessageId, text: input.text, ...(attachments.length === 0 ? {} : { attachments }) },
+    });
+  } catch (error) {
+    if (root !== undefined) await removeAttachments(root, share.shareId, attachments);
+    throw error;
+  }
   return { guestMessageId };
 }
 

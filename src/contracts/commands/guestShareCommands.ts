@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GUEST_MESSAGE_MAX_LENGTH } from "../entities/guestShares.js";
+import { GUEST_ATTACHMENT_LIMIT, GUEST_MESSAGE_MAX_LENGTH, GuestAttachmentSchema } from "../entities/guestShares.js";
 import { IdSchema, commandSchema as command } from "./commandSchema.js";
 
 /**
@@ -31,6 +31,8 @@ export const GuestMessageSubmitCommandSchema = command(
       browserHash: BrowserHashSchema,
       guestMessageId: IdSchema,
       text: z.string().max(GUEST_MESSAGE_MAX_LENGTH * 2),
+      /** Described only: the app stored the bytes before sending this. */
+      attachments: z.array(GuestAttachmentSchema).max(GUEST_ATTACHMENT_LIMIT * 2).optional(),
     })
     .strict(),
 );

@@ -37,6 +37,8 @@ export const MessageDispatchCommandSchema = command(
        * the guest's text; the agent receives it prefixed with who wrote it.
        */
       guestMessageId: IdSchema.optional(),
+      /** With guestMessageId: the directory the message's attachments are kept in, named to the agent. */
+      guestAttachmentsDir: z.string().min(1).optional(),
     })
     .strict(),
 );

@@ -14,15 +14,38 @@ export const GUEST_NAME_MAX_LENGTH = 40;
 export const GUEST_PENDING_MESSAGE_LIMIT = 3;
 /** Characters in one guest message. */
 export const GUEST_MESSAGE_MAX_LENGTH = 4_000;
+/** Attachments on one guest message. */
+export const GUEST_ATTACHMENT_LIMIT = 4;
+/** Bytes in one guest attachment: 10 MiB. */
+export const GUEST_ATTACHMENT_MAX_BYTES = 10 * 1024 * 1024;
+/** The content types a guest may attach: images, plain text, markdown, CSV, JSON and PDF. */
+export const GUEST_ATTACHMENT_TYPES: readonly string[] = ["image/png", "image/jpeg", "image/gif", "image/webp", "text/plain", "text/markdown", "text/csv", "application/json", "application/pdf"];
 /** Rows of the guest's view of the transcript: the newest ones. */
 export const SNAPSHOT_ROW_LIMIT = 600;
 /** User turns of the guest's view of the transcript: the newest ones. */
 export const SNAPSHOT_USER_TURN_LIMIT = 20;
 
-/** What the agent receives when the owner sends a guest's message (spec 004 §3.4, GuestShareDecider). */
-export function guestMessageText(guestName: string, guestText: string): string {
-  return `Message from guest ${guestName}, sent by the owner:\n\n${guestText}`;
+/**
+ * What the agent receives when the owner sends a guest's message (spec 004
+ * §3.4, GuestShareDecider); with attachments, a list of each one's name and
+ * the file it can be read from.
+ */
+export function guestMessageText(guestName: string, guestText: string, attachments: readonly { readonly name: string; readonly path: string }[] = []): string {
+  const text = `Message from guest ${guestName}, sent by the owner:\n\n${guestText}`;
+  if (attachments.length === 0) return text;
+  return `${text}\n\nAttachments:\n${attachments.map((attachment) => `- ${attachment.name}: ${attachment.path}`).join("\n")}`;
 }
+
+/** A file a guest attached: only its description is recorded, its bytes are kept in the state dir. */
+export const GuestAttachmentSchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+  name: z.string().min(1).max(200),
+  type: z.string().min(1),
+  size: z.number().int().nonnegative(),
+  /** hex SHA-256 of the bytes. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type GuestAttachment = z.infer<typeof GuestAttachmentSchema>;
 
 export const GuestMessageStatus = {
   /** Waiting in the owner's inbox. */
@@ -42,6 +65,8 @@ export const GuestMessageSchema = z.object({
   /** When the owner sent or dismissed it. */
   decidedAt: z.string().min(1).nullable(),
   runId: z.string().min(1).nullable(),
+  /** Absent: none (messages recorded before attachments existed). */
+  attachments: z.array(GuestAttachmentSchema).max(GUEST_ATTACHMENT_LIMIT).optional(),
 });
 export type GuestMessage = z.infer<typeof GuestMessageSchema>;
 

@@ -26,8 +26,9 @@ export function decideGuestMessageDispatch(state: OrchestrationState, command: M
     return reject(RejectionCode.invalidGuestMessage, `the text of a sent guest message must be the guest's own (guest message ${guestMessageId})`);
   }
   const runId = command.data.runId ?? ctx.allocate.run();
-  const { guestMessageId: _sent, ...data } = command.data;
-  const text = guestMessageText(share.guest?.name ?? "guest", message.text);
+  const { guestMessageId: _sent, guestAttachmentsDir, ...data } = command.data;
+  const files = (message.attachments ?? []).map((attachment) => ({ name: attachment.name, path: `${guestAttachmentsDir ?? "guest-attachments"}/${attachment.id}` }));
+  const text = guestMessageText(share.guest?.name ?? "guest", message.text, files);
   const decision = decideMessageDispatch(state, { ...command, data: { ...data, text, runId } }, ctx);
   if (decision.kind === "rejected") return decision;
   // A steered turn creates no run: the message joins the running one, which the guest message then names.

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
+  GUEST_ATTACHMENT_LIMIT,
+  GUEST_ATTACHMENT_MAX_BYTES,
   GUEST_MESSAGE_MAX_LENGTH,
+  type GuestAttachment,
   GUEST_NAME_MAX_LENGTH,
   GUEST_PENDING_MESSAGE_LIMIT,
   GUEST_SHARE_TTL_MS,
@@ -124,6 +127,39 @@ describe("thread.guest-message.submit and dismiss", () => {
       .when(cmd("thread.guest-message.dismiss", { threadId: A, guestMessageId: "guest-message:1" }))
       .thenRejects(RejectionCode.guestMessageNotPending);
     given(existing(sharedThread({ guest }))).when(cmd("thread.guest-message.dismiss", { threadId: A, guestMessageId: "guest-message:9" })).thenRejects(RejectionCode.guestMessageNotFound);
+  });
+});
+
+describe("guest message attachments", () => {
+  const file = (id: string, fields: Partial<GuestAttachment> = {}): GuestAttachment => ({ id, name: `${id}.png`, type: "image/png", size: 10, sha256: "c".repeat(64), ...fields });
+  const withFiles = (attachments: GuestAttachment[]) => cmd("thread.guest-message.submit", { threadId: A, shareId: SHARE, browserHash: BROWSER, guestMessageId: "guest-message:1", text: "see these", attachments });
+
+  it("records up to 4 attachments of up to 10 MiB each, described only", () => {
+    const thread = sharedThread({ guest });
+    const four = [file("a1", { size: GUEST_ATTACHMENT_MAX_BYTES }), file("a2", { type: "application/pdf", name: "spec.pdf" }), file("a3", { type: "text/plain" }), file("a4")];
+    expect(four).toHaveLength(GUEST_ATTACHMENT_LIMIT);
+    given(existing(thread))
+      .when(withFiles(four))
+      .then([threadEvent("thread.guest-share-updated", after(thread, share({ guest, messages: [{ ...pendingMessage("guest-message:1", "see these"), attachments: four }] })))]);
+  });
+
+  it("refuses a fifth attachment, one of 10 MiB and a byte, and a type not accepted", () => {
+    const thread = sharedThread({ guest });
+    const five = ["a1", "a2", "a3", "a4", "a5"].map((id) => file(id));
+    given(existing(thread)).when(withFiles(five)).thenRejects(RejectionCode.invalidGuestAttachment);
+    given(existing(thread)).when(withFiles([file("a1", { size: GUEST_ATTACHMENT_MAX_BYTES + 1 })])).thenRejects(RejectionCode.invalidGuestAttachment);
+    given(existing(thread)).when(withFiles([file("a1", { type: "image/svg+xml" })])).thenRejects(RejectionCode.invalidGuestAttachment);
+  });
+
+  it("names each attachment and its file to the agent when the owner sends the message", () => {
+    const thread: AppThread = { ...aProviderThread(A, "steerable"), guestShare: share({ guest, messages: [{ ...pendingMessage("guest-message:1"), attachments: [file("a1"), file("a2", { name: "notes.txt", type: "text/plain" })] }] }) };
+    const state = given(existing(thread))
+      .when(cmd("message.dispatch", { threadId: A, text: "try the other branch", guestMessageId: "guest-message:1", guestAttachmentsDir: "/state/guest-attachments/s1", runId: "run:g" }))
+      .thenHistory();
+    const item = fold(...state).turnItems.get(A)?.[0];
+    expect(item?.type === "user_message" ? item.text : null).toBe(
+      "Message from guest Ada, sent by the owner:\n\ntry the other branch\n\nAttachments:\n- a1.png: /state/guest-attachments/s1/a1\n- notes.txt: /state/guest-attachments/s1/a2",
+    );
   });
 });
 

@@ -6,7 +6,11 @@ import type {
   GuestShareRedeemCommand,
 } from "../../contracts/commands/guestShareCommands.js";
 import {
+  GUEST_ATTACHMENT_LIMIT,
+  GUEST_ATTACHMENT_MAX_BYTES,
+  GUEST_ATTACHMENT_TYPES,
   GUEST_MESSAGE_MAX_LENGTH,
+  type GuestAttachment,
   GUEST_NAME_MAX_LENGTH,
   GUEST_PENDING_MESSAGE_LIMIT,
   GUEST_SHARE_TTL_MS,
@@ -87,12 +91,25 @@ export function decideGuestMessageSubmit(state: OrchestrationState, command: Gue
   if (text.length === 0 || text.length > GUEST_MESSAGE_MAX_LENGTH) {
     return reject(RejectionCode.invalidGuestMessage, `a guest message is 1 to ${GUEST_MESSAGE_MAX_LENGTH} characters, got ${text.length}`);
   }
+  const attachments = command.data.attachments ?? [];
+  const badAttachment = attachmentProblem(attachments);
+  if (badAttachment !== null) return reject(RejectionCode.invalidGuestAttachment, badAttachment);
   const pending = share.messages.filter((message) => message.status === "pending").length;
   if (pending >= GUEST_PENDING_MESSAGE_LIMIT) {
     return reject(RejectionCode.guestMessageLimit, `a guest may have at most ${GUEST_PENDING_MESSAGE_LIMIT} messages waiting for the owner`);
   }
-  const message: GuestMessage = { id: command.data.guestMessageId, text, status: "pending", submittedAt: ctx.now, decidedAt: null, runId: null };
+  const message: GuestMessage = { id: command.data.guestMessageId, text, status: "pending", submittedAt: ctx.now, decidedAt: null, runId: null, ...(attachments.length === 0 ? {} : { attachments }) };
   return updated(thread, ctx, { ...share, messages: [...share.messages, message] });
+}
+
+/** Why a guest message's attachments are refused, or null: spec 004's limits and the accepted types. */
+export function attachmentProblem(attachments: readonly Pick<GuestAttachment, "name" | "type" | "size">[]): string | null {
+  if (attachments.length > GUEST_ATTACHMENT_LIMIT) return `a guest message has at most ${GUEST_ATTACHMENT_LIMIT} attachments, got ${attachments.length}`;
+  for (const attachment of attachments) {
+    if (attachment.size > GUEST_ATTACHMENT_MAX_BYTES) return `attachment ${attachment.name} is ${attachment.size} bytes; at most ${GUEST_ATTACHMENT_MAX_BYTES} (10 MiB) are accepted`;
+    if (!GUEST_ATTACHMENT_TYPES.includes(attachment.type)) return `attachment ${attachment.name} is of type ${attachment.type}; accepted: ${GUEST_ATTACHMENT_TYPES.join(", ")}`;
+  }
+  return null;
 }
 
 export function decideGuestMessageDismiss(state: OrchestrationState, command: GuestMessageDismissCommand, ctx: DecideContext): Decision {
