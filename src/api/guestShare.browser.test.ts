@@ -74,6 +74,11 @@ describe("a guest watches and suggests", () => {
     const inbox = await asOwner<{ messages: { id: string; threadId: string; guestName: string; text: string }[] }>("GET", "/api/guest-messages");
     const waiting = inbox.messages.find((m) => m.threadId === threadId)!;
     expect(waiting).toMatchObject({ guestName: "Ada", text: "Please also run the tests", attachments: [{ name: "notes.txt", type: "text/plain", size: 14 }] });
+    // It waits in the owner's inbox, with its thread and its attachment's name.
+    await page.goto(new URL("/", page.url()).href);
+    const inboxed = page.getByLabel("Guest suggestions").locator(".inbox-guest-message", { hasText: "Please also run the tests" });
+    await inboxed.waitFor({ timeout: UI_WAIT });
+    expect(await inboxed.innerText()).toMatch(/^Shared work Ada suggests: Please also run the tests \(notes\.txt\)/);
     // On the thread's page the suggestion waits under the header; the owner sends it to the agent from there.
     await page.goto(new URL(`/t/${encodeURIComponent(threadId)}`, page.url()).href);
     const suggestion = page.getByLabel("Guest messages").locator(".guest-message", { hasText: "Please also run the tests" });
@@ -89,6 +94,16 @@ describe("a guest watches and suggests", () => {
     await guest.locator("#rows li[data-kind='assistant']", { hasText: "Echo: Message from guest Ada, sent by the owner:" }).waitFor({ timeout: UI_WAIT });
     expect(await guest.locator("#rows li[data-kind='assistant']", { hasText: "Echo: Message from guest Ada" }).innerText()).toContain("Attachments:\n- notes.txt: ");
     await guest.locator("#messages li[data-status='sent']").waitFor({ timeout: UI_WAIT });
+    // A second suggestion the owner dismisses from the inbox: it leaves the inbox and the guest sees it dismissed.
+    await guest.getByLabel("Message for the owner").fill("Maybe rename it all");
+    await guest.getByRole("button", { name: "Send to the owner" }).click();
+    await page.goto(new URL("/", page.url()).href);
+    const second = page.getByLabel("Guest suggestions").locator(".inbox-guest-message", { hasText: "Maybe rename it all" });
+    await second.waitFor({ timeout: UI_WAIT });
+    await second.getByRole("button", { name: "Dismiss" }).click();
+    await second.waitFor({ state: "detached", timeout: UI_WAIT });
+    await guest.locator("#messages li[data-status='dismissed']", { hasText: "Maybe rename it all" }).waitFor({ timeout: UI_WAIT });
+    await page.goto(new URL(`/t/${encodeURIComponent(threadId)}`, page.url()).href);
 
     // A second browser with the same link is refused.
     const other = await (await ui.browser.newContext()).newPage();

@@ -1,4 +1,5 @@
 import type { ThreadShell } from "../../src/contracts/wire/projections.js";
+import { InboxGuestMessages } from "./inboxGuestMessages.js";
 import { InboxRequests } from "./inboxRequests.js";
 import { Badge } from "./sidebar.js";
 import { badgeOf, isLive, needsYou } from "./status.js";
@@ -18,11 +19,15 @@ export function inboxRows(threads: ReadonlyMap<string, ThreadShell>): ThreadShel
 export function Inbox(props: { readonly threads: ReadonlyMap<string, ThreadShell>; readonly open: (threadId: string) => void }) {
   const rows = inboxRows(props.threads);
   const running = [...props.threads.values()].filter((row) => isLive(badgeOf(row)) && !needsYou(badgeOf(row)));
+  // A guest's message changes its thread's record: the newest change anywhere re-reads the suggestions.
+  let newest = "";
+  for (const row of props.threads.values()) if (row.updatedAt > newest) newest = row.updatedAt;
   return (
     <div className="inbox pad">
       <h2>Needs you</h2>
       {rows.length === 0 ? <p className="muted">Nothing needs you. {running.length > 0 ? `${running.length} thread${running.length === 1 ? " is" : "s are"} working.` : ""}</p> : null}
       <InboxRequests threads={props.threads} open={props.open} />
+      <InboxGuestMessages version={newest} open={props.open} />
       <ul className="inbox-list">
         {rows.map((row) => (
           <li key={row.id} data-thread-id={row.id}>
