@@ -41,8 +41,25 @@ async function finishedThread(message: string): Promise<{ threadId: string; runI
 }
 
 describe("WebSocket methods", () => {
-  it("the method table has all 18 methods of spec 004", () => {
-    expect(WS_METHODS).toHaveLength(18);
+  it("the method table has all 18 methods of spec 004 and guestShare.create beside them", () => {
+    expect(WS_METHODS).toHaveLength(19);
+    expect(WS_METHODS.filter((method) => method.startsWith("orchestration."))).toHaveLength(18);
+    expect(WS_METHODS).toContain("guestShare.create");
+  });
+
+  it("guestShare.create: opens a thread's guest share and hands back its link, the same one while it is open; an unknown thread is thread_not_found", async () => {
+    const created = await h.createThread({ title: "shared over the wire" });
+    const link = await client.request("guestShare.create", { threadId: created.threadId });
+    expect(link).toMatchObject({ threadId: created.threadId, url: expect.stringMatching(/\/g\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/) });
+    expect(Date.parse(link.expiresAt)).toBeGreaterThan(Date.now());
+    expect(h.state.threads.get(created.threadId)?.guestShare?.closedAt).toBeNull();
+    expect(await client.request("guestShare.create", { threadId: created.threadId })).toEqual(link);
+    const before = h.state.lastSequence;
+    const missing = await failure(client.request("guestShare.create", { threadId: "thread:none" }));
+    expect(missing.failure).toMatchObject({ code: "thread_not_found" });
+    const bad = await failure(client.request("guestShare.create", { threadId: "" }));
+    expect(bad.failure).toMatchObject({ code: "invalid_request" });
+    expect(h.state.lastSequence).toBe(before);
   });
 
   it("orchestration.dispatchCommand: accepted, rejected (a receipt) and invalid (a failure)", async () => {

@@ -41,5 +41,6 @@ export function wsMethodTable(app: App): WsMethodTable {
     "orchestration.subscribeShell": (params, caller, sink) => app.subscribeShell(caller, params, sink),
     "orchestration.subscribeThread": (params, caller, sink) => app.subscribeThread(caller, params, sink),
     "orchestration.subscribeCommandOutput": (params, caller, sink) => app.subscribeCommandOutput(caller, params, sink),
+    "guestShare.create": (params, caller) => app.openGuestShare(caller, params),
   };
 }

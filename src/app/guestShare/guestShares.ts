@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { GUEST_MESSAGE_MAX_LENGTH, type GuestAttachment, type ThreadGuestShare, isShareLive } from "../../contracts/entities/guestShares.js";
+import { GUEST_MESSAGE_MAX_LENGTH, type GuestAttachment, type ThreadGuestShare, isShareLive, type GuestShareLink } from "../../contracts/entities/guestShares.js";
 import type { MessageDispatchCommand } from "../../contracts/commands/runCommands.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { activeRunOf } from "../../engine/queries.js";
@@ -33,11 +33,7 @@ export function guestPagePath(token: string): string {
   return `/g/${token}`;
 }
 
-export interface GuestShareLink {
-  readonly threadId: string;
-  readonly url: string;
-  readonly expiresAt: string;
-}
+export type { GuestShareLink };
 
 export interface OwnerGuestShare {
   readonly threadId: string;

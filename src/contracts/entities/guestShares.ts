@@ -97,3 +97,10 @@ export type ThreadGuestShare = z.infer<typeof ThreadGuestShareSchema>;
 export function isShareLive(share: ThreadGuestShare | null | undefined, now: string): share is ThreadGuestShare {
   return share !== null && share !== undefined && share.closedAt === null && Date.parse(now) < Date.parse(share.expiresAt);
 }
+
+/** A live share's link as the owner hands it out (docs/guest-share.md): `<url>/g/<shareId>.<mac>`, valid until `expiresAt` or until closed. */
+export interface GuestShareLink {
+  readonly threadId: string;
+  readonly url: string;
+  readonly expiresAt: string;
+}

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { GuestShareLink } from "../entities/guestShares.js";
 import type { CommandReceipt } from "../envelopes.js";
 import { SEARCH_KINDS, type ThreadSearchOutput } from "../tools/searchTools.js";
 import { ThreadLaunchInput, type ThreadLaunchOutput } from "../tools/threadTools.js";
@@ -8,7 +9,7 @@ import { FullThreadDiffInput, type ThreadDiffOutput, TurnDiffInput, WorktreeThre
 import { BOUNDED_SNAPSHOT_LIMITS } from "./projections.js";
 import type { CommandOutputUpdate, SearchStreamUpdate, ShellSnapshot, ShellStreamUpdate, ThreadFamily, ThreadProjection, ThreadStreamUpdate } from "./projections.js";
 
-/** The 18 WebSocket methods (spec 004 §3.3, ORCHESTRATION_V2_WS_METHODS). */
+/** The 18 WebSocket methods of spec 004 §3.3 (ORCHESTRATION_V2_WS_METHODS), and guestShare.create beside them (its rpc). */
 export const WsMethod = {
   dispatchCommand: "orchestration.dispatchCommand",
   getTurnDiff: "orchestration.getTurnDiff",
@@ -28,6 +29,7 @@ export const WsMethod = {
   subscribeShell: "orchestration.subscribeShell",
   subscribeThread: "orchestration.subscribeThread",
   subscribeCommandOutput: "orchestration.subscribeCommandOutput",
+  guestShareCreate: "guestShare.create",
 } as const;
 export type WsMethod = (typeof WsMethod)[keyof typeof WsMethod];
 
@@ -77,6 +79,7 @@ export const WS_METHOD_PARAMS = {
   "orchestration.subscribeCommandOutput": z
     .object({ threadId: ThreadIdParam, outputStreamId: z.string().min(1), fromOffset: z.number().int().nonnegative().optional() })
     .strict(),
+  "guestShare.create": z.object({ threadId: ThreadIdParam }).strict(),
 } as const satisfies { readonly [M in WsMethod]: z.ZodType };
 
 export type WsParams<M extends WsMethod> = z.input<(typeof WS_METHOD_PARAMS)[M]>;
@@ -103,6 +106,7 @@ export const WS_METHOD_KIND: { readonly [M in WsMethod]: WsMethodKind } = {
   "orchestration.subscribeShell": "subscription",
   "orchestration.subscribeThread": "subscription",
   "orchestration.subscribeCommandOutput": "subscription",
+  "guestShare.create": "request",
 };
 
 /** What each request method answers and what each subscription streams (docs/wire.md). */
@@ -120,6 +124,7 @@ export interface WsResults {
   "orchestration.stopWorkflow": WorkflowOutput;
   "orchestration.getTurnItem": { readonly item: TurnItem };
   "orchestration.launchThread": ThreadLaunchOutput;
+  "guestShare.create": GuestShareLink;
 }
 
 export interface WsUpdates {
@@ -154,5 +159,6 @@ const coverage: { readonly [M in WsMethod]: M extends Covered ? true : never } &
   "orchestration.subscribeShell": true,
   "orchestration.subscribeThread": true,
   "orchestration.subscribeCommandOutput": true,
+  "guestShare.create": true,
 };
 void coverage;
