@@ -41,6 +41,9 @@ export class ShellStore extends Store<ShellState> {
   private subscription: ClientSubscription | null = null;
   private streamed = false;
   private stopped = false;
+  /** Row changes not applied yet (null: the row is removed), and the timer that applies them. */
+  private pending = new Map<string, ThreadShell | null>();
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly client: LoomWsClient,
@@ -85,27 +88,56 @@ export class ShellStore extends Store<ShellState> {
         switch (update.kind) {
           case "snapshot":
             this.streamed = true;
+            this.dropPending();
             this.set({ loaded: true, partial: false, threads: new Map(update.snapshot.threads.map((row) => [row.id, row])) });
             return;
           case "resumed":
             return;
           case "upsert":
-            this.update((s) => ({ loaded: s.loaded, partial: s.partial, threads: new Map(s.threads).set(update.thread.id, update.thread) }));
+            this.queue(update.thread.id, update.thread);
             return;
           case "remove":
-            this.update((s) => {
-              const threads = new Map(s.threads);
-              threads.delete(update.threadId);
-              return { loaded: s.loaded, partial: s.partial, threads };
-            });
+            this.queue(update.threadId, null);
             return;
         }
       },
     });
   }
 
+  /**
+   * Row changes are applied together, once the burst they came in is over: a
+   * command that touches many threads (a reorder, a subtree archived) is one
+   * render with one copy of the list, not one per row.
+   */
+  private queue(threadId: string, row: ThreadShell | null): void {
+    this.pending.set(threadId, row);
+    this.flushTimer ??= setTimeout(() => this.flush(), 0);
+  }
+
+  private flush(): void {
+    this.flushTimer = null;
+    const changes = this.pending;
+    this.pending = new Map();
+    if (changes.size === 0) return;
+    this.update((s) => {
+      const threads = new Map(s.threads);
+      for (const [threadId, row] of changes) {
+        if (row === null) threads.delete(threadId);
+        else threads.set(threadId, row);
+      }
+      return { loaded: s.loaded, partial: s.partial, threads };
+    });
+  }
+
+  private dropPending(): void {
+    if (this.flushTimer !== null) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    this.pending = new Map();
+  }
+
   stop(): void {
     this.stopped = true;
+    this.dropPending();
     this.subscription?.close();
     this.subscription = null;
   }
