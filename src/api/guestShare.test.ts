@@ -61,21 +61,31 @@ async function refusedBody(res: Response): Promise<string> {
 function openGuestSocket(path: string, cookie: string) {
   const socket = new WebSocket(`${url.replace("http", "ws")}${path}/ws`, { headers: { cookie, origin } });
   const updates: { kind: string; view?: { rows: { kind: string; text: string }[]; working: boolean; messages: { status: string }[] } }[] = [];
-  const waiters: (() => void)[] = [];
+  const listeners = new Set<() => void>();
   socket.on("message", (data) => {
     updates.push(JSON.parse((data as Buffer).toString("utf8")));
-    for (const wake of waiters.splice(0)) wake();
+    for (const check of [...listeners]) check();
   });
   const closed = new Promise<{ code: number }>((resolve) => socket.on("close", (code) => resolve({ code })));
-  async function until(probe: (update: (typeof updates)[number]) => boolean, what: string): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (!updates.some(probe)) {
-      if (Date.now() > deadline) throw new Error(`guest socket: timed out waiting for ${what}; got ${JSON.stringify(updates.map((u) => u.kind))}`);
-      await new Promise<void>((resolve) => {
-        waiters.push(resolve);
-        setTimeout(resolve, 200).unref();
-      });
-    }
+  /** Resolves on the message that makes `probe` true (or at once); one deadline for the whole wait. */
+  function until(probe: (update: (typeof updates)[number]) => boolean, what: string): Promise<void> {
+    if (updates.some(probe)) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const done = () => {
+        clearTimeout(deadline);
+        listeners.delete(check);
+      };
+      const check = () => {
+        if (!updates.some(probe)) return;
+        done();
+        resolve();
+      };
+      const deadline = setTimeout(() => {
+        done();
+        reject(new Error(`guest socket: timed out waiting for ${what}; got ${JSON.stringify(updates.map((u) => u.kind))}`));
+      }, 10_000);
+      listeners.add(check);
+    });
   }
   return { socket, updates, until, closed };
 }
