@@ -83,24 +83,51 @@ export function GuestShareAction(props: { readonly threadId: string; readonly sh
   );
 }
 
-/** The guest's messages waiting for the owner: each sent to the agent (prefixed with who wrote it) or dismissed. */
-export function GuestMessages(props: { readonly threadId: string; readonly share: ThreadGuestShare | null }) {
-  const [failure, setFailure] = useState<string | null>(null);
+/**
+ * Sending or dismissing guest messages (`POST
+ * /api/threads/:threadId/guest-messages/:id/send|dismiss`): the message being
+ * decided, the last refusal, and `decide`; `onDecided` runs after each one.
+ */
+export function useGuestMessageDecision(onDecided: () => void = () => undefined) {
   const [busy, setBusy] = useState<string | null>(null);
-  const pending = (props.share?.messages ?? []).filter((message) => message.status === "pending");
-  if (pending.length === 0) return null;
-  const guest = props.share?.guest?.name ?? "the guest";
-  const decide = (id: string, verb: "send" | "dismiss") => {
-    setBusy(id);
+  const [failure, setFailure] = useState<string | null>(null);
+  const decide = (threadId: string, messageId: string, verb: "send" | "dismiss") => {
+    setBusy(messageId);
     setFailure(null);
-    callApi("POST", `/api/threads/${encodeURIComponent(props.threadId)}/guest-messages/${encodeURIComponent(id)}/${verb}`).then(
-      () => setBusy(null),
+    callApi("POST", `/api/threads/${encodeURIComponent(threadId)}/guest-messages/${encodeURIComponent(messageId)}/${verb}`).then(
+      () => {
+        setBusy(null);
+        onDecided();
+      },
       (error: unknown) => {
         setBusy(null);
         setFailure(errorText(error));
       },
     );
   };
+  return { busy, failure, decide };
+}
+
+/** A guest message's two buttons. */
+export function GuestMessageActions(props: { readonly disabled: boolean; readonly decide: (verb: "send" | "dismiss") => void }) {
+  return (
+    <span className="actions">
+      <button className="primary" disabled={props.disabled} onClick={() => props.decide("send")} title="Send it to the agent, prefixed with who wrote it">
+        Send to the agent
+      </button>
+      <button disabled={props.disabled} onClick={() => props.decide("dismiss")}>
+        Dismiss
+      </button>
+    </span>
+  );
+}
+
+/** The guest's messages waiting for the owner: each sent to the agent (prefixed with who wrote it) or dismissed. */
+export function GuestMessages(props: { readonly threadId: string; readonly share: ThreadGuestShare | null }) {
+  const { busy, failure, decide } = useGuestMessageDecision();
+  const pending = (props.share?.messages ?? []).filter((message) => message.status === "pending");
+  if (pending.length === 0) return null;
+  const guest = props.share?.guest?.name ?? "the guest";
   return (
     <section className="guest-messages" aria-label="Guest messages">
       {pending.map((message) => (
@@ -117,14 +144,7 @@ export function GuestMessages(props: { readonly threadId: string; readonly share
               {attachment.name}
             </a>
           ))}
-          <span className="actions">
-            <button className="primary" disabled={busy !== null} onClick={() => decide(message.id, "send")} title="Send it to the agent, prefixed with who wrote it">
-              Send to the agent
-            </button>
-            <button disabled={busy !== null} onClick={() => decide(message.id, "dismiss")}>
-              Dismiss
-            </button>
-          </span>
+          <GuestMessageActions disabled={busy !== null} decide={(verb) => decide(props.threadId, message.id, verb)} />
         </div>
       ))}
       {failure === null ? null : (

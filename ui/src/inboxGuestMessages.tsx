@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import type { GuestAttachment } from "../../src/contracts/entities/guestShares.js";
-import { callApi, errorText } from "./api.js";
+import { callApi } from "./api.js";
+import { GuestMessageActions, useGuestMessageDecision } from "./guestShareAction.js";
 
 /** One pending guest message as `GET /api/guest-messages` lists it (docs/guest-share.md). */
 interface PendingGuestMessage {
@@ -19,9 +20,8 @@ interface PendingGuestMessage {
  */
 export function InboxGuestMessages(props: { readonly version: string; readonly open: (threadId: string) => void }) {
   const [messages, setMessages] = useState<readonly PendingGuestMessage[]>([]);
-  const [failure, setFailure] = useState<string | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
   const [reads, setReads] = useState(0);
+  const { busy, failure, decide } = useGuestMessageDecision(() => setReads((n) => n + 1));
   useEffect(() => {
     let current = true;
     const timer = setTimeout(() => {
@@ -36,20 +36,6 @@ export function InboxGuestMessages(props: { readonly version: string; readonly o
     };
   }, [props.version, reads]);
   if (messages.length === 0) return null;
-  const decide = (message: PendingGuestMessage, verb: "send" | "dismiss") => {
-    setBusy(message.id);
-    setFailure(null);
-    callApi("POST", `/api/threads/${encodeURIComponent(message.threadId)}/guest-messages/${encodeURIComponent(message.id)}/${verb}`).then(
-      () => {
-        setBusy(null);
-        setReads((n) => n + 1);
-      },
-      (error: unknown) => {
-        setBusy(null);
-        setFailure(errorText(error));
-      },
-    );
-  };
   return (
     <section className="guest-messages inbox-guest-messages" aria-label="Guest suggestions">
       <h3>Guest suggestions</h3>
@@ -60,14 +46,7 @@ export function InboxGuestMessages(props: { readonly version: string; readonly o
           </a>{" "}
           <span className="small muted">{message.guestName} suggests:</span> <span className="guest-message-text">{message.text}</span>
           {(message.attachments ?? []).length > 0 ? <span className="small muted"> ({(message.attachments ?? []).map((a) => a.name).join(", ")})</span> : null}
-          <span className="actions">
-            <button className="primary" disabled={busy !== null} onClick={() => decide(message, "send")} title="Send it to the agent, prefixed with who wrote it">
-              Send to the agent
-            </button>
-            <button disabled={busy !== null} onClick={() => decide(message, "dismiss")}>
-              Dismiss
-            </button>
-          </span>
+          <GuestMessageActions disabled={busy !== null} decide={(verb) => decide(message.threadId, message.id, verb)} />
         </div>
       ))}
       {failure === null ? null : (
