@@ -39,12 +39,21 @@ export interface ResolvedTarget {
   readonly availability: ProviderAvailability;
   readonly providerInstanceId: string;
   readonly model: string | null;
+  /** Set when the instance asked for (or inherited) was unavailable and a fallback or failover instance was taken instead. */
+  readonly failedOver: { readonly fromProviderInstanceId: string; readonly reason: string } | null;
+}
+
+/** An instance to start on when the one asked for is unavailable (delegate_task's `target.fallbacks`). */
+export interface FallbackRequest {
+  readonly providerInstanceId: string;
+  readonly model?: string;
 }
 
 export interface TargetRequest {
   readonly providerInstanceId?: string;
   readonly driverKind?: string;
   readonly model?: string;
+  readonly fallbacks?: readonly FallbackRequest[];
 }
 
 /**
@@ -52,41 +61,88 @@ export interface TargetRequest {
  * caller's; a driver-only target keeps the caller's instance when it is of
  * that driver, else takes an available one; an explicit instance is honoured
  * exactly; another provider without a model takes its first advertised model.
+ * When the instance asked for (or the inherited one) is unavailable, the
+ * request's fallbacks are tried in order, then the instance's configured
+ * `failover` list (docs/limits.md, "Failover"); with none available the
+ * answer is provider_unavailable naming each one's reason.
  */
 export async function resolveTarget(registry: ProviderRegistry, caller: ActingCaller, target: TargetRequest | undefined): Promise<ResolvedTarget> {
   const inheritedId = caller.thread?.modelSelection?.providerInstanceId ?? caller.thread?.providerInstanceId ?? caller.providerInstanceId;
-  let availability: ProviderAvailability | null = null;
   if (target?.providerInstanceId !== undefined) {
-    availability = await registry.get(target.providerInstanceId);
+    const availability = await registry.get(target.providerInstanceId);
     if (availability === null) return unknownInstance(registry, target.providerInstanceId);
-    if (!availability.available) fail("provider_unavailable", `${target.providerInstanceId} is unavailable: ${availability.reason ?? "unknown reason"}`);
-  } else {
-    const all = await registry.list();
-    const inherited = inheritedId === null ? undefined : all.find((p) => p.instance.id === inheritedId);
-    if (target?.driverKind !== undefined) {
-      availability =
-        inherited?.available === true && inherited.driver === target.driverKind ? inherited : (all.find((p) => p.available && p.driver === target.driverKind) ?? null);
-      if (availability === null) fail("provider_unavailable", `no available provider instance of driver ${target.driverKind}`);
-    } else {
-      availability = inherited?.available === true ? inherited : (all.find((p) => p.available) ?? null);
-      if (availability === null) fail("provider_unavailable", "no provider instance is available");
-    }
+    if (availability.available) return { availability, providerInstanceId: availability.instance.id, model: modelFor(availability, target.model, inheritedId, caller), failedOver: null };
+    return fallBack(registry, availability, target.fallbacks ?? [], null);
   }
-  const sameProvider = availability.instance.id === inheritedId;
-  let model: string | null;
-  if (target?.model !== undefined) {
-    // Any catalog model is accepted: current, legacy or one the user added (spec 000).
+  const all = await registry.list();
+  const inherited = inheritedId === null ? undefined : all.find((p) => p.instance.id === inheritedId);
+  let availability: ProviderAvailability | null;
+  if (target?.driverKind !== undefined) {
+    availability = inherited?.available === true && inherited.driver === target.driverKind ? inherited : (all.find((p) => p.available && p.driver === target.driverKind) ?? null);
+    if (availability === null) {
+      if ((target.fallbacks ?? []).length > 0) return fallBack(registry, null, target.fallbacks ?? [], `no available provider instance of driver ${target.driverKind}`);
+      fail("provider_unavailable", `no available provider instance of driver ${target.driverKind}`);
+    }
+  } else if (inherited !== undefined && !inherited.available && (target?.fallbacks !== undefined || (inherited.instance.failover ?? []).length > 0)) {
+    return fallBack(registry, inherited, target?.fallbacks ?? [], null, () => all.find((p) => p.available) ?? null);
+  } else {
+    availability = inherited?.available === true ? inherited : (all.find((p) => p.available) ?? null);
+    if (availability === null) fail("provider_unavailable", "no provider instance is available");
+  }
+  return { availability, providerInstanceId: availability.instance.id, model: modelFor(availability, target?.model, inheritedId, caller), failedOver: null };
+}
+
+/**
+ * The first available of the request's fallbacks, then of `wanted`'s
+ * configured failover instances (then `last`, for an inherited instance that
+ * may give way to any); provider_unavailable listing every reason when none is.
+ */
+async function fallBack(
+  registry: ProviderRegistry,
+  wanted: ProviderAvailability | null,
+  fallbacks: readonly FallbackRequest[],
+  wantedReason: string | null,
+  last?: () => ProviderAvailability | null,
+): Promise<ResolvedTarget> {
+  const reason = wantedReason ?? `${wanted?.instance.id} is unavailable: ${wanted?.reason ?? "unknown reason"}`;
+  const passed: string[] = [reason];
+  const candidates: FallbackRequest[] = [...fallbacks, ...(wanted?.instance.failover ?? []).map((providerInstanceId) => ({ providerInstanceId }))];
+  const from = wanted?.instance.id ?? fallbacks[0]!.providerInstanceId;
+  const seen = new Set<string>(wanted === null ? [] : [wanted.instance.id]);
+  for (const candidate of candidates) {
+    if (seen.has(candidate.providerInstanceId)) continue;
+    seen.add(candidate.providerInstanceId);
+    const availability = await registry.get(candidate.providerInstanceId);
+    if (availability === null) return unknownInstance(registry, candidate.providerInstanceId);
+    if (!availability.available) {
+      passed.push(`${candidate.providerInstanceId} is unavailable: ${availability.reason ?? "unknown reason"}`);
+      continue;
+    }
+    const model = modelFor(availability, candidate.model, null, null);
+    return { availability, providerInstanceId: availability.instance.id, model, failedOver: { fromProviderInstanceId: from, reason: withoutInstance(reason, from) } };
+  }
+  const any = last?.() ?? null;
+  if (any !== null) return { availability: any, providerInstanceId: any.instance.id, model: any.models[0] ?? null, failedOver: { fromProviderInstanceId: from, reason: withoutInstance(reason, from) } };
+  return fail("provider_unavailable", passed.join("; "));
+}
+
+/** "x is unavailable: why" → "why", for a notice that already names x. */
+function withoutInstance(reason: string, instanceId: string): string {
+  const prefix = `${instanceId} is unavailable: `;
+  return reason.startsWith(prefix) ? reason.slice(prefix.length) : reason;
+}
+
+/** The model asked for (any catalog model is accepted: current, legacy or one the user added; spec 000), the caller's on its own instance, else the instance's first. */
+function modelFor(availability: ProviderAvailability, requested: string | undefined, inheritedId: string | null, caller: ActingCaller | null): string | null {
+  if (requested !== undefined) {
     const accepted = [...availability.models, ...availability.legacyModels, ...availability.customModels];
-    if (availability.models.length > 0 && !accepted.includes(target.model)) {
-      fail("model_unavailable", `${availability.instance.id} does not advertise model ${target.model}; it offers ${availability.models.join(", ")}`);
+    if (availability.models.length > 0 && !accepted.includes(requested)) {
+      fail("model_unavailable", `${availability.instance.id} does not advertise model ${requested}; it offers ${availability.models.join(", ")}`);
     }
-    model = target.model;
-  } else if (sameProvider && caller.thread?.modelSelection?.model) {
-    model = caller.thread.modelSelection.model;
-  } else {
-    model = availability.models[0] ?? null;
+    return requested;
   }
-  return { availability, providerInstanceId: availability.instance.id, model };
+  if (availability.instance.id === inheritedId && caller?.thread?.modelSelection?.model) return caller.thread.modelSelection.model;
+  return availability.models[0] ?? null;
 }
 
 /**

@@ -239,6 +239,15 @@ describe("loadConfig errors", () => {
     expect(error.message).toContain('providers[1].id: duplicate provider id "a"');
   });
 
+  it("a failover list names other configured instances, each once", () => {
+    const providers = (failover: string[]) => JSON.stringify({ providers: [{ id: "a", driver: "claude", failover }, { id: "b", driver: "codex" }] });
+    expect(parseConfigText(providers(["b"]), "/c.json", "/").providers[0]).toMatchObject({ id: "a", failover: ["b"] });
+    expect(parseConfigText(providers([]), "/c.json", "/").providers[0]).not.toHaveProperty("failover");
+    expect(configError(() => parseConfigText(providers(["a"]), "/c.json", "/")).message).toContain("providers[0].failover[0]: an instance cannot fail over to itself");
+    expect(configError(() => parseConfigText(providers(["c"]), "/c.json", "/")).message).toContain('providers[0].failover[0]: no provider instance named "c"; the instances are a, b');
+    expect(configError(() => parseConfigText(providers(["b", "b"]), "/c.json", "/")).message).toContain('providers[0].failover[1]: "b" is listed twice');
+  });
+
   it("duplicate project ids are errors", () => {
     const error = configError(() =>
       parseConfigText(JSON.stringify({ projects: [{ id: "p", root: "a" }, { id: "q", root: "b" }, { id: "p", root: "c" }] }), "/c.json", "/"),

@@ -44,6 +44,7 @@ export const CONFIG_MAXIMUMS = {
   nodeLeaseMs: 60 * 60_000,
   poolSize: 16,
   poolMaxIdleMs: 7 * 24 * 60 * 60_000,
+  failoverInstances: 8,
 } as const;
 
 /** A whole positive number of milliseconds, at most `max`. */
@@ -94,6 +95,8 @@ export const ProviderInstanceEntrySchema = z.strictObject({
   prices: z.record(NonEmptySchema, ModelPriceSchema, { error: "must be an object of model names to prices" }).optional(),
   /** Which tools the instance's agents see in tools/list: core (plus loom_tools to reach the rest) or full (docs/mcp.md, "Tool profiles"). */
   toolProfile: z.enum(ToolProfile, { error: 'must be "core" or "full"' }).optional(),
+  /** Instances, in order, that take over this instance's work when it is unavailable or hits a usage limit (docs/limits.md, "Failover"). */
+  failover: z.array(NonEmptySchema).max(CONFIG_MAXIMUMS.failoverInstances, { error: `must list at most ${CONFIG_MAXIMUMS.failoverInstances} instances` }).optional(),
 });
 
 export const ProjectEntrySchema = z.strictObject({
@@ -232,6 +235,21 @@ function checkUnique(ids: readonly string[], label: string, key: string, ctx: z.
   });
 }
 
+/** Every instance a `failover` list names is configured, is not the instance itself, and is named once. */
+function checkFailover(providers: readonly { readonly id: string; readonly failover?: readonly string[] | undefined }[], ctx: z.RefinementCtx): void {
+  const ids = new Set(providers.map((p) => p.id));
+  providers.forEach((provider, index) => {
+    const seen = new Set<string>();
+    (provider.failover ?? []).forEach((id, at) => {
+      const path = ["providers", index, "failover", at];
+      if (id === provider.id) ctx.addIssue({ code: "custom", path, message: "an instance cannot fail over to itself" });
+      else if (!ids.has(id)) ctx.addIssue({ code: "custom", path, message: `no provider instance named "${id}"; the instances are ${[...ids].join(", ")}` });
+      else if (seen.has(id)) ctx.addIssue({ code: "custom", path, message: `"${id}" is listed twice` });
+      seen.add(id);
+    });
+  });
+}
+
 export const LoomConfigSchema = z
   .strictObject({
     providers: z.array(ProviderInstanceEntrySchema).optional(),
@@ -253,6 +271,7 @@ export const LoomConfigSchema = z
   })
   .superRefine((config, ctx) => {
     checkUnique((config.providers ?? []).map((p) => p.id), "provider", "providers", ctx);
+    checkFailover(config.providers ?? [], ctx);
     checkUnique((config.projects ?? []).map((p) => p.id), "project", "projects", ctx);
     const agents = config.workflows?.maxConcurrentAgents;
     const children = config.limits?.maxActiveChildrenPerThread ?? DEFAULT_LIMITS.maxActiveChildrenPerThread;
@@ -289,6 +308,8 @@ export interface ProviderInstanceConfig {
   readonly prices?: Readonly<Record<string, ModelPrice>>;
   /** The tool profile of the credentials its sessions get; absent: full. */
   readonly toolProfile?: ToolProfile;
+  /** Instances that take over its work, in order, when it is unavailable or limited (absent: none). */
+  readonly failover?: readonly string[];
 }
 
 export interface PoolConfig {
@@ -484,6 +505,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       ...(p.onCrash === undefined ? {} : { onCrash: p.onCrash }),
       ...(p.prices === undefined ? {} : { prices: p.prices }),
       ...(p.toolProfile === undefined ? {} : { toolProfile: p.toolProfile }),
+      ...(p.failover === undefined || p.failover.length === 0 ? {} : { failover: p.failover }),
     }),
   );
   const projects = (file.projects ?? []).map((p): ProjectConfig => {

@@ -3,7 +3,7 @@ import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { ApprovalDecisionSchema } from "../turnItemParts.js";
 import { DRY_RUN_DESCRIPTION, LaunchEstimateSchema } from "./launchEstimate.js";
 import { OutputSchemaInput } from "./outputSchema.js";
-import { TargetInput } from "./threadTools.js";
+import { DelegationTargetInput } from "./threadTools.js";
 import { DelegateTaskResultSchema, PendingRequestSummarySchema } from "./toolOutputs.js";
 
 /** Questions one request may be answered for at once. */
@@ -13,7 +13,7 @@ const MAX_ANSWERS = 100;
 export const DelegateTaskInput = z
   .object({
     task: z.string().min(1).max(200_000).describe("The complete brief: the child receives only this (plus the role instruction), never your conversation unless relation is fork"),
-    target: TargetInput.optional().describe("Where the child runs; omitted fields inherit from you"),
+    target: DelegationTargetInput.optional().describe("Where the child runs; omitted fields inherit from you"),
     title: z.string().min(1).max(500).optional(),
     role: z.enum(["implementation", "research", "review", "design", "test", "general"]).optional(),
     mode: z.enum(["async", "wait"]).optional().describe("async (default): return at once; wait: return on the result, a blocking question, a pending approval, or the wait cap"),

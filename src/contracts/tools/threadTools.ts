@@ -41,6 +41,27 @@ export const TargetInput = z
   .strict();
 export type TargetInput = z.infer<typeof TargetInput>;
 
+/** Fallback targets one delegation may list. */
+export const MAX_TARGET_FALLBACKS = 8;
+
+/** delegate_task's target: TargetInput plus instances to start on, in order, when the one asked for is unavailable. */
+export const DelegationTargetInput = TargetInput.extend({
+  fallbacks: z
+    .array(
+      z
+        .object({
+          providerInstanceId: z.string().min(1).max(INPUT_LIMITS.providerIdChars),
+          model: z.string().min(1).max(INPUT_LIMITS.modelChars).optional().describe("A model that instance advertises; omitted: its first"),
+        })
+        .strict(),
+    )
+    .min(1)
+    .max(MAX_TARGET_FALLBACKS)
+    .optional()
+    .describe("Instances to start on, in order, when the target is unavailable (a usage limit, an outage, not installed); the child's timeline says which one it started on and why"),
+}).strict();
+export type DelegationTargetInput = z.infer<typeof DelegationTargetInput>;
+
 export const CapabilitiesInput = z
   .object({
     search: z

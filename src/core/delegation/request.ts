@@ -130,6 +130,10 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
 
   const run = newRun(changes, child, facts, { runId: data.childRunId, kind: "delegated_task", messageId: data.childMessageId });
   changes.addItem(child.id, run.id, { type: "user_message", messageId: data.childMessageId, text: data.prompt, createdBy: "agent", creationSource: "mcp" });
+  if (data.startedOnFallback !== undefined) {
+    const { fromProviderInstanceId: from, reason } = data.startedOnFallback;
+    changes.addItem(child.id, run.id, { type: "system_notice", level: "warning", text: `Started on ${data.providerInstanceId} instead of ${from}: ${reason}` });
+  }
   if (relation === "fork") {
     // The child starts from the parent's context: its transcript through the calling run, delivered with the prompt.
     forkTransfer(changes, parent, parentRun.ordinal, child.id);
