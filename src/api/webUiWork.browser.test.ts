@@ -217,6 +217,33 @@ describe("diffs and rollback in chromium", () => {
     expect(errors.splice(0)).toEqual(["console: Failed to load resource: the server responded with a status of 409 (Conflict)"]);
   }, 60_000);
 
+  it("marks worktree siblings that changed the same file in their headers, naming the file, and opens the other from the mark", async () => {
+    const child = (content: string) => script({ write: { path: "overlap.txt", content } }, { say: "Wrote it." });
+    await launchFromUi(
+      page,
+      script(
+        { call: "delegate_task", args: { task: child("one\n"), title: "Overlap one", isolation: "worktree" }, as: "a" },
+        { call: "delegate_task", args: { task: child("two\n"), title: "Overlap two", isolation: "worktree" }, as: "b" },
+        { say: "Delegated both." },
+      ),
+      { title: "Overlap parent" },
+    );
+    await item("subagent", "Wrote it.").nth(1).waitFor({ timeout: UI_WAIT });
+    await item("subagent", "Wrote it.").first().getByRole("link", { name: "Open the child thread →" }).click();
+    await page.locator(".thread-head h2", { hasText: /^Overlap (one|two)$/ }).waitFor({ timeout: UI_WAIT });
+    const here = await page.locator(".thread-head h2").innerText();
+    const other = here === "Overlap one" ? "Overlap two" : "Overlap one";
+    const mark = page.getByTestId("overlap");
+    await mark.waitFor({ timeout: UI_WAIT });
+    expect(await mark.innerText()).toBe(`⚠ overlaps ${other}: overlap.txt`);
+    expect(await mark.getAttribute("title")).toContain("changed the same files: overlap.txt");
+    await page.screenshot({ path: join(shots, "overlap-chip.png") });
+    await mark.click();
+    await page.locator(".thread-head h2", { hasText: other }).waitFor({ timeout: UI_WAIT });
+    await expect.poll(() => page.getByTestId("overlap").innerText(), { timeout: UI_WAIT }).toBe(`⚠ overlaps ${here}: overlap.txt`);
+    expect(errors.splice(0)).toEqual([]);
+  }, 60_000);
+
   it("launches a thread in a new worktree from a base ref, picked in the new-thread dialog", async () => {
     const base = gitSync(ui.loom.projectDir, "rev-parse", "HEAD");
     await page.getByRole("button", { name: "New thread" }).click();

@@ -143,6 +143,24 @@ export function ThreadView(props: {
               ⎇ {thread.branch}
             </span>
           ) : null}
+          {(thread.workspace?.overlaps ?? []).map((overlap) => {
+            const sibling = props.threads.get(overlap.threadId)?.title || overlap.threadId;
+            return (
+              <a
+                key={overlap.threadId}
+                className="pill overlap-chip"
+                data-testid="overlap"
+                href={`/t/${encodeURIComponent(overlap.threadId)}`}
+                title={`"${sibling}", a sibling in a worktree of its own, changed the same files: ${overlap.files.join(", ")}. Their changes meet when both are merged.`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  props.open(overlap.threadId);
+                }}
+              >
+                ⚠ overlaps {sibling}: {overlap.files.length === 1 ? overlap.files[0] : `${overlap.files.length} files`}
+              </a>
+            );
+          })}
           <span className="spacer" />
           <button onClick={() => props.openWaterfall(thread.lineage.rootThreadId)} title="Every thread of this tree and its runs over time">
             Waterfall
