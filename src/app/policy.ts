@@ -72,7 +72,7 @@ export async function resolveTarget(registry: ProviderRegistry, caller: ActingCa
     const availability = await registry.get(target.providerInstanceId);
     if (availability === null) return unknownInstance(registry, target.providerInstanceId);
     if (availability.available) return { availability, providerInstanceId: availability.instance.id, model: modelFor(availability, target.model, inheritedId, caller), failedOver: null };
-    return fallBack(registry, availability, target.fallbacks ?? [], null);
+    return fallBack(registry, availability, target.fallbacks ?? [], null, availability.instance.id);
   }
   const all = await registry.list();
   const inherited = inheritedId === null ? undefined : all.find((p) => p.instance.id === inheritedId);
@@ -80,11 +80,11 @@ export async function resolveTarget(registry: ProviderRegistry, caller: ActingCa
   if (target?.driverKind !== undefined) {
     availability = inherited?.available === true && inherited.driver === target.driverKind ? inherited : (all.find((p) => p.available && p.driver === target.driverKind) ?? null);
     if (availability === null) {
-      if ((target.fallbacks ?? []).length > 0) return fallBack(registry, null, target.fallbacks ?? [], `no available provider instance of driver ${target.driverKind}`);
+      if ((target.fallbacks ?? []).length > 0) return fallBack(registry, null, target.fallbacks ?? [], `no available provider instance of driver ${target.driverKind}`, `any ${target.driverKind} instance`);
       fail("provider_unavailable", `no available provider instance of driver ${target.driverKind}`);
     }
   } else if (inherited !== undefined && !inherited.available && (target?.fallbacks !== undefined || (inherited.instance.failover ?? []).length > 0)) {
-    return fallBack(registry, inherited, target?.fallbacks ?? [], null, () => all.find((p) => p.available) ?? null);
+    return fallBack(registry, inherited, target?.fallbacks ?? [], null, inherited.instance.id, () => all.find((p) => p.available) ?? null);
   } else {
     availability = inherited?.available === true ? inherited : (all.find((p) => p.available) ?? null);
     if (availability === null) fail("provider_unavailable", "no provider instance is available");
@@ -102,12 +102,12 @@ async function fallBack(
   wanted: ProviderAvailability | null,
   fallbacks: readonly FallbackRequest[],
   wantedReason: string | null,
+  from: string,
   last?: () => ProviderAvailability | null,
 ): Promise<ResolvedTarget> {
-  const reason = wantedReason ?? `${wanted?.instance.id} is unavailable: ${wanted?.reason ?? "unknown reason"}`;
+  const reason = wantedReason ?? `${from} is unavailable: ${wanted?.reason ?? "unknown reason"}`;
   const passed: string[] = [reason];
   const candidates: FallbackRequest[] = [...fallbacks, ...(wanted?.instance.failover ?? []).map((providerInstanceId) => ({ providerInstanceId }))];
-  const from = wanted?.instance.id ?? fallbacks[0]!.providerInstanceId;
   const seen = new Set<string>(wanted === null ? [] : [wanted.instance.id]);
   for (const candidate of candidates) {
     if (seen.has(candidate.providerInstanceId)) continue;

@@ -53,7 +53,7 @@ export const DelegatedTaskRequestCommandSchema = command(
       workflowStep: WorkflowStepRefSchema.optional(),
       /** What a restart or a lost node does to the child's runs; default resume. */
       onCrash: OnCrashPolicySchema.optional(),
-      /** The child starts on a fallback or failover instance: the one asked for (or inherited) and why it was passed over, shown in the child's timeline. */
+      /** The child starts on a fallback or failover instance: the one asked for or inherited (or `any <driver> instance` for a driver-only target) and why it was passed over, shown in the child's timeline. */
       startedOnFallback: z.object({ fromProviderInstanceId: IdSchema, reason: z.string().min(1).max(2_000) }).strict().optional(),
     })
     .strict(),
