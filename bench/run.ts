@@ -13,6 +13,7 @@ import { runCheckpointBench } from "./checkpointBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
 import { runMcpBench } from "./mcpBench.js";
+import { runMcpTaskBench } from "./mcpTaskBench.js";
 import { runMemoryBench } from "./memoryBench.js";
 import { runPoolBench } from "./poolBench.js";
 import { runPostgresBench } from "./postgresBench.js";
@@ -35,6 +36,10 @@ const quick = process.env.LOOM_BENCH_QUICK === "1";
 const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
   core: () => runCoreBench({ threads: quick ? 5_000 : 50_000, replayEvents: quick ? 100_000 : 1_000_000 }),
   mcp: () => runMcpBench({ calls: quick ? 300 : 2_000, warmup: quick ? 50 : 200 }),
+  mcpTask: async () => {
+    await runMcpTaskBench({ delegations: quick ? 40 : 200, warmup: quick ? 5 : 20, childSleepMs: 0 });
+    await runMcpTaskBench({ delegations: quick ? 10 : 40, warmup: quick ? 2 : 5, childSleepMs: 200 });
+  },
   toolList: () => runToolListBench(),
   fanout: async () => {
     await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3, checkpoints: true });

@@ -8,6 +8,7 @@ import { delegateTask } from "./delegation/delegate.js";
 import { resolveTaskId } from "./delegation/taskRefs.js";
 import { taskCancel, taskStatus } from "./delegation/tasks.js";
 import { cancelDurableTask, durableTaskResult, getDurableTask, listDurableTasks, watchDurableTask } from "./durableTasks/durableTasks.js";
+import { recordTaskHandle, startWaitTask } from "./durableTasks/toolTaskStart.js";
 import { raiseBudget } from "./budgets/raise.js";
 import {
   closeGuestShare,
@@ -123,6 +124,8 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     listDurableTasks: on(listDurableTasks),
     cancelDurableTask: on(cancelDurableTask),
     watchDurableTask: on(watchDurableTask),
+    startWaitTask: on(startWaitTask),
+    recordTaskHandle: on(recordTaskHandle),
     raiseBudget: on(raiseBudget),
     resolveTaskId: on(resolveTaskId),
     getChildThreadBudget: on(getChildThreadBudget),

@@ -9,6 +9,7 @@ import * as runtime from "./commands/runtimeCommands.js";
 import * as schedule from "./commands/scheduleCommands.js";
 import * as secret from "./commands/secretCommands.js";
 import * as thread from "./commands/threadCommands.js";
+import * as toolTask from "./commands/toolTaskCommands.js";
 import * as wait from "./commands/waitCommands.js";
 import * as workflow from "./commands/workflowCommands.js";
 import * as workspace from "./commands/workspaceCommands.js";
@@ -132,6 +133,9 @@ export const LOOM_COMMAND_SCHEMAS = commandTable({
   "delegated-task.wait-hold": wait.TaskWaitHoldCommandSchema,
   "delegated-task.wait-release": wait.TaskWaitReleaseCommandSchema,
   "delegated-task.waits-lost": wait.TaskWaitsLostCommandSchema,
+  // Tool calls served as MCP tasks (commands/toolTaskCommands.ts)
+  "tool-task.create": toolTask.ToolTaskCreateCommandSchema,
+  "tool-task.cancel": toolTask.ToolTaskCancelCommandSchema,
   // Scheduled tasks (commands/scheduleCommands.ts)
   "scheduled-task.save": schedule.ScheduledTaskSaveCommandSchema,
   "scheduled-task.delete": schedule.ScheduledTaskDeleteCommandSchema,

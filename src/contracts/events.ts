@@ -19,6 +19,7 @@ import { ProviderSessionSchema, type ProviderSession } from "./entities/projects
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
 import { WorkflowSchema, WorkflowStepSchema, type Workflow, type WorkflowStep } from "./entities/workflows.js";
 import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
+import { ToolTaskSchema, type ToolTask } from "./entities/toolTasks.js";
 import { AppThreadSchema } from "./thread.js";
 import { TurnItemSchema, type TurnItem } from "./turnItems.js";
 
@@ -110,6 +111,8 @@ export const LOOM_EVENT_SCHEMAS = {
    * into the workflow's `steps` at the step's `index`.
    */
   "workflow.step.updated": z.object({ workflowId: z.string().min(1), parentThreadId: z.string().min(1), step: WorkflowStepSchema, updatedAt: z.string() }),
+  /** A tool call served as an MCP task, after a change (docs/mcp.md, "Tasks"). On its owner thread's stream ("" for the owner's). */
+  "tool-task.updated": z.object({ task: ToolTaskSchema }),
 } as const;
 
 /** Every event type this build knows, and its data schema. */
@@ -272,4 +275,8 @@ export function workflowEvent(workflow: Workflow): EventOf<"workflow.updated"> {
 
 export function workflowStepEvent(workflow: Workflow, step: WorkflowStep, updatedAt: string): EventOf<"workflow.step.updated"> {
   return { type: "workflow.step.updated", streamId: workflow.parentThreadId, data: { workflowId: workflow.workflowId, parentThreadId: workflow.parentThreadId, step, updatedAt } };
+}
+
+export function toolTaskEvent(task: ToolTask): EventOf<"tool-task.updated"> {
+  return { type: "tool-task.updated", streamId: task.ownerThreadId ?? "", data: { task } };
 }

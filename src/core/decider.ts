@@ -58,6 +58,7 @@ import {
   decideWorkflowStepStart,
   decideWorkflowStop,
 } from "./workflows/workflows.js";
+import { decideToolTaskCancel, decideToolTaskCreate } from "./toolTasks/toolTasks.js";
 import { ceilingRejection } from "./policy/ceiling.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
@@ -311,6 +312,11 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideWorkflowFinish(state, command, ctx);
     case "workflow.stop":
       return decideWorkflowStop(state, command, ctx);
+    // Tool calls served as MCP tasks (toolTasks/toolTasks.ts)
+    case "tool-task.create":
+      return decideToolTaskCreate(state, command, ctx);
+    case "tool-task.cancel":
+      return decideToolTaskCancel(state, command, ctx);
     default: {
       const exhaustive: never = command;
       return exhaustive;

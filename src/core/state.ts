@@ -9,6 +9,7 @@ import type { Subagent } from "../contracts/entities/subagents.js";
 import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import type { ScheduledTask } from "../contracts/entities/scheduledTasks.js";
 import type { Workflow } from "../contracts/entities/workflows.js";
+import type { ToolTask } from "../contracts/entities/toolTasks.js";
 import type { DomainEvent } from "../contracts/events.js";
 import type { AppThread } from "../contracts/thread.js";
 import type { TurnItem } from "../contracts/turnItems.js";
@@ -64,6 +65,8 @@ export interface OrchestrationState {
   readonly scheduledRuns: Map<string, string>;
   /** Workflow scripts by workflowId (docs/workflows.md). */
   readonly workflows: Map<string, Workflow>;
+  /** Tool calls served as MCP tasks, by task id (docs/mcp.md, "Tasks"). */
+  readonly toolTasks: Map<string, ToolTask>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -106,6 +109,7 @@ export function initialState(): OrchestrationState {
     scheduledTasks: new Map(),
     scheduledRuns: new Map(),
     workflows: new Map(),
+    toolTasks: new Map(),
     lastSequence: 0,
   };
 }
@@ -203,6 +207,9 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       return state;
     case "workflow.updated":
       state.workflows.set(event.data.workflow.workflowId, event.data.workflow);
+      return state;
+    case "tool-task.updated":
+      state.toolTasks.set(event.data.task.taskId, event.data.task);
       return state;
     case "workflow.step.updated": {
       const workflow = state.workflows.get(event.data.workflowId);

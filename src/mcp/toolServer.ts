@@ -146,7 +146,8 @@ export function createToolServer(options: ToolServerOptions): Server {
     const refusedArguments = typeof refused === "string" ? refused : undefined;
     const call = (name: string, args: unknown, context: McpToolContext) => callTool(catalog, name, args, context, log, refusedArguments);
     if (request.params.task !== undefined && notifier !== null && tasks !== undefined) {
-      const created = await callToolAsTask(tasks, call, request.params.name, request.params.arguments, request.params.task, ctx);
+      const parse = (name: string, args: unknown, context: McpToolContext) => parseToolCall(catalog, name, args, context, refusedArguments).input;
+      const created = await callToolAsTask(tasks, { call, parse, log }, request.params.name, request.params.arguments, request.params.task, ctx);
       notifier.watch(ctx.scope, created.task);
       return created;
     }
@@ -171,21 +172,8 @@ export async function callTool(
   refusedArguments?: string,
 ): Promise<CallToolResult> {
   try {
-    const tool = catalog.get(name);
-    if (tool === undefined) {
-      throw new AppError(FailureCode.invalid_request, `unknown tool ${JSON.stringify(name)}`);
-    }
-    if (!ctx.scope.capabilities.includes(tool.capability)) {
-      throw new AppError(FailureCode.capability_denied, `tool ${name} needs the ${tool.capability} capability, which this credential does not grant`);
-    }
-    if (refusedArguments !== undefined) {
-      throw new AppError(FailureCode.invalid_request, `invalid arguments for ${name}: ${refusedArguments}`);
-    }
-    const parsed = tool.inputSchema.safeParse(args ?? {});
-    if (!parsed.success) {
-      throw new AppError(FailureCode.invalid_request, `invalid arguments for ${name}: ${formatZodIssues(parsed.error)}`);
-    }
-    const result = await tool.handler(parsed.data, ctx);
+    const { tool, input } = parseToolCall(catalog, name, args, ctx, refusedArguments);
+    const result = await tool.handler(input, ctx);
     if (typeof result !== "object" || result === null || Array.isArray(result)) {
       throw new TypeError(`tool ${name} returned ${Array.isArray(result) ? "an array" : typeof result}, not an object`);
     }
@@ -197,6 +185,25 @@ export async function callTool(
     const failure = toFailure(error);
     return { isError: true, content: [{ type: "text", text: `${failure.code}: ${failure.message}` }], structuredContent: { error: failure } };
   }
+}
+
+/** Look up, authorize and validate one tool call: the tool and its parsed input, or the AppError the call answers. */
+export function parseToolCall(catalog: McpToolCatalog, name: string, args: unknown, ctx: McpToolContext, refusedArguments?: string) {
+  const tool = catalog.get(name);
+  if (tool === undefined) {
+    throw new AppError(FailureCode.invalid_request, `unknown tool ${JSON.stringify(name)}`);
+  }
+  if (!ctx.scope.capabilities.includes(tool.capability)) {
+    throw new AppError(FailureCode.capability_denied, `tool ${name} needs the ${tool.capability} capability, which this credential does not grant`);
+  }
+  if (refusedArguments !== undefined) {
+    throw new AppError(FailureCode.invalid_request, `invalid arguments for ${name}: ${refusedArguments}`);
+  }
+  const parsed = tool.inputSchema.safeParse(args ?? {});
+  if (!parsed.success) {
+    throw new AppError(FailureCode.invalid_request, `invalid arguments for ${name}: ${formatZodIssues(parsed.error)}`);
+  }
+  return { tool, input: parsed.data };
 }
 
 /** A tool's answer: `structuredContent` and the same JSON as a text block. */

@@ -99,7 +99,7 @@ describe("delegate_task as an MCP task", () => {
     const task = onlyTask(h, parent.threadId);
     expect(created.task.taskId).toBe(task.taskId);
     expect(["working", "input_required"]).toContain(created.task.status);
-    expect(created.task.ttl).toBeNull();
+    expect(created.task.ttl).toBe(60_000);
     expect(created.task.pollInterval).toBeGreaterThan(0);
     // A retried task-augmented call with the same key is the same task.
     const retried = await delegateAsTask(parent.client, [{ ask: "which branch?" }, { say: "done on {{answer}}" }], { clientRequestId: "round-1" });

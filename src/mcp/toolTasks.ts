@@ -12,8 +12,11 @@ import type { CallToolResult, CreateTaskResult, RequestId, ServerCapabilities, T
 import type { App } from "../app/app.js";
 import type { DurableTask } from "../app/durableTasks/durableTasks.js";
 import { TOOL_TASK_SUPPORT, type TaskTool } from "../app/durableTasks/taskSupport.js";
+import { type TaskTiming, type WaitTaskStart, taskTiming } from "../app/durableTasks/toolTaskStart.js";
 import { AppError, isUnexpectedFailure, toFailure } from "../app/errors.js";
 import { type Failure, FailureCode } from "../contracts/failures.js";
+import { BackgroundWaitInput } from "../contracts/tools/backgroundTools.js";
+import { ThreadSendInput, ThreadWaitInput } from "../contracts/tools/threadTools.js";
 import { TOOL_CONTRACTS, type ToolName } from "../contracts/tools/toolContracts.js";
 import { callerOfScope } from "./callerOfScope.js";
 import type { McpInvocationScope } from "./credentialRegistry.js";
@@ -22,30 +25,46 @@ import type { McpToolContext } from "./toolkit.js";
 /**
  * MCP 2025-11-25 tasks over Loom's durable records (docs/mcp.md, "Tasks").
  * This adapter only translates: a task-augmented tools/call runs the tool as
- * its task-less asynchronous call and answers the record's id as the task;
+ * its task-less asynchronous call (a wait tool: records what it waits on)
+ * and answers the record's id as the task;
  * tasks/get, tasks/result, tasks/list and tasks/cancel are answered by the
  * app from the engine's state (src/app/durableTasks), never from this MCP
  * session's memory, so any node answers them, after a restart too.
  */
 
 /** The app operations the tasks/* methods are answered by. */
-export type McpTaskOperations = Pick<App, "getDurableTask" | "durableTaskResult" | "listDurableTasks" | "cancelDurableTask" | "watchDurableTask">;
+export type McpTaskOperations = Pick<
+  App,
+  "getDurableTask" | "durableTaskResult" | "listDurableTasks" | "cancelDurableTask" | "watchDurableTask" | "startWaitTask" | "recordTaskHandle"
+>;
 
 /** What the server advertises: tasks for tools/call, with tasks/list and tasks/cancel. */
 export const TASKS_CAPABILITY: NonNullable<ServerCapabilities["tasks"]> = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
 
-interface TaskStart {
+/** A tool whose own call makes its durable record: run it, then record the task's handle (its ttl and poll interval). */
+interface RecordedStart {
+  readonly kind: "recorded";
+  readonly tool: "delegate_task" | "t3_workflow_start";
   /** The task-less call whose answer names the record: it must return at once. */
   readonly argumentsOf: (args: Record<string, unknown>) => Record<string, unknown>;
   /** The record's id in the call's structuredContent: the MCP task id. */
   readonly taskIdOf: (result: Record<string, unknown>) => unknown;
 }
 
+/** A wait: its validated input becomes a handle recording what it waits on, instead of a wait. */
+interface WaitStart {
+  readonly kind: "wait";
+  readonly startOf: (input: unknown) => WaitTaskStart;
+}
+
 /** How each tool of TOOL_TASK_SUPPORT "optional" starts its durable record. */
-const TASK_STARTS: { readonly [N in TaskTool]: TaskStart } = {
+const TASK_STARTS: { readonly [N in TaskTool]: RecordedStart | WaitStart } = {
   // mode async answers as soon as the task is recorded; clientRequestId keeps a retried call on the same task.
-  delegate_task: { argumentsOf: (args) => ({ ...args, mode: "async" }), taskIdOf: (result) => result.taskId },
-  t3_workflow_start: { argumentsOf: (args) => ({ ...args, mode: "async" }), taskIdOf: (result) => result.workflowId },
+  delegate_task: { kind: "recorded", tool: "delegate_task", argumentsOf: (args) => ({ ...args, mode: "async" }), taskIdOf: (result) => result.taskId },
+  t3_workflow_start: { kind: "recorded", tool: "t3_workflow_start", argumentsOf: (args) => ({ ...args, mode: "async" }), taskIdOf: (result) => result.workflowId },
+  t3_thread_wait: { kind: "wait", startOf: (input) => ({ tool: "t3_thread_wait", input: ThreadWaitInput.parse(input) }) },
+  t3_background_wait: { kind: "wait", startOf: (input) => ({ tool: "t3_background_wait", input: BackgroundWaitInput.parse(input) }) },
+  t3_thread_send: { kind: "wait", startOf: (input) => ({ tool: "t3_thread_send", input: ThreadSendInput.parse(input) }) },
 };
 
 function isTaskTool(name: string): name is TaskTool {
@@ -57,42 +76,55 @@ export function taskExecution(name: string): { readonly taskSupport: "optional" 
   return { taskSupport: Object.hasOwn(TOOL_CONTRACTS, name) ? TOOL_TASK_SUPPORT[name as ToolName] : "forbidden" };
 }
 
-type CallTool = (name: string, args: unknown, ctx: McpToolContext) => Promise<CallToolResult>;
+export interface ToolCalls {
+  /** The tool's own call (never throws: a failure is an isError result). */
+  readonly call: (name: string, args: unknown, ctx: McpToolContext) => Promise<CallToolResult>;
+  /** The call's lookup, capability check and argument validation alone: the parsed input, or the AppError it fails with. */
+  readonly parse: (name: string, args: unknown, ctx: McpToolContext) => unknown;
+  readonly log: (line: string) => void;
+}
 
 /**
  * A task-augmented tools/call: refused (-32601) for a tool whose taskSupport
  * is forbidden, and with bad task params, before anything runs; otherwise the
- * tool's own call (capability, validation, policies, idempotency), and its
- * record answered as a CreateTaskResult. A refused call is a JSON-RPC error
- * carrying the tool failure: there is no task for it.
+ * tool's own checks (capability, validation, policies, idempotency), and its
+ * record answered as a CreateTaskResult. The requested ttl and pollInterval
+ * are clamped to TOOL_TASK_BOUNDS and kept with the record. A refused call
+ * is a JSON-RPC error carrying the tool failure: there is no task for it.
  */
 export async function callToolAsTask(
   operations: McpTaskOperations,
-  call: CallTool,
+  tools: ToolCalls,
   name: string,
   args: unknown,
   task: TaskCreationParams,
   ctx: McpToolContext,
 ): Promise<CreateTaskResult> {
   if (!isTaskTool(name)) throw new McpError(ErrorCode.MethodNotFound, `tool ${JSON.stringify(name)} cannot be called as a task (execution.taskSupport is forbidden)`);
-  for (const field of ["ttl", "pollInterval"] as const) {
-    const value = task[field];
-    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
-      throw new McpError(ErrorCode.InvalidParams, `invalid_request: task.${field} must be a number of milliseconds, 0 or more`);
-    }
+  const caller = callerOfScope(ctx.scope);
+  try {
+    const timing = taskTiming(task);
+    const start = TASK_STARTS[name];
+    const taskId = start.kind === "wait" ? await operations.startWaitTask(caller, start.startOf(tools.parse(name, args, ctx)), timing) : await startRecorded(operations, tools, start, args, ctx, timing);
+    return { task: mcpTask(operations.getDurableTask(caller, taskId)) };
+  } catch (error) {
+    throw jsonRpcErrorOf(error, `tools/call of ${name} as a task`, tools.log);
   }
-  const start = TASK_STARTS[name];
+}
+
+async function startRecorded(operations: McpTaskOperations, tools: ToolCalls, start: RecordedStart, args: unknown, ctx: McpToolContext, timing: TaskTiming): Promise<string> {
   const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
-  if (isObject && (args as Record<string, unknown>).dryRun === true) throw new McpError(ErrorCode.InvalidParams, `invalid_request: a dryRun of ${name} records nothing, so it cannot be a task`);
-  const result = await call(name, isObject ? start.argumentsOf(args as Record<string, unknown>) : args, ctx);
+  if (isObject && (args as Record<string, unknown>).dryRun === true) throw new McpError(ErrorCode.InvalidParams, `invalid_request: a dryRun of ${start.tool} records nothing, so it cannot be a task`);
+  const result = await tools.call(start.tool, isObject ? start.argumentsOf(args as Record<string, unknown>) : args, ctx);
   const content = result.structuredContent ?? {};
   if (result.isError === true) {
     const failure = (content as { error?: Failure }).error ?? toFailure(new AppError(FailureCode.orchestration_error, "the tool call failed"));
     throw new McpError(ErrorCode.InvalidParams, `${failure.code}: ${failure.message}`, { error: failure });
   }
   const taskId = start.taskIdOf(content);
-  if (typeof taskId !== "string") throw new McpError(ErrorCode.InternalError, `tool ${name} answered no task id`);
-  return { task: mcpTask(operations.getDurableTask(callerOfScope(ctx.scope), taskId)) };
+  if (typeof taskId !== "string") throw new McpError(ErrorCode.InternalError, `tool ${start.tool} answered no task id`);
+  await operations.recordTaskHandle(callerOfScope(ctx.scope), start.tool, taskId, timing);
+  return taskId;
 }
 
 /**

@@ -71,4 +71,36 @@ describe("MCP tasks across nodes", { timeout: 60_000 }, () => {
     const ownerOnB = await sdkClient(b, b.ownerToken);
     expect((await ownerOnB.experimental.tasks.listTasks()).tasks.map((task) => task.taskId)).toContain(taskId);
   });
+
+  it("answers on node B for a t3_thread_wait task created on node A, and to no other credential", async () => {
+    const [a, b] = nodes as [LoomHarness, LoomHarness];
+    const thread = await launchParent(a, [{ say: "waited on A" }], "a", "Waited");
+    const onA = await sdkClient(a, a.ownerToken);
+    const created = await onA.request(
+      { method: "tools/call", params: { name: "t3_thread_wait", arguments: { threadId: thread.threadId } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 600_000 } },
+    );
+    const taskId = created.task.taskId;
+    const onB = await sdkClient(b, b.ownerToken);
+    const done = await pollUntil(
+      () => onB.experimental.tasks.getTask(taskId).catch((error: unknown) => ({ status: `refused: ${String(error)}`, ttl: null })),
+      (task) => task.status === "completed",
+      `task ${taskId} completed, seen from B`,
+      30_000,
+    );
+    expect(done.ttl).toBe(600_000);
+    const result = await onB.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(result.structuredContent).toMatchObject({ threadId: thread.threadId, runId: thread.runId, status: "completed", result: "waited on A" });
+    // The owner made it: a thread's credential on B does not see it.
+    const session = [...b.state.providerSessions.values()].find((candidate) => candidate.threadId === thread.threadId)!;
+    const credential = await b.server.credentials.issue({
+      environmentId: b.server.environmentId,
+      threadId: thread.threadId,
+      providerInstanceId: session.providerInstanceId,
+      providerSessionId: session.id,
+    });
+    const agentOnB = await sdkClient(b, credential.token);
+    await expect(agentOnB.experimental.tasks.getTask(taskId)).rejects.toThrow(/task_not_found/);
+  });
 });

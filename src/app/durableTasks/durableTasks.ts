@@ -1,19 +1,21 @@
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
+import { TOOL_TASK_BOUNDS, type ToolTask } from "../../contracts/entities/toolTasks.js";
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { OrchestrationState } from "../../core/state.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { type Caller, resolveCaller } from "../caller.js";
-import type { AppContext } from "../context.js";
+import { type AppContext, execute, freshUuid } from "../context.js";
 import { fail } from "../errors.js";
 import { delegateTaskResult } from "../delegation/taskView.js";
 import { taskCancel, taskStatus } from "../delegation/tasks.js";
 import { stopWorkflow, workflowStatus } from "../workflows/start.js";
 import { type WaitContext, waitUntil } from "../waits.js";
+import { type WaitWork, isWaitWork, waitTaskResult, waitTaskView } from "./waitTasks.js";
 
 /**
  * Loom's durable records as MCP 2025-11-25 tasks (docs/mcp.md, "Tasks"). The
  * MCP task id is the record's own id (a delegated task's taskId, a
- * workflow's workflowId), so every
+ * workflow's workflowId, a wait's handle: src/core/toolTasks), so every
  * answer here is read from the engine's projections: it holds after a restart
  * and on any node of a shared PostgreSQL store, and nothing lives in the
  * memory of the MCP session that created the task.
@@ -35,8 +37,8 @@ export function isTerminalDurableTaskStatus(status: DurableTaskStatus): boolean 
   return TERMINAL.has(status);
 }
 
-/** What a client is told to wait between tasks/get polls; a requested pollInterval is not stored, so every node answers this. */
-export const DURABLE_TASK_POLL_INTERVAL_MS = 1_000;
+/** What a client is told to wait between tasks/get polls when the task has no handle (a delegation made by a plain call). */
+export const DURABLE_TASK_POLL_INTERVAL_MS = TOOL_TASK_BOUNDS.pollIntervalMs.default;
 /** One tasks/list page. */
 export const DURABLE_TASK_PAGE_SIZE = 50;
 
@@ -46,8 +48,8 @@ export interface DurableTask {
   readonly statusMessage: string;
   readonly createdAt: string;
   readonly lastUpdatedAt: string;
-  /** Loom keeps its records: a task never expires (the requested ttl is not honoured). */
-  readonly ttl: null;
+  /** The handle's ttl (from createdAt); null for a delegation made by a plain call, which Loom keeps. */
+  readonly ttl: number | null;
   readonly pollInterval: number;
 }
 
@@ -57,10 +59,19 @@ export interface DurableTaskPage {
 }
 
 
-/** A durable record kept as an MCP task: a delegated task or a workflow. */
-type DurableRecord = { readonly kind: "delegated_task"; readonly task: DelegatedTask } | { readonly kind: "workflow"; readonly workflow: Workflow };
+/** A durable record kept as an MCP task: a delegated task, a workflow, or a wait's handle. */
+type DurableRecord =
+  | { readonly kind: "delegated_task"; readonly task: DelegatedTask }
+  | { readonly kind: "workflow"; readonly workflow: Workflow }
+  | { readonly kind: "wait"; readonly handle: ToolTask; readonly work: WaitWork };
+
+function waitRecord(handle: ToolTask | undefined): DurableRecord | undefined {
+  return handle !== undefined && isWaitWork(handle.work) ? { kind: "wait", handle, work: handle.work } : undefined;
+}
 
 function findRecord(state: OrchestrationState, id: string): DurableRecord | undefined {
+  const wait = waitRecord(state.toolTasks.get(id));
+  if (wait !== undefined) return wait;
   const task = state.tasks.get(id);
   if (task !== undefined) return { kind: "delegated_task", task };
   const workflow = state.workflows.get(id);
@@ -68,18 +79,25 @@ function findRecord(state: OrchestrationState, id: string): DurableRecord | unde
 }
 
 function recordId(record: DurableRecord): string {
-  return record.kind === "delegated_task" ? record.task.taskId : record.workflow.workflowId;
+  return record.kind === "delegated_task" ? record.task.taskId : record.kind === "workflow" ? record.workflow.workflowId : record.handle.taskId;
 }
 
-function parentOf(record: DurableRecord): string {
-  return record.kind === "delegated_task" ? record.task.parentThreadId : record.workflow.parentThreadId;
+/** The thread whose credentials see the record (null: the owner's alone). */
+function parentOf(record: DurableRecord): string | null {
+  return record.kind === "delegated_task" ? record.task.parentThreadId : record.kind === "workflow" ? record.workflow.parentThreadId : record.handle.ownerThreadId;
+}
+
+/** Past its handle's ttl a task is no longer answered (the work's own record stays: task_status still reads a delegation). */
+function expired(ctx: AppContext, record: DurableRecord): boolean {
+  const handle = ctx.orchestrator.state.toolTasks.get(recordId(record));
+  return handle !== undefined && ctx.clock() >= Date.parse(handle.expiresAt);
 }
 
 /** The caller's record: its parent thread's, or any for the owner; every other id is task_not_found. */
 function ownRecord(ctx: AppContext, caller: Caller, taskId: string, operation: "task_status" | "task_cancel"): DurableRecord {
   const acting = resolveCaller(ctx.orchestrator.state, caller, operation);
   const record = findRecord(ctx.orchestrator.state, taskId);
-  if (record === undefined || (acting.thread !== null && parentOf(record) !== acting.thread.id)) {
+  if (record === undefined || (acting.thread !== null && parentOf(record) !== acting.thread.id) || expired(ctx, record)) {
     fail("task_not_found", `no task ${taskId} belongs to this caller`);
   }
   return record;
@@ -90,9 +108,15 @@ function current(ctx: AppContext, record: DurableRecord): DurableRecord {
 }
 
 function viewOf(ctx: AppContext, caller: Caller, record: DurableRecord): DurableTask {
+  const handle = ctx.orchestrator.state.toolTasks.get(recordId(record));
+  const timing = { ttl: handle?.ttlMs ?? null, pollInterval: handle?.pollIntervalMs ?? DURABLE_TASK_POLL_INTERVAL_MS };
+  if (record.kind === "wait") {
+    const { status, statusMessage, lastUpdatedAt } = waitTaskView(ctx, record.handle, record.work);
+    return { taskId: record.handle.taskId, status, statusMessage, createdAt: record.handle.createdAt, lastUpdatedAt, ...timing };
+  }
   const { status, statusMessage } = record.kind === "delegated_task" ? delegatedStatus(caller, record.task, delegateTaskResult(ctx.orchestrator, record.task, false)) : workflowStatusOf(ctx, caller, record.workflow);
   const { createdAt, updatedAt } = record.kind === "delegated_task" ? record.task : record.workflow;
-  return { taskId: recordId(record), status, statusMessage, createdAt, lastUpdatedAt: updatedAt, ttl: null, pollInterval: DURABLE_TASK_POLL_INTERVAL_MS };
+  return { taskId: recordId(record), status, statusMessage, createdAt, lastUpdatedAt: updatedAt, ...timing };
 }
 
 /**
@@ -167,7 +191,8 @@ export function getDurableTask(ctx: AppContext, caller: Caller, taskId: string):
  * task-less call in mode wait would have: a delegated task's
  * DelegateTaskResult, read as task_status reads it (an agent's read
  * acknowledges the result, so the parent is not also woken for it), a
- * workflow's t3_workflow_status record. A call the client cuts off fails.
+ * workflow's t3_workflow_status record, a wait tool's own result
+ * (src/app/durableTasks/waitTasks.ts). A call the client cuts off fails.
  */
 export async function durableTaskResult(ctx: AppContext, caller: Caller, taskId: string, wait: WaitContext): Promise<Record<string, unknown>> {
   const record = ownRecord(ctx, caller, taskId, "task_status");
@@ -176,6 +201,7 @@ export async function durableTaskResult(ctx: AppContext, caller: Caller, taskId:
     if (wait.signal.aborted) fail("orchestration_error", `tasks/result for ${taskId} was cut off before the task ended`);
   }
   if (record.kind === "workflow") return workflowStatus(ctx, caller, { workflowId: taskId });
+  if (record.kind === "wait") return waitTaskResult(ctx, caller, record.work);
   return taskStatus(ctx, caller, { taskId });
 }
 
@@ -188,9 +214,10 @@ export function listDurableTasks(ctx: AppContext, caller: Caller, cursor: string
   const records: DurableRecord[] = [
     ...[...state.tasks.values()].map((task) => ({ kind: "delegated_task", task }) as const),
     ...[...state.workflows.values()].map((workflow) => ({ kind: "workflow", workflow }) as const),
+    ...[...state.toolTasks.values()].flatMap((handle) => waitRecord(handle) ?? []),
   ];
   const own = records
-    .filter((record) => acting.thread === null || parentOf(record) === acting.thread.id)
+    .filter((record) => (acting.thread === null || parentOf(record) === acting.thread.id) && !expired(ctx, record))
     .map((record) => viewOf(ctx, caller, record))
     .sort((a, b) => (a.createdAt === b.createdAt ? (a.taskId < b.taskId ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1));
   const next = offset + DURABLE_TASK_PAGE_SIZE;
@@ -200,7 +227,8 @@ export function listDurableTasks(ctx: AppContext, caller: Caller, cursor: string
 /**
  * tasks/cancel: what task_cancel does for a delegated task (subagent.stop:
  * the child's own tasks, then the child thread), what t3_workflow_stop does
- * for a workflow. A task that is terminal already is task_not_cancellable,
+ * for a workflow; a wait's handle is cancelled (the wait ends, nothing it
+ * waited on is). A task that is terminal already is task_not_cancellable,
  * as MCP asks, and nothing is written.
  */
 export async function cancelDurableTask(ctx: AppContext, caller: Caller, taskId: string): Promise<DurableTask> {
@@ -208,6 +236,7 @@ export async function cancelDurableTask(ctx: AppContext, caller: Caller, taskId:
   const before = viewOf(ctx, caller, record);
   if (isTerminalDurableTaskStatus(before.status)) fail("task_not_cancellable", `task ${taskId} is ${before.status} already`);
   if (record.kind === "workflow") await stopWorkflow(ctx, caller, { workflowId: taskId, reason: "tasks/cancel" });
+  else if (record.kind === "wait") await execute(ctx, { type: "tool-task.cancel", commandId: `cmd:${freshUuid(ctx)}`, data: { taskId } });
   else await taskCancel(ctx, caller, { taskId, reason: "tasks/cancel" });
   return viewOf(ctx, caller, current(ctx, record));
 }

@@ -6,11 +6,10 @@ import type { ToolName } from "../../contracts/tools/toolContracts.js";
  * can answer tasks/get, tasks/result, tasks/list and tasks/cancel for from the
  * event log and projections, on any node and after a restart; "forbidden"
  * otherwise. The MCP listing shows this table; a task-augmented call of a
- * forbidden tool is refused (-32601) before anything runs.
- *
- * Not yet served as tasks (issue 35): t3_thread_wait, t3_background_wait
- * and t3_thread_send with a wait. They stay "forbidden"
- * until their durable record answers the tasks/* methods (docs/mcp.md, "Tasks").
+ * forbidden tool is refused (-32601) before anything runs. The waits
+ * (t3_thread_wait, t3_background_wait, and t3_thread_send, whose task waits
+ * for the run it delivered into) are recorded as a durable handle of their
+ * own (src/core/toolTasks).
  */
 export const TaskSupport = {
   optional: "optional",
@@ -29,8 +28,8 @@ export const TOOL_TASK_SUPPORT = {
   t3_thread_update: forbidden,
   link_pull_request: forbidden,
   unlink_pull_request: forbidden,
-  t3_thread_send: forbidden,
-  t3_thread_wait: forbidden,
+  t3_thread_send: optional,
+  t3_thread_wait: optional,
   t3_thread_interrupt: forbidden,
   delegate_task: optional,
   task_status: forbidden,
@@ -51,7 +50,7 @@ export const TOOL_TASK_SUPPORT = {
   t3_thread_merge_back: forbidden,
   t3_thread_transfers: forbidden,
   t3_thread_search: forbidden,
-  t3_background_wait: forbidden,
+  t3_background_wait: optional,
   request_secret: forbidden,
   schedule_task: forbidden,
   list_scheduled_tasks: forbidden,

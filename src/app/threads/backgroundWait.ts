@@ -10,7 +10,7 @@ import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { liveThreadOrFail } from "./authorize.js";
 
 /** Background tasks that hold a thread: a subagent or background_task always, a command or monitor only when awaited (spec 000). */
-function holdingBackgroundTasks(thread: AppThread): AppThread["pendingBackgroundTasks"] {
+export function holdingBackgroundTasks(thread: AppThread): AppThread["pendingBackgroundTasks"] {
   return thread.pendingBackgroundTasks.filter((task) => task.kind === "subagent" || task.kind === "background_task" || task.awaited === true);
 }
 
@@ -25,14 +25,22 @@ function unfinishedTasks(ctx: AppContext, threadId: string): DelegatedTask[] {
  * semantics. A blocking question in one of the children also ends the wait,
  * since the work cannot settle until it is answered. A thread waiting on its
  * own tasks takes their results: they are acknowledged (no notice follows)
- * and, while it waits, no notice interrupts it.
+ * and, while it waits, no notice interrupts it. `taskIds` are the tasks it
+ * reports (default: those unfinished now; a wait served as an MCP task
+ * reports those unfinished when it was created).
  */
-export async function waitForBackgroundWork(ctx: AppContext, caller: Caller, input: BackgroundWaitInput, wait: WaitContext): Promise<BackgroundWaitOutput> {
+export async function waitForBackgroundWork(
+  ctx: AppContext,
+  caller: Caller,
+  input: BackgroundWaitInput,
+  wait: WaitContext,
+  taskIds?: readonly string[],
+): Promise<BackgroundWaitOutput> {
   const acting = resolveCaller(ctx.orchestrator.state, caller, "t3_background_wait");
   const threadId = input.threadId ?? acting.thread?.id ?? fail("invalid_request", "threadId is required for a caller outside a thread");
   liveThreadOrFail(ctx, threadId);
   const ownThread = acting.thread?.id === threadId;
-  const watched = unfinishedTasks(ctx, threadId).map((task) => task.taskId);
+  const watched = taskIds === undefined ? unfinishedTasks(ctx, threadId).map((task) => task.taskId) : taskIds.filter((taskId) => ctx.orchestrator.state.tasks.has(taskId));
   // The thread's own wait holds its tasks before the first look: their results and questions come through it, not as notices.
   const holds = await holdTasks(ctx, ownThread ? watched : [], acting.activeRun?.id ?? null);
   let outcome: HoldOutcome = { took: [], owed: [] };

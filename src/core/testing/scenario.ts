@@ -239,6 +239,7 @@ const STREAM_OWNERS: { readonly [T in EventType]: (data: EventData<T>) => string
   "scheduled-task.deleted": environmentWide,
   "workflow.updated": (data) => data.workflow.parentThreadId,
   "workflow.step.updated": (data) => data.parentThreadId,
+  "tool-task.updated": (data) => data.task.ownerThreadId ?? "",
 };
 
 function streamOwner<T extends EventType>(event: DomainEventOf<T>): string {
