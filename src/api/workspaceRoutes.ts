@@ -5,6 +5,7 @@ import type { App } from "../app/app.js";
 import { ownerCaller } from "../app/caller.js";
 import { AppError } from "../app/errors.js";
 import { FullThreadDiffInput, MergeIntoParentInput, OpenPullRequestInput, TurnDiffInput, WorktreeThreadIdsInput } from "../contracts/workspaceQueries.js";
+import { MergeQueueInput } from "../contracts/tools/mergeQueueTools.js";
 import { formatZodIssues } from "../contracts/zodIssues.js";
 import { HttpError, type RouteHandler, bearerToken, readJsonBody, sendJson } from "../http/http.js";
 import { sha256 } from "./routes.js";
@@ -24,7 +25,7 @@ export interface WorkspaceRouteOptions {
   readonly alsoOwner?: (req: IncomingMessage) => boolean;
 }
 
-const THREAD_PATH = /^\/api\/orchestration\/threads\/([^/]+)\/(checkpoints|turn-diff|full-diff|merge-into-parent|pull-request)$/;
+const THREAD_PATH = /^\/api\/orchestration\/threads\/([^/]+)\/(checkpoints|turn-diff|full-diff|merge-into-parent|merge-queue|pull-request)$/;
 
 function statusOf(error: AppError): number {
   switch (error.code) {
@@ -45,6 +46,12 @@ function queryInput(url: URL, numeric: readonly string[]): Record<string, unknow
   const input: Record<string, unknown> = {};
   for (const [key, value] of url.searchParams) input[key] = numeric.includes(key) && /^\d+$/.test(value) ? Number(value) : value;
   return input;
+}
+
+/** `?includeEnded=false` as the boolean the input takes. */
+function includeEndedOf(url: URL): { includeEnded?: boolean } {
+  const value = url.searchParams.get("includeEnded");
+  return value === null ? {} : { includeEnded: value !== "false" };
 }
 
 function parse<T>(schema: z.ZodType<T>, raw: unknown): T {
@@ -76,6 +83,12 @@ export function workspaceRoutes(options: WorkspaceRouteOptions): RouteHandler {
         case "full-diff":
           expect(method, "GET");
           return app.getFullThreadDiff(owner, parse(FullThreadDiffInput, { ...queryInput(url, ["maxBytes"]), threadId }));
+        case "merge-queue": {
+          if (method === "GET") return app.mergeQueue(owner, parse(MergeQueueInput, { ...queryInput(url, []), ...includeEndedOf(url), threadId }));
+          expect(method, "POST");
+          const body = await readJsonBody(req);
+          return app.mergeQueue(owner, parse(MergeQueueInput, { ...(typeof body === "object" && body !== null ? body : {}), threadId }));
+        }
         case "pull-request": {
           expect(method, "POST");
           const body = await readJsonBody(req);
@@ -91,6 +104,10 @@ export function workspaceRoutes(options: WorkspaceRouteOptions): RouteHandler {
     if (path === "/api/orchestration/worktree-thread-ids") {
       expect(method, "GET");
       return app.getWorktreeThreadIds(owner, parse(WorktreeThreadIdsInput, queryInput(url, [])));
+    }
+    if (path === "/api/workspaces/merge-queue") {
+      expect(method, "GET");
+      return app.mergeQueue(owner, parse(MergeQueueInput, { ...queryInput(url, []), ...includeEndedOf(url) }));
     }
     if (path === "/api/workspaces/worktrees") {
       expect(method, "GET");

@@ -46,6 +46,8 @@ export const TOOL_ACCESS: { readonly [N in ToolName]: OperationAccess } = {
   t3_thread_fork: write,
   t3_thread_merge_back: write,
   t3_thread_transfers: read,
+  // Lists, and cancels for the owner: a write, so an agent lists only from a live run.
+  t3_merge_queue: write,
   t3_thread_search: read,
   // Like task_status: reading a result acknowledges its delivery.
   t3_background_wait: read,

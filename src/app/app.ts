@@ -59,6 +59,7 @@ import type { WaitContext } from "./waits.js";
 import { getFullThreadDiff, getTurnDiff, listThreadCheckpoints } from "./workspaces/diffs.js";
 import { openThreadPullRequest } from "./workspaces/pullRequests.js";
 import { mergeIntoParent } from "./workspaces/mergeIntoParent.js";
+import { mergeQueue } from "./workspaces/mergeQueue.js";
 import { getWorktreeThreadIds, listWorktrees, pruneWorktrees } from "./workspaces/worktrees.js";
 
 /**
@@ -167,6 +168,7 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     listWorktrees: on(listWorktrees),
     pruneWorktrees: on(pruneWorktrees),
     mergeIntoParent: on(mergeIntoParent),
+    mergeQueue: on(mergeQueue),
     openThreadPullRequest: on(openThreadPullRequest),
 
     // Workflows.

@@ -63,7 +63,7 @@ export interface Executed extends Dispatched {
 }
 
 /** Dispatch a command; a rejection becomes the AppError of the failure table. */
-export async function execute(ctx: AppContext, command: Command): Promise<Executed> {
+export async function execute(ctx: Pick<AppContext, "orchestrator">, command: Command): Promise<Executed> {
   const outcome = await ctx.orchestrator.execute(command);
   if (outcome.receipt.status === "rejected") throw errorOfRejection(outcome.receipt.rejection);
   return { ...outcome, receipt: outcome.receipt };

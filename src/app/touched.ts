@@ -53,6 +53,7 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "scheduled-task.deleted":
       case "workflow.updated":
       case "workflow.step.updated":
+      case "merge-queue.entry-updated":
       case "tool-task.updated":
       case "unknown":
         break;

@@ -9,6 +9,7 @@ import { runServe } from "./serve.js";
 import { runNodes } from "./nodesCommand.js";
 import { THREADS_USAGE, runThreads } from "./threadsCommand.js";
 import { WORKTREES_USAGE, runWorktrees } from "./worktreesCommand.js";
+import { MERGES_USAGE, runMerges } from "./mergesCommand.js";
 import { REQUESTS_USAGE, runRequests } from "./requestsCommand.js";
 import { TASKS_USAGE, runTasks } from "./tasksCommand.js";
 import { BUDGET_USAGE, runBudget } from "./budgetCommand.js";
@@ -26,6 +27,7 @@ ${THREADS_USAGE}
 ${MODEL_SERVER_USAGE}
 ${PROVIDERS_USAGE}
 ${WORKTREES_USAGE}
+${MERGES_USAGE}
 ${OPEN_USAGE}
 ${REQUESTS_USAGE}
 ${TASKS_USAGE}
@@ -58,6 +60,9 @@ Commands:
             instance, list instances and prepared agents (loom providers --help).
   worktrees List the Loom-managed git worktrees of the running server, or
             prune those of deleted threads (loom worktrees --help).
+  merges    The merge queues: worktree children's branches merged into their
+            parent one at a time, each with its status and log; cancelling a
+            queued one (loom merges --help).
   open      Print a one-time login link for the running server's web UI and
             open it in the desktop's browser when there is one (--no-browser:
             print only). The link signs one browser in once (docs/ui.md).
@@ -100,6 +105,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "model-server") return runModelServer(rest);
   if (command === "providers") return runProviders(rest);
   if (command === "worktrees") return runWorktrees(rest);
+  if (command === "merges") return runMerges(rest);
   if (command === "open") return runOpen(rest);
   if (command === "requests") return runRequests(rest);
   if (command === "tasks") return runTasks(rest);

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import * as delegation from "./commands/delegationCommands.js";
 import * as guestShare from "./commands/guestShareCommands.js";
 import * as lineage from "./commands/lineageCommands.js";
+import * as mergeQueue from "./commands/mergeQueueCommands.js";
 import * as notice from "./commands/noticeCommands.js";
 import * as pullRequest from "./commands/pullRequestCommands.js";
 import * as run from "./commands/runCommands.js";
@@ -148,6 +149,11 @@ export const LOOM_COMMAND_SCHEMAS = commandTable({
   "workflow.step.reissue": workflow.WorkflowStepReissueCommandSchema,
   "workflow.finish": workflow.WorkflowFinishCommandSchema,
   "workflow.stop": workflow.WorkflowStopCommandSchema,
+  // The merge queue of a parent workspace (commands/mergeQueueCommands.ts)
+  "merge-queue.enqueue": mergeQueue.MergeQueueEnqueueCommandSchema,
+  "merge-queue.cancel": mergeQueue.MergeQueueCancelCommandSchema,
+  "merge-queue.start": mergeQueue.MergeQueueStartCommandSchema,
+  "merge-queue.finish": mergeQueue.MergeQueueFinishCommandSchema,
 } as const);
 
 /** Every command this build can decide, and its schema. */

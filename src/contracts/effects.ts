@@ -29,6 +29,8 @@ export const EffectKind = {
   restoreCheckpoint: "checkpoint.restore",
   /** A deleted thread's worktree: keep a last checkpoint, then remove the worktree. */
   cleanupWorkspace: "workspace.cleanup",
+  /** Merge a merge queue entry into its parent (checked, when the project has a checkCommand) and record how it ended. */
+  mergeQueueEntry: "merge-queue.merge",
 } as const;
 export type EffectKind = (typeof EffectKind)[keyof typeof EffectKind];
 
@@ -97,6 +99,10 @@ export const EFFECTS = {
   ),
   "checkpoint.restore": spec(z.object({ ...ThreadRun, checkpointId: z.string().min(1), force: z.boolean() }), false, NO_RETRY),
   "workspace.cleanup": spec(z.object({ threadId: z.string().min(1) }), true, BACKOFF),
+  // On the stream merge-queue:<parent>, one at a time per parent; replayed
+  // after a restart (or by another node once the lease lapses), the merge is
+  // made again, which a merge already made answers up_to_date.
+  "merge-queue.merge": spec(z.object({ parentThreadId: z.string().min(1), entryId: z.string().min(1) }), true, BACKOFF),
 } as const satisfies { readonly [K in EffectKind]: EffectSpec };
 
 export type EffectPayload<K extends EffectKind> = z.infer<(typeof EFFECTS)[K]["payload"]>;

@@ -17,6 +17,7 @@ import { ExecutionNodeSchema, RunAttemptSchema, RunSchema, type ExecutionNode, t
 import { SubagentSchema, type Subagent } from "./entities/subagents.js";
 import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
+import { MergeQueueEntrySchema, type MergeQueueEntry } from "./entities/mergeQueue.js";
 import { WorkflowSchema, WorkflowStepSchema, type Workflow, type WorkflowStep } from "./entities/workflows.js";
 import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
 import { ToolTaskSchema, type ToolTask } from "./entities/toolTasks.js";
@@ -113,6 +114,8 @@ export const LOOM_EVENT_SCHEMAS = {
   "workflow.step.updated": z.object({ workflowId: z.string().min(1), parentThreadId: z.string().min(1), step: WorkflowStepSchema, updatedAt: z.string() }),
   /** A tool call served as an MCP task, after a change (docs/mcp.md, "Tasks"). On its owner thread's stream ("" for the owner's). */
   "tool-task.updated": z.object({ task: ToolTaskSchema }),
+  /** A merge queue entry after a change: queued, begun, ended, cancelled (docs/workspaces.md, "The merge queue"). On its parent thread's stream. */
+  "merge-queue.entry-updated": z.object({ entry: MergeQueueEntrySchema }),
 } as const;
 
 /** Every event type this build knows, and its data schema. */
@@ -275,6 +278,10 @@ export function workflowEvent(workflow: Workflow): EventOf<"workflow.updated"> {
 
 export function workflowStepEvent(workflow: Workflow, step: WorkflowStep, updatedAt: string): EventOf<"workflow.step.updated"> {
   return { type: "workflow.step.updated", streamId: workflow.parentThreadId, data: { workflowId: workflow.workflowId, parentThreadId: workflow.parentThreadId, step, updatedAt } };
+}
+
+export function mergeQueueEvent(entry: MergeQueueEntry): EventOf<"merge-queue.entry-updated"> {
+  return { type: "merge-queue.entry-updated", streamId: entry.parentThreadId, data: { entry } };
 }
 
 export function toolTaskEvent(task: ToolTask): EventOf<"tool-task.updated"> {

@@ -58,6 +58,7 @@ import {
   decideWorkflowStepStart,
   decideWorkflowStop,
 } from "./workflows/workflows.js";
+import { decideMergeQueueCancel, decideMergeQueueEnqueue, decideMergeQueueFinish, decideMergeQueueStart } from "./workspace/mergeQueue.js";
 import { decideToolTaskCancel, decideToolTaskCreate } from "./toolTasks/toolTasks.js";
 import { ceilingRejection } from "./policy/ceiling.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
@@ -312,6 +313,15 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideWorkflowFinish(state, command, ctx);
     case "workflow.stop":
       return decideWorkflowStop(state, command, ctx);
+    // The merge queue (workspace/mergeQueue.ts)
+    case "merge-queue.enqueue":
+      return decideMergeQueueEnqueue(state, command, ctx);
+    case "merge-queue.cancel":
+      return decideMergeQueueCancel(state, command, ctx);
+    case "merge-queue.start":
+      return decideMergeQueueStart(state, command, ctx);
+    case "merge-queue.finish":
+      return decideMergeQueueFinish(state, command, ctx);
     // Tool calls served as MCP tasks (toolTasks/toolTasks.ts)
     case "tool-task.create":
       return decideToolTaskCreate(state, command, ctx);

@@ -140,6 +140,11 @@ export const RejectionCode = {
   guestMessageLimit: "guest_message_limit",
   guestMessageNotFound: "guest_message_not_found",
   guestMessageNotPending: "guest_message_not_pending",
+  // The merge queue (docs/workspaces.md, "The merge queue")
+  mergeEntryNotFound: "merge_entry_not_found",
+  mergeEntryNotOpen: "merge_entry_not_open",
+  mergeAlreadyQueued: "merge_already_queued",
+  mergeNotQueueable: "merge_not_queueable",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */
   orchestrationError: "orchestration_error",

@@ -10,6 +10,7 @@ import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import type { ScheduledTask } from "../contracts/entities/scheduledTasks.js";
 import type { Workflow } from "../contracts/entities/workflows.js";
 import type { ToolTask } from "../contracts/entities/toolTasks.js";
+import type { MergeQueueEntry } from "../contracts/entities/mergeQueue.js";
 import type { DomainEvent } from "../contracts/events.js";
 import type { AppThread } from "../contracts/thread.js";
 import type { TurnItem } from "../contracts/turnItems.js";
@@ -65,6 +66,8 @@ export interface OrchestrationState {
   readonly scheduledRuns: Map<string, string>;
   /** Workflow scripts by workflowId (docs/workflows.md). */
   readonly workflows: Map<string, Workflow>;
+  /** Merge queue entries by entryId, of every parent, in the order they were queued (docs/workspaces.md, "The merge queue"). */
+  readonly mergeQueueEntries: Map<string, MergeQueueEntry>;
   /** Tool calls served as MCP tasks, by task id (docs/mcp.md, "Tasks"). */
   readonly toolTasks: Map<string, ToolTask>;
   /** Sequence of the last event folded in. */
@@ -109,6 +112,7 @@ export function initialState(): OrchestrationState {
     scheduledTasks: new Map(),
     scheduledRuns: new Map(),
     workflows: new Map(),
+    mergeQueueEntries: new Map(),
     toolTasks: new Map(),
     lastSequence: 0,
   };
@@ -207,6 +211,9 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       return state;
     case "workflow.updated":
       state.workflows.set(event.data.workflow.workflowId, event.data.workflow);
+      return state;
+    case "merge-queue.entry-updated":
+      state.mergeQueueEntries.set(event.data.entry.entryId, event.data.entry);
       return state;
     case "tool-task.updated":
       state.toolTasks.set(event.data.task.taskId, event.data.task);

@@ -21,6 +21,7 @@ function recordingHandlers(ran: string[], behaviour: Partial<Record<EffectKind, 
     "checkpoint.capture": handle("checkpoint.capture"),
     "checkpoint.restore": handle("checkpoint.restore"),
     "workspace.cleanup": handle("workspace.cleanup"),
+    "merge-queue.merge": handle("merge-queue.merge"),
   };
 }
 

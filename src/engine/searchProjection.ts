@@ -145,6 +145,7 @@ export class SearchProjection {
       case "scheduled-task.deleted":
       case "workflow.updated":
       case "workflow.step.updated":
+      case "merge-queue.entry-updated":
       case "tool-task.updated":
       case "unknown":
         break;

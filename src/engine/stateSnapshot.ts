@@ -97,6 +97,7 @@ const FIELD_COPY: { readonly [K in keyof OrchestrationState]: FieldCopy } = {
   scheduledTasks: FieldCopy.records,
   scheduledRuns: FieldCopy.records,
   workflows: FieldCopy.records,
+  mergeQueueEntries: FieldCopy.records,
   toolTasks: FieldCopy.records,
   lastSequence: FieldCopy.scalar,
 };

@@ -52,6 +52,7 @@ const VALID: { readonly [N in ToolName]: Record<string, unknown> } = {
   t3_thread_fork: { threadId: "thread:x" },
   t3_thread_merge_back: { threadId: "thread:x" },
   t3_thread_transfers: { threadId: "thread:x" },
+  t3_merge_queue: { threadId: "thread:x" },
   t3_thread_search: { query: "x" },
   t3_background_wait: { threadId: "thread:x" },
   request_secret: { secretName: "Token", envVarName: "SOME_TOKEN", description: "x" },

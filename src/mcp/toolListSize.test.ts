@@ -16,8 +16,9 @@ import { LoomHarness } from "../testkit/loomHarness.js";
  * the list past them is a deliberate change of these figures, not an accident.
  */
 
-const LISTING_CEILING_BYTES = 184_000;
-const MODEL_FACING_CEILING_BYTES = 53_000;
+/** With t3_merge_queue: 188,525 B listing (3,414 B of it its own) and 53,176 B model-facing (632 B its own). */
+const LISTING_CEILING_BYTES = 190_000;
+const MODEL_FACING_CEILING_BYTES = 54_000;
 /** Issue 41's goal for the core profile is 20 KB model-facing; the ceiling holds today's figure. */
 const CORE_MODEL_FACING_CEILING_BYTES = 12_500;
 

@@ -132,6 +132,8 @@ describe("tool outputs match their declared schemas", () => {
     await owner("t3_thread_merge_back", { threadId: fork.threadId });
     await owner("t3_thread_configure", { threadId: source.threadId, providerInstanceId: "b", runtimeMode: "auto-accept-edits" });
     await owner("t3_thread_transfers", { threadId: source.threadId, includeText: true });
+    await owner("t3_merge_queue", { threadId: source.threadId });
+    await owner("t3_merge_queue", {});
   });
 
   it("search, background wait and secret tools", async () => {

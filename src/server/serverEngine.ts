@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { reconcileWorkspacesOnBoot } from "../app/workspaces/boot.js";
+import { reconcileWorkspacesOnBoot, releaseLeftMergeLeases } from "../app/workspaces/boot.js";
 import type { WorkspaceSettings } from "../app/workspaces/paths.js";
 import { Orchestrator } from "../engine/orchestrator.js";
 import type { OutboxWorker } from "../engine/outboxWorker.js";
@@ -55,6 +55,8 @@ export async function openEngine(dir: StateDir, setup: ServerConfig, base: Serve
   }
   if (!base.backend.shared) {
     await base.credentials.revokeAllThreadCredentials();
+    const merges = await releaseLeftMergeLeases(base.backend.store, Date.now());
+    if (merges > 0) log(`loom: ${merges} merge(s) cut short by the restart begin again`);
     const report = await reconcileOnBoot(orchestrator, base.backend.store, base.bootId, instanceCrashPolicy(config.providers));
     if (report.interruptedRuns + report.resumedRuns > 0 || report.lostEffects > 0) {
       log(`loom: reconciled after restart: ${report.resumedRuns} run(s) resumed, ${report.interruptedRuns} run(s) interrupted, ${report.lostEffects} effect(s) lost`);

@@ -29,6 +29,7 @@ import { secretsToolkit } from "../mcp/toolkits/secrets/tools.js";
 import { threadControlToolkit } from "../mcp/toolkits/threadControl/tools.js";
 import { threadToolkit } from "../mcp/toolkits/threads/tools.js";
 import { workflowsToolkit } from "../mcp/toolkits/workflows/tools.js";
+import { mergeQueueToolkit } from "../mcp/toolkits/mergeQueue/tools.js";
 import type { Subscription } from "../store/eventStore.js";
 import { LOOM_VERSION } from "../version.js";
 import type { LoomServerOptions } from "./serverOptions.js";
@@ -81,6 +82,7 @@ export function buildTransports(dir: StateDir, options: LoomServerOptions, parts
     secretsToolkit(app),
     schedulesToolkit(app),
     workflowsToolkit(app),
+    mergeQueueToolkit(app),
     ...(options.diagnosticsTools === true ? [diagnosticsToolkit] : []),
   ];
   // loom_tools describes and calls the other tools: how a core-profile agent reaches the ones its listing leaves out.

@@ -49,6 +49,7 @@ export const TOOL_TASK_SUPPORT = {
   t3_thread_fork: forbidden,
   t3_thread_merge_back: forbidden,
   t3_thread_transfers: forbidden,
+  t3_merge_queue: forbidden,
   t3_thread_search: forbidden,
   t3_background_wait: optional,
   request_secret: forbidden,

@@ -78,6 +78,7 @@ describe("an agent whose run has ended", () => {
       t3_thread_fork: { threadId },
       t3_thread_merge_back: {},
       t3_thread_transfers: { threadId },
+      t3_merge_queue: { threadId },
       t3_thread_search: { query: "x" },
       t3_background_wait: { threadId },
       request_secret: { secretName: "Token", envVarName: "SOME_TOKEN", description: "x" },

@@ -10,7 +10,7 @@ type UserMessage = Extract<TurnItem, { type: "user_message" }>;
  * started, joined or queued. Read from the command's own events; a retried
  * command wrote nothing this time, so its earlier item is looked up instead.
  */
-export function sentMessage(ctx: AppContext, executed: Executed, threadId: string, messageId: string): { item: UserMessage | null; run: Run | null } {
+export function sentMessage(ctx: Pick<AppContext, "orchestrator">, executed: Executed, threadId: string, messageId: string): { item: UserMessage | null; run: Run | null } {
   const state = ctx.orchestrator.state;
   const found = touched(executed.events);
   const item = touchedUserMessage(found, messageId) ?? ctx.orchestrator.timeline.userMessage(threadId, messageId) ?? null;

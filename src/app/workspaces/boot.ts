@@ -1,4 +1,6 @@
+import { EffectKind } from "../../contracts/effects.js";
 import { joinId } from "../../core/ids.js";
+import type { EventStore } from "../../store/eventStore.js";
 import { removeWorktree } from "../../workspaces/worktrees.js";
 import { listManagedWorktrees } from "../../workspaces/worktreeList.js";
 import type { CaptureContext } from "./capture.js";
@@ -65,4 +67,20 @@ export async function reconcileWorkspacesOnBoot(ctx: CaptureContext, bootId: str
     }
   }
   return { stoppedSetups, adopted, removedHalfMade };
+}
+
+/**
+ * A single node's restart (not on a shared database, where another live
+ * node may hold them): merge queue effects the previous process had leased
+ * are made claimable at once instead of when their lease lapses, so a merge
+ * cut short is begun again as the server starts. Their entries stay
+ * `merging`; the replayed effect begins attempt 2 (src/app/workspaces/mergeQueueEffect.ts).
+ */
+export async function releaseLeftMergeLeases(store: Pick<EventStore, "listOutbox" | "failOutbox">, now: number): Promise<number> {
+  let released = 0;
+  for (const row of await store.listOutbox("leased")) {
+    if (row.kind !== EffectKind.mergeQueueEntry || row.leaseOwner === null) continue;
+    if (await store.failOutbox(row.id, row.leaseOwner, "cut short by a server restart", now)) released += 1;
+  }
+  return released;
 }

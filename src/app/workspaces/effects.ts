@@ -4,13 +4,18 @@ import { joinId } from "../../core/ids.js";
 import type { EffectHandlers } from "../../engine/outboxWorker.js";
 import { type CaptureContext, captureAndRecord, recordCaptureError } from "./capture.js";
 import { removeDeletedThreadWorktree } from "./cleanup.js";
+import { failQueuedEntry, mergeQueuedEntry } from "./mergeQueueEffect.js";
 import { prepareWorkspace } from "./prepare.js";
 import { restoreCheckpoint } from "./restore.js";
 
 /** The effect kinds the workspace layer runs. */
 export type WorkspaceEffectHandlers = Pick<
   EffectHandlers,
-  typeof EffectKind.prepareWorkspace | typeof EffectKind.captureCheckpoint | typeof EffectKind.restoreCheckpoint | typeof EffectKind.cleanupWorkspace
+  | typeof EffectKind.prepareWorkspace
+  | typeof EffectKind.captureCheckpoint
+  | typeof EffectKind.restoreCheckpoint
+  | typeof EffectKind.cleanupWorkspace
+  | typeof EffectKind.mergeQueueEntry
 >;
 
 export interface WorkspaceEffectsOptions extends CaptureContext {
@@ -31,6 +36,7 @@ export class WorkspaceEffects {
       [EffectKind.captureCheckpoint]: (payload) => captureAndRecord(this.options, payload),
       [EffectKind.restoreCheckpoint]: (payload, effect) => restoreCheckpoint(this.options, payload, effect),
       [EffectKind.cleanupWorkspace]: (payload) => this.cleanup(payload),
+      [EffectKind.mergeQueueEntry]: (payload) => mergeQueuedEntry(this.options, payload),
     };
   }
 
@@ -68,6 +74,9 @@ export class WorkspaceEffects {
         );
         return;
       }
+      case EffectKind.mergeQueueEntry:
+        void report(failQueuedEntry(this.options, row.payload as EffectPayload<"merge-queue.merge">, `the merge failed: ${reason}`));
+        return;
       default:
         this.options.log?.(`loom: effect ${row.kind} failed: ${reason}`);
     }

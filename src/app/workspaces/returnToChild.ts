@@ -23,7 +23,7 @@ export interface ReturnedToChild {
   readonly check: MergeCheck | null;
 }
 
-export async function returnToChild(ctx: AppContext, child: AppThread, parent: AppThread, parentCommit: string, error: WorkspaceError): Promise<ReturnedToChild> {
+export async function returnToChild(ctx: Pick<AppContext, "orchestrator">, child: AppThread, parent: AppThread, parentCommit: string, error: WorkspaceError): Promise<ReturnedToChild> {
   const check = error instanceof CheckFailedError ? error.check : null;
   const text = briefOf(parent, parentCommit, error, check);
   const key = joinId("merge-refused", child.id, parentCommit, String(ctx.orchestrator.state.lastSequence));

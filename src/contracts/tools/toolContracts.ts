@@ -35,6 +35,7 @@ import {
   ThreadWaitOutput,
   UnlinkPullRequestInput,
 } from "./threadTools.js";
+import { MergeQueueInput, MergeQueueOutput } from "./mergeQueueTools.js";
 import { ThreadConfigurationInput, ThreadConfigurationOutput, ThreadConfigureInput, ThreadConfigureOutput } from "./configurationTools.js";
 import {
   ThreadForkInput,
@@ -124,6 +125,7 @@ export const TOOL_CONTRACTS = {
   t3_thread_fork: contract(ThreadForkInput, ThreadForkOutput),
   t3_thread_merge_back: contract(ThreadMergeBackInput, ThreadMergeBackOutput),
   t3_thread_transfers: contract(ThreadTransfersInput, ThreadTransfersOutput),
+  t3_merge_queue: contract(MergeQueueInput, MergeQueueOutput),
   loom_echo: contract(LoomEchoInput, LoomEchoOutput),
   t3_thread_search: contract(ThreadSearchInput, ThreadSearchOutput),
   t3_background_wait: contract(BackgroundWaitInput, BackgroundWaitOutput),

@@ -41,6 +41,7 @@ export const TOOL_LISTED_FROM: { readonly [N in ToolName]: ToolProfile } = {
   t3_thread_fork: full,
   t3_thread_merge_back: full,
   t3_thread_transfers: full,
+  t3_merge_queue: full,
   t3_thread_search: full,
   request_secret: full,
   schedule_task: full,

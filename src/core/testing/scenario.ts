@@ -238,6 +238,7 @@ const STREAM_OWNERS: { readonly [T in EventType]: (data: EventData<T>) => string
   "scheduled-task.updated": environmentWide,
   "scheduled-task.deleted": environmentWide,
   "workflow.updated": (data) => data.workflow.parentThreadId,
+  "merge-queue.entry-updated": (data) => data.entry.parentThreadId,
   "workflow.step.updated": (data) => data.parentThreadId,
   "tool-task.updated": (data) => data.task.ownerThreadId ?? "",
 };

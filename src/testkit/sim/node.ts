@@ -34,6 +34,7 @@ const NO_WORKSPACE_EFFECTS = {
   "checkpoint.capture": notSimulated("checkpoint.capture"),
   "checkpoint.restore": notSimulated("checkpoint.restore"),
   "workspace.cleanup": notSimulated("workspace.cleanup"),
+  "merge-queue.merge": notSimulated("merge-queue.merge"),
 } as const;
 
 const NO_SEARCH: ThreadSearchIndex = {
