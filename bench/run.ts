@@ -9,6 +9,7 @@ import { runBudgetBench } from "./budgetBench.js";
 import { runCompressionBench } from "./compressionBench.js";
 import { runCoreBench } from "./coreBench.js";
 import { runCheckedMergeBench } from "./checkedMergeBench.js";
+import { runMergeQueueBench } from "./mergeQueueBench.js";
 import { runCheckpointBench } from "./checkpointBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
@@ -56,6 +57,11 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
     // The cheapest check a project could have, then one of half a second's work (a small test suite).
     for (const check of ["node -e 0", `node -e "const t = Date.now(); while (Date.now() - t < 500);"`]) {
       await runCheckedMergeBench({ files: quick ? 2_000 : 10_000, children: quick ? 8 : 16, overlapping: quick ? 2 : 4, check });
+    }
+  },
+  mergeQueue: async () => {
+    for (const check of ["node -e 0", `node -e "const t = Date.now(); while (Date.now() - t < 500);"`]) {
+      await runMergeQueueBench({ children: quick ? 8 : 16, overlapping: quick ? 2 : 4, check });
     }
   },
   scale: () => runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 }),
