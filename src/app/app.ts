@@ -27,6 +27,7 @@ import { fail } from "./errors.js";
 import { subscribeCommandOutput, subscribeShell, subscribeThread } from "./orchestration/subscriptions.js";
 import { getBoundedSnapshot, getHistoryPage, getThreadFamily, getThreadProjection, getTranscript, getTurnItem } from "./orchestration/threadViews.js";
 import { type ProviderCatalogSettings, listProviderSetup, prepareAcpAgent, searchAcpAgents } from "./providers/acpCatalog.js";
+import { followLimitResumes, limitResumes, resumeAfterLimit } from "./limits/limitResumes.js";
 import { listInbox, respondToInboxRequest } from "./requests/inbox.js";
 import { listPendingRequests, readPendingRequest, respondToPendingRequest } from "./requests/pendingRequests.js";
 import { followScheduledTaskChanges } from "./schedules/changes.js";
@@ -195,6 +196,10 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     pullRequestWatches: on(pullRequestWatches),
     followPullRequestWatches: on(followPullRequestWatches),
     recordPullRequestSync: on(recordPullRequestSync),
+    // Work a usage limit stopped: the threads waiting for the reset, their change feed and the resume (docs/limits.md).
+    limitResumes: on(limitResumes),
+    followLimitResumes: on(followLimitResumes),
+    resumeAfterLimit: on(resumeAfterLimit),
 
     // Live guest share: the owner's operations, then the guest's (docs/guest-share.md).
     openGuestShare: on(openGuestShare),

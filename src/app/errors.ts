@@ -72,6 +72,7 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   pull_request_already_linked: "invalid_request",
   pull_request_not_linked: "invalid_request",
   pull_request_sync_stale: "invalid_request",
+  limit_recovery_stale: "invalid_request",
   scheduled_task_not_found: "invalid_request",
   scheduled_task_already_exists: "invalid_request",
   scheduled_task_invalid: "invalid_request",

@@ -12,8 +12,9 @@ function oneLine(text: string, max: number): string {
 function nodeLine(node: ThreadTreeNode): string {
   const relation = node.relation === "root" || node.parentThreadId === null ? "" : ` [${node.relation}]`;
   const waiting = node.waitingOn === null ? "" : ` — waiting on ${node.waitingOn}`;
+  const limit = node.limit === undefined ? "" : ` — ${node.limit}`;
   const archived = node.archived ? " (archived)" : "";
-  return `${node.threadId} ${node.status}${relation} ${node.providerInstanceId ?? "-"} "${oneLine(node.title, 50)}"${archived}${waiting}`;
+  return `${node.threadId} ${node.status}${relation} ${node.providerInstanceId ?? "-"} "${oneLine(node.title, 50)}"${archived}${waiting}${limit}`;
 }
 
 function lines(node: ThreadTreeNode, prefix: string, childPrefix: string, out: string[]): void {
@@ -42,6 +43,7 @@ export function formatLineageHeader(tree: ThreadTreeResult): string[] {
   if (parent !== undefined) header.push(`parent: ${parent.threadId} "${oneLine(parent.title, 50)}" (${root.relation})`);
   if (root.children.length > 0) header.push(`children: ${root.children.map((c) => `${c.threadId} (${c.status})`).join(", ")}`);
   if (root.waitingOn !== null) header.push(`waiting on ${root.waitingOn}`);
+  if (root.limit !== undefined) header.push(root.limit);
   return header;
 }
 

@@ -239,6 +239,13 @@ describe("loadConfig errors", () => {
     expect(error.message).toContain('providers[1].id: duplicate provider id "a"');
   });
 
+  it("autoResume is true or false, absent by default (work a usage limit stopped resumes)", () => {
+    const providers = (autoResume: unknown) => JSON.stringify({ providers: [{ id: "a", driver: "claude", ...(autoResume === undefined ? {} : { autoResume }) }] });
+    expect(parseConfigText(providers(false), "/c.json", "/").providers[0]).toMatchObject({ id: "a", autoResume: false });
+    expect(parseConfigText(providers(undefined), "/c.json", "/").providers[0]).not.toHaveProperty("autoResume");
+    expect(configError(() => parseConfigText(providers("yes"), "/c.json", "/")).message).toContain("providers[0].autoResume: must be true or false");
+  });
+
   it("a failover list names other configured instances, each once", () => {
     const providers = (failover: string[]) => JSON.stringify({ providers: [{ id: "a", driver: "claude", failover }, { id: "b", driver: "codex" }] });
     expect(parseConfigText(providers(["b"]), "/c.json", "/").providers[0]).toMatchObject({ id: "a", failover: ["b"] });

@@ -97,6 +97,8 @@ export const ProviderInstanceEntrySchema = z.strictObject({
   toolProfile: z.enum(ToolProfile, { error: 'must be "core" or "full"' }).optional(),
   /** Instances, in order, that take over this instance's work when it is unavailable or hits a usage limit (docs/limits.md, "Failover"). */
   failover: z.array(NonEmptySchema).max(CONFIG_MAXIMUMS.failoverInstances, { error: `must list at most ${CONFIG_MAXIMUMS.failoverInstances} instances` }).optional(),
+  /** After a usage limit stops a run, resume its work by itself once the limit resets (docs/limits.md, "Waiting for the reset"); default true. */
+  autoResume: z.boolean({ error: "must be true or false" }).optional(),
 });
 
 export const ProjectEntrySchema = z.strictObject({
@@ -310,6 +312,8 @@ export interface ProviderInstanceConfig {
   readonly toolProfile?: ToolProfile;
   /** Instances that take over its work, in order, when it is unavailable or limited (absent: none). */
   readonly failover?: readonly string[];
+  /** False: work a usage limit stopped waits for a message after the reset instead of resuming by itself (absent: true). */
+  readonly autoResume?: boolean;
 }
 
 export interface PoolConfig {
@@ -506,6 +510,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       ...(p.prices === undefined ? {} : { prices: p.prices }),
       ...(p.toolProfile === undefined ? {} : { toolProfile: p.toolProfile }),
       ...(p.failover === undefined || p.failover.length === 0 ? {} : { failover: p.failover }),
+      ...(p.autoResume === undefined ? {} : { autoResume: p.autoResume }),
     }),
   );
   const projects = (file.projects ?? []).map((p): ProjectConfig => {

@@ -121,6 +121,7 @@ export const LOOM_COMMAND_SCHEMAS = commandTable({
   "provider-runtime.item-completed": runtime.ItemCompletedCommandSchema,
   "provider-runtime.turn-completed": runtime.TurnCompletedCommandSchema,
   "provider-runtime.run-lost": runtime.RunLostCommandSchema,
+  "thread.limit-recovery.resume": runtime.LimitRecoveryResumeCommandSchema,
   "delegated-task.deliver-notice": runtime.DeliverTaskNoticeCommandSchema,
   "delegated-task.finalize": runtime.FinalizeTaskCommandSchema,
   "workspace-runtime.checkpoint-captured": runtime.CheckpointCapturedCommandSchema,

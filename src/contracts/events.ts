@@ -100,6 +100,8 @@ export const SPEC_EVENT_SCHEMAS = {
 export const LOOM_EVENT_SCHEMAS = {
   /** The first use of a clientRequestId and its request fingerprint (docs/mcp.md, Idempotency); environment-wide (stream ""). */
   "client-request.recorded": z.object({ clientRequest: ClientRequestRecordSchema }),
+  /** A thread whose limit recovery changed: a usage limit stopped its run (recorded, with its snooze), or its work resumed or moved on (cleared). */
+  "thread.limit-recovery-updated": ThreadEventDataSchema,
   /** A scheduled task after a change or a fire (docs/schedules.md); `fire` is the fire that changed it (null for a save). Environment-wide. */
   "scheduled-task.updated": z.object({ task: ScheduledTaskSchema, fire: ScheduledFireSchema.nullable() }),
   /** A scheduled task deleted for good. */

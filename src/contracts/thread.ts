@@ -94,6 +94,24 @@ export const ThreadStructuredOutputSchema = z.object({
 export type ThreadStructuredOutput = z.infer<typeof ThreadStructuredOutputSchema>;
 
 /**
+ * A run a usage or plan limit stopped (spec 004 limitRecovery, docs/limits.md):
+ * the run, when the limit resets, and whether its work resumes by itself then
+ * (`autoResume`) as one follow-up run. `snooze` is the snooze the limit put on
+ * the thread (absent when a longer snooze was already in force). Cleared when
+ * the work resumes, or when the thread moved on without it.
+ */
+export const ThreadLimitRecoverySchema = z.object({
+  runId: z.string().min(1),
+  resetAt: IsoTimeSchema,
+  autoResume: z.boolean(),
+  /** The provider's own words about the limit. */
+  message: z.string(),
+  requestId: z.string().min(1).optional(),
+  snooze: z.object({ until: IsoTimeSchema }).optional(),
+});
+export type ThreadLimitRecovery = z.infer<typeof ThreadLimitRecoverySchema>;
+
+/**
  * The durable thread record (spec 004 §2, OrchestrationV2AppThread). Every
  * thread event carries the whole record, so applying an event is an upsert.
  */
@@ -136,5 +154,7 @@ export const AppThreadSchema = z.object({
   budget: ThreadBudgetSchema.nullable().optional(),
   /** The thread's live guest share (docs/guest-share.md); absent or null when it was never shared. */
   guestShare: ThreadGuestShareSchema.nullable().optional(),
+  /** A usage limit stopped the thread's work (docs/limits.md, "Waiting for the reset"); absent or null otherwise. */
+  limitRecovery: ThreadLimitRecoverySchema.nullable().optional(),
 });
 export type AppThread = z.infer<typeof AppThreadSchema>;

@@ -34,6 +34,7 @@ import {
   decideQueuedRunReorder,
   decideQueuedRunStart,
 } from "./run/queue.js";
+import { decideLimitRecoveryResume } from "./run/limitRecovery.js";
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
 import { decideRequestDeliveryFail } from "./run/requestDelivery.js";
 import { decideMessageDispatch } from "./run/send.js";
@@ -212,6 +213,8 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideTurnCompleted(state, command, ctx);
     case "provider-runtime.run-lost":
       return decideRunLost(state, command, ctx);
+    case "thread.limit-recovery.resume":
+      return decideLimitRecoveryResume(state, command, ctx);
     // Delegation (delegation/)
     case "delegated_task.request":
       return decideDelegatedTaskRequest(state, command, ctx);

@@ -38,6 +38,8 @@ export const RejectionCode = {
   pullRequestNotLinked: "pull_request_not_linked",
   /** A pull request sync for a due time the watch no longer has: synced already, or the watch changed. */
   pullRequestSyncStale: "pull_request_sync_stale",
+  /** A limit recovery resume for a run and reset the thread no longer waits on: resumed already, or the thread moved on. */
+  limitRecoveryStale: "limit_recovery_stale",
   // Runs and sends
   providerNotSet: "provider_not_set",
   providerUnavailable: "provider_unavailable",
@@ -142,8 +144,11 @@ export const RejectionCode = {
   guestMessageNotPending: "guest_message_not_pending",
   // The merge queue (docs/workspaces.md, "The merge queue")
   mergeEntryNotFound: "merge_entry_not_found",
+  /** The entry is not in a status the command acts on (cancelling one that is merging or ended, ending one that is not merging). */
   mergeEntryNotOpen: "merge_entry_not_open",
+  /** The child's branch is already queued or merging into this parent. */
   mergeAlreadyQueued: "merge_already_queued",
+  /** Only a worktree child of the parent, both live, can be queued. */
   mergeNotQueueable: "merge_not_queueable",
   // Engine
   /** The decider threw: a bug, contained to the one command (src/engine/dispatcher.ts). */

@@ -143,6 +143,7 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "thread.model-selection-updated":
     case "thread.provider-switched":
     case "thread.guest-share-updated":
+    case "thread.limit-recovery-updated":
       state.threads.set(event.data.thread.id, event.data.thread);
       return state;
     case "run.created":

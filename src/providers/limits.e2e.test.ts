@@ -80,13 +80,26 @@ describe("limits with real agent CLIs", () => {
   );
 
   it(
-    "codex: a 429 ends the turn (Loom sets codex's own retries to 0) with a rate_limit noticed on the thread",
+    "codex: a 429 ends the turn (Loom sets codex's own retries to 0), Loom retries it after the backoff, and the run completes",
+    async () => {
+      model.setRules([{ reply: { fault: { status: 429, retryAfterSeconds: 1 } }, times: 1 }, { reply: { text: "answered after the limit" } }]);
+      const { threadId, runId } = await runThrough("codex", "codex 429 retried");
+      expect(model.requests.filter((request) => request.status === 429)).toHaveLength(1);
+      expect(notices(threadId, runId)).toEqual([expect.stringMatching(/^rate limited: .*429 Too Many Requests/), expect.stringMatching(/^Retrying the turn after a rate limit in \d+ s \(retry 1 of 3\)\.$/)]);
+    },
+    TURN_MS + 30_000,
+  );
+
+  it(
+    "codex: a 429 on every try fails the run after Loom's 3 retries, each retry noticed",
     async () => {
       model.setRules([{ reply: { fault: { status: 429, retryAfterSeconds: 1 } } }]);
       const launched = await harness.launch({ message: "Answer after the limit.", title: "codex 429", target: { providerInstanceId: "codex" }, runtimeMode: "full-access" });
       const run = await harness.waitForEnd(launched.runId!, TURN_MS);
       expect(run.status).toBe("failed");
-      expect(notices(launched.threadId, launched.runId!)).toEqual([expect.stringMatching(/^rate limited: .*429 Too Many Requests/)]);
+      const limited = expect.stringMatching(/^rate limited: .*429 Too Many Requests/);
+      const retry = (n: number): unknown => expect.stringMatching(new RegExp(`^Retrying the turn after a rate limit in \\d+ s \\(retry ${n} of 3\\)\\.$`));
+      expect(notices(launched.threadId, launched.runId!)).toEqual([limited, retry(1), limited, retry(2), limited, retry(3), limited]);
     },
     TURN_MS + 30_000,
   );

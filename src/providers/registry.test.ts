@@ -216,3 +216,23 @@ describe("ProviderRegistry limit windows", () => {
     expect(answer?.limitResetAt).toBeUndefined();
   });
 });
+
+describe("ProviderRegistry cool-downs", () => {
+  it("a rate limit or an overload cools the instance down for its Retry-After (at least the base backoff); a later one extends it, an earlier end never shortens it", () => {
+    let now = Date.parse("2026-12-07T14:00:00Z");
+    const registry = new ProviderRegistry([instance("claude", "fake"), instance("codex", "fake")], new Map([["fake", fakeDriver("fake", ok)]]), { now: () => now });
+    expect(registry.coolDownMs("claude")).toBe(0);
+    registry.noteLimit("claude", { kind: "rate_limit", resetAt: null, retryAfterMs: 30_000, message: "429" });
+    registry.noteLimit("claude", { kind: "overloaded", resetAt: null, retryAfterMs: null, message: "529" });
+    expect(registry.coolDownMs("claude")).toBe(30_000);
+    expect(registry.coolDownMs("codex")).toBe(0);
+    now += 10_000;
+    expect(registry.coolDownMs("claude")).toBe(20_000);
+    registry.noteLimit("claude", { kind: "overloaded", resetAt: null, retryAfterMs: 60_000, message: "529 again" });
+    expect(registry.coolDownMs("claude")).toBe(60_000);
+    now += 60_000;
+    expect(registry.coolDownMs("claude")).toBe(0);
+    registry.noteLimit("codex", { kind: "rate_limit", resetAt: null, retryAfterMs: null, message: "429 without Retry-After" });
+    expect(registry.coolDownMs("codex")).toBe(1_000);
+  });
+});

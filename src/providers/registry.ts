@@ -1,5 +1,6 @@
 import type { ProviderCapabilities, ProviderDriver, ProviderProbe } from "./adapter.js";
 import type { ProviderLimitEvent } from "./events.js";
+import { TRANSIENT_BASE_DELAY_MS } from "./transientRetry.js";
 import type { ProviderInstanceConfig } from "../config/config.js";
 
 /**
@@ -56,6 +57,8 @@ export class ProviderRegistry {
   private readonly probes = new Map<string, CachedProbe>();
   /** Usage limits this node's sessions reported, by instance, until they reset (docs/limits.md). */
   private readonly limitWindows = new Map<string, { readonly until: number; readonly resetAt: string; readonly message: string }>();
+  /** Until when (epoch ms) a rate limit or overload this node's sessions met cools the instance down (docs/limits.md, "Transient errors"). */
+  private readonly coolDowns = new Map<string, number>();
   private readonly probeTtlMs: number;
   private readonly now: () => number;
 
@@ -106,13 +109,28 @@ export class ProviderRegistry {
    * instance unavailable until then; a later reset extends it. Other limits
    * pass (the provider or the run retries them).
    */
-  noteLimit(instanceId: string, limit: Pick<ProviderLimitEvent, "kind" | "resetAt" | "message">): void {
+  noteLimit(instanceId: string, limit: Pick<ProviderLimitEvent, "kind" | "resetAt" | "message"> & { readonly retryAfterMs?: number | null }): void {
+    if (limit.kind === "rate_limit" || limit.kind === "overloaded") {
+      // A shared cool-down: every retry on the instance waits for it, so many children do not storm it at once.
+      const until = this.now() + Math.max(limit.retryAfterMs ?? 0, TRANSIENT_BASE_DELAY_MS);
+      if ((this.coolDowns.get(instanceId) ?? 0) < until) this.coolDowns.set(instanceId, until);
+      return;
+    }
     if (limit.kind !== "usage_limit" || limit.resetAt === null) return;
     const until = Date.parse(limit.resetAt);
     if (Number.isNaN(until) || until <= this.now()) return;
     const current = this.limitWindows.get(instanceId);
     if (current !== undefined && current.until >= until) return;
     this.limitWindows.set(instanceId, { until, resetAt: new Date(until).toISOString(), message: limit.message });
+  }
+
+  /** What is left of the instance's cool-down after a rate limit or an overload, in ms (0 when none). */
+  coolDownMs(instanceId: string): number {
+    const until = this.coolDowns.get(instanceId);
+    if (until === undefined) return 0;
+    const left = until - this.now();
+    if (left <= 0) this.coolDowns.delete(instanceId);
+    return Math.max(0, left);
   }
 
   /** Forget cached probe answers (all, or one instance's), e.g. after a login. */

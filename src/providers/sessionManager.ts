@@ -3,7 +3,8 @@ import { priceOf, pricedUsage } from "../core/budgets/prices.js";
 import { EffectKind, type EffectPayload, type SessionReleaseReason } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
 import type { ReportedUsage } from "../contracts/commands/runtimeCommands.js";
-import type { NormalizedProviderEvent, UsageEvent } from "../contracts/providerEvents.js";
+import type { NormalizedProviderEvent, ProviderLimitEvent, UsageEvent } from "../contracts/providerEvents.js";
+import { isTerminalRunStatus } from "../contracts/entities/runs.js";
 import type { AppThread } from "../contracts/thread.js";
 import { ToolProfile } from "../contracts/tools/discoveryTools.js";
 import { derive } from "../core/ids.js";
@@ -15,6 +16,7 @@ import { activeRunOf, openOutputSchema } from "../engine/queries.js";
 import { resumeRecap } from "../engine/resumeRecap.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import { limitNotice } from "./kit/limitSignals.js";
+import { isTransientLimit, transientRetryDelay, transientRetryNotice } from "./transientRetry.js";
 import type { ProviderRegistry } from "./registry.js";
 import type { SecretVault } from "./secretVault.js";
 import type { WarmPools } from "./warmPool.js";
@@ -46,6 +48,8 @@ export interface ProviderSessionManagerOptions {
   readonly timers?: Timers;
   /** Native session ids for new sessions; random by default. */
   readonly random?: Random;
+  /** The jitter of transient-error retries, a number in [0, 1) (default Math.random). */
+  readonly jitter?: () => number;
   readonly log?: (line: string) => void;
   /** The server log file: which sessions open, are held and are released. Never given a token. */
   readonly sessionLog?: SessionLog;
@@ -96,6 +100,20 @@ interface LiveSession {
   turnRunning: boolean;
   /** The latest usage the provider reported per run, and when it was last recorded. */
   readonly usage: Map<string, { latest: ReportedUsage; recordedAt: number }>;
+  /** The latest usage limit with a reset time per run: a failed turn after it was stopped by it (docs/limits.md). */
+  readonly usageLimits: Map<string, { readonly resetAt: string; readonly message: string }>;
+  /** Per run: the turn's input (sent again by a retry), when it first started, its retries so far and the transient limit of its latest try. */
+  readonly turns: Map<string, TurnTries>;
+}
+
+/** A run's tries at its turn on this session (docs/limits.md, "Transient errors"). */
+interface TurnTries {
+  readonly input: Parameters<ProviderSessionRuntime["startTurn"]>[0];
+  readonly startedAt: number;
+  retries: number;
+  transient: ProviderLimitEvent | null;
+  /** A retry waits for its backoff: no provider turn runs, so an interrupt ends the run here. */
+  backingOff: boolean;
 }
 
 /** The effect kinds the session manager runs: the provider.* ones. */
@@ -122,6 +140,7 @@ export class ProviderSessionManager {
   private readonly clock: () => number;
   private readonly timers: Timers;
   private readonly random: Random;
+  private readonly jitter: () => number;
   private reaper: TimerHandle | null = null;
   /** Set by abandon(): no session opens any more. */
   private abandoned = false;
@@ -130,6 +149,7 @@ export class ProviderSessionManager {
     this.clock = options.clock ?? Date.now;
     this.timers = options.timers ?? systemTimers;
     this.random = options.random ?? systemRandom;
+    this.jitter = options.jitter ?? Math.random;
     // The pools start no agent while this node's running turns fill the CPUs.
     if (options.pools !== undefined) options.pools.busyTurns = () => this.turnsRunning();
   }
@@ -290,8 +310,10 @@ export class ProviderSessionManager {
     const outputSchema = openOutputSchema(this.options.orchestrator.state, threadId);
     // The agent is busy from here (turn.started may come later): refills wait for the CPUs it uses.
     session.turnRunning = true;
+    const input = { runId, input: text, ...(Object.keys(env).length === 0 ? {} : { env }), ...(outputSchema === null ? {} : { outputSchema }) };
+    session.turns.set(runId, { input, startedAt: this.clock(), retries: 0, transient: null, backingOff: false });
     try {
-      await session.runtime.startTurn({ runId, input: text, ...(Object.keys(env).length === 0 ? {} : { env }), ...(outputSchema === null ? {} : { outputSchema }) });
+      await session.runtime.startTurn(input);
     } catch (error) {
       session.turnRunning = false;
       this.options.pools?.nudge();
@@ -353,7 +375,7 @@ export class ProviderSessionManager {
           : await driver.openSession({ ...binding, instance, resume: resumeId === null ? null : { nativeThreadId: resumeId } });
       const now = this.clock();
       const resumed = resumeId !== null && runtime.resumed === true;
-      live = { providerSessionId, openedAt: now, resumed, fromPool: warm !== null, recapPending: needsRecap && !resumed, turnRunning: false, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map() };
+      live = { providerSessionId, openedAt: now, resumed, fromPool: warm !== null, recapPending: needsRecap && !resumed, turnRunning: false, providerInstanceId, driver: driver.driver, runtime, lastActivity: now, sequence: 0, usage: new Map(), usageLimits: new Map(), turns: new Map() };
       if (this.abandoned) {
         await runtime.stop();
         throw new Error("this Loom node stopped after losing its leases while the provider session opened");
@@ -399,12 +421,17 @@ export class ProviderSessionManager {
       case "turn.completed": {
         session.turnRunning = false;
         this.options.pools?.nudge();
+        // A transient limit ended the turn: Loom tries it again after a backoff (docs/limits.md, "Transient errors").
+        if (event.status === "failed" && this.retryTransient(threadId, session, event.runId, commandId)) return;
+        session.turns.delete(event.runId);
         const usage = session.usage.get(event.runId)?.latest;
         session.usage.delete(event.runId);
+        const limit = event.status === "failed" ? usageLimitStop(session, this.options.registry, event.runId) : undefined;
+        session.usageLimits.delete(event.runId);
         this.dispatch({
           type: "provider-runtime.turn-completed",
           commandId,
-          data: { threadId, runId: event.runId, status: event.status, error: event.error, ...(usage === undefined ? {} : { usage }) },
+          data: { threadId, runId: event.runId, status: event.status, error: event.error, ...(usage === undefined ? {} : { usage }), ...(limit === undefined ? {} : { limit }) },
         });
         return;
       }
@@ -416,6 +443,7 @@ export class ProviderSessionManager {
         // signal, named by its session too, as a run may outlive a session. A usage limit also makes the
         // instance unavailable until it resets.
         this.options.registry.noteLimit(session.providerInstanceId, event);
+        rememberLimit(session, event);
         this.dispatch({
           type: "provider-runtime.item-completed",
           commandId,
@@ -434,6 +462,51 @@ export class ProviderSessionManager {
         return exhaustive;
       }
     }
+  }
+
+  /**
+   * Retry a turn a transient limit failed, when the policy allows
+   * (transientRetry.ts): a notice on the run says when, and the same input
+   * goes to the provider again after the delay, unless the run ended or its
+   * session went meanwhile. Returns whether a retry was scheduled.
+   */
+  private retryTransient(threadId: string, session: LiveSession, runId: string, commandId: string): boolean {
+    const tries = session.turns.get(runId);
+    if (tries === undefined || tries.transient === null) return false;
+    const limit = tries.transient;
+    const delayMs = transientRetryDelay({
+      limit,
+      retries: tries.retries,
+      elapsedMs: this.clock() - tries.startedAt,
+      coolDownMs: this.options.registry.coolDownMs(session.providerInstanceId),
+      jitter: this.jitter(),
+    });
+    if (delayMs === null) return false;
+    tries.retries += 1;
+    tries.transient = null;
+    tries.backingOff = true;
+    this.dispatch({
+      type: "provider-runtime.item-completed",
+      commandId,
+      data: { threadId, runId, driver: session.driver, nativeItemId: `retry:${session.providerSessionId}:${session.sequence}`, item: { kind: "system_notice", level: "info", text: transientRetryNotice(limit, tries.retries, delayMs) } },
+    });
+    this.timers.timeout(delayMs, () => {
+      if (!tries.backingOff) return;
+      tries.backingOff = false;
+      const run = this.options.orchestrator.state.runs.get(runId);
+      if (this.sessions.get(threadId) !== session || run === undefined || isTerminalRunStatus(run.status)) return;
+      if (run.interruptRequestedAt !== null) {
+        // Stopped while it waited (before the interrupt reached this session): no turn runs to stop, so it ends here.
+        this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:interrupt-backoff:${runId}:${tries.retries}`, data: { threadId, runId, status: "interrupted", error: null } });
+        return;
+      }
+      session.turnRunning = true;
+      session.runtime.startTurn(tries.input).catch((error: unknown) => {
+        session.turnRunning = false;
+        this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:retry-failed:${runId}:${tries.retries}`, data: { threadId, runId, status: "failed", error: messageOf(error) } });
+      });
+    });
+    return true;
   }
 
   /** Keep the latest usage; record it at coarse checkpoints during a long turn (the turn's end records the final one). */
@@ -488,6 +561,14 @@ export class ProviderSessionManager {
       // Nothing runs the turn (any more, or yet: a prepared run still making its
       // workspace): end it here so it never stays active.
       this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:interrupt-orphan:${effect.effectId}`, data: { threadId, runId, status: "interrupted", error: null } });
+      return;
+    }
+    const tries = session.turns.get(runId);
+    if (tries?.backingOff === true) {
+      // Between a transient failure and its retry no provider turn runs: the interrupt ends the run now.
+      tries.backingOff = false;
+      session.turns.delete(runId);
+      this.dispatch({ type: "provider-runtime.turn-completed", commandId: `cmd:interrupt-backoff:${effect.effectId}`, data: { threadId, runId, status: "interrupted", error: null } });
       return;
     }
     await session.runtime.interruptTurn({ runId });
@@ -576,4 +657,18 @@ function messageOf(error: unknown): string {
 function processEnvironment(options: ProviderSessionManagerOptions, thread: AppThread, runId: string): { traceEnvironment?: Readonly<Record<string, string>> } {
   if (options.traceEnvironment === undefined && options.workspaceEnvironment === undefined) return {};
   return { traceEnvironment: { ...options.workspaceEnvironment?.(thread), ...options.traceEnvironment?.(runId) } };
+}
+
+/** What a failed turn needs of its limits: a usage limit's reset (limit recovery), a transient limit (a retry). */
+function rememberLimit(session: LiveSession, event: ProviderLimitEvent): void {
+  if (event.kind === "usage_limit" && event.resetAt !== null) session.usageLimits.set(event.runId, { resetAt: event.resetAt, message: event.message });
+  const tries = session.turns.get(event.runId);
+  if (tries !== undefined) tries.transient = isTransientLimit(event) ? event : null;
+}
+
+/** The usage limit that stopped a failed turn, with whether its instance resumes the work after the reset (config `autoResume`, default on). */
+function usageLimitStop(session: LiveSession, registry: ProviderRegistry, runId: string): { resetAt: string; message: string; autoResume: boolean } | undefined {
+  const limit = session.usageLimits.get(runId);
+  if (limit === undefined) return undefined;
+  return { ...limit, autoResume: registry.instance(session.providerInstanceId)?.autoResume ?? true };
 }

@@ -8,6 +8,7 @@ import { SqliteWebhookDeliveries } from "../store/webhookDeliveries/sqliteWebhoo
 import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/titleRegeneration.js";
 import { WorkflowRunner } from "../app/workflows/runner.js";
 import { DEFAULT_CONFIG_FILE } from "../config/config.js";
+import { LimitResumer } from "../scheduler/limitResumer.js";
 import { PullRequestWatcher } from "../scheduler/pullRequestWatcher.js";
 import { Scheduler } from "../scheduler/scheduler.js";
 import type { LoomServerOptions } from "./serverOptions.js";
@@ -28,6 +29,8 @@ export interface ServerApp {
   /** Fires timed scheduled tasks. */
   readonly scheduler: Scheduler;
   readonly pullRequests: PullRequestWatcher;
+  /** Resumes work a usage limit stopped once the limit resets. */
+  readonly limitResumes: LimitResumer;
   /** The webhook deliveries taken on this state dir, so a replay is refused (docs/schedules.md). */
   readonly webhookDeliveries: SqliteWebhookDeliveries;
 }
@@ -85,9 +88,10 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
   const timers = options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers };
   const scheduler = new Scheduler({ app, log, ...timers });
   const pullRequests = new PullRequestWatcher({ app, log, ...timers });
+  const limitResumes = new LimitResumer({ app, log, ...timers });
   const titlesReconciled = await reconcileTitleRegenerations(ctx);
   if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
-  return { app, titles, workflows, scheduler, pullRequests, webhookDeliveries };
+  return { app, titles, workflows, scheduler, pullRequests, limitResumes, webhookDeliveries };
 }
 
 /** The steps before the app that it is built on. */

@@ -195,7 +195,7 @@ export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: nu
       const result = current();
       return result.workState === "result_available" || result.hasPendingQuestion || result.pendingApproval !== null;
     };
-    const waitForResult = () => waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => `task ${taskId} is ${current().status}`);
+    const waitForResult = () => waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => current().limitRecovery?.text ?? `task ${taskId} is ${current().status}`);
     // A wait that blocks is recorded on the caller's active run (blockedOnThreadWait).
     const done = ready() || caller === undefined ? await waitForResult() : await withRecordedWait(ctx, caller, "delegate_task", taskId, waitForResult);
     const result = current();

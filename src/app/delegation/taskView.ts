@@ -10,6 +10,7 @@ import type { Engine } from "../engine.js";
 import { activeRunOf, runsOf } from "../../engine/queries.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { runResultText } from "../threads/views.js";
+import { limitRecoveryView } from "../limits/limitView.js";
 import { withoutSystemReminders } from "../../core/delegation/agentText.js";
 
 const APPROVAL_KINDS: ReadonlySet<string> = new Set(Object.values(ApprovalKind));
@@ -47,10 +48,13 @@ export function delegateTaskResult(view: Pick<Engine, "state" | "timeline">, tas
   const approval = requests.find(isApproval);
   const active = activeRunOf(state, task.childThreadId);
   const original = task.childRunId === null ? undefined : state.runs.get(task.childRunId);
+  // A child a usage limit stopped waits for the reset and resumes by itself: the task waits, it has not failed.
+  const child = state.threads.get(task.childThreadId);
+  const limit = final || active !== null || child === undefined ? null : limitRecoveryView(state, child);
   let status: DelegatedTask["status"] = task.status;
   if (!final) {
     if (original?.status === "queued") status = "queued";
-    else if (question !== undefined || approval !== undefined) status = "waiting";
+    else if (question !== undefined || approval !== undefined || limit !== null) status = "waiting";
     else status = "running";
   }
   const workState: DelegateTaskResult["workState"] = final ? "result_available" : active === null && childTasksUnfinished(state, task) ? "waiting_for_children" : "working";
@@ -77,6 +81,7 @@ export function delegateTaskResult(view: Pick<Engine, "state" | "timeline">, tas
     pendingApproval: approval === undefined ? null : { requestId: approval.id, kind: approval.kind, runId: approval.runId },
     waitTimedOut,
     ...structuredFields(task),
+    ...(limit === null ? {} : { limitRecovery: limit }),
     ...(task.budget === undefined || task.budget === null
       ? {}
       : { budget: taskBudgetView(state, task, task.budget, new Date().toISOString()) }),

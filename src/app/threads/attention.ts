@@ -27,7 +27,9 @@ export function isEffectivelySnoozed(state: OrchestrationState, thread: AppThrea
   if (thread.snoozedUntil === null || Date.parse(thread.snoozedUntil) <= Date.parse(now)) return false;
   if (pendingRequests > 0) return false;
   const since = thread.snoozedAt === null ? Number.NEGATIVE_INFINITY : Date.parse(thread.snoozedAt);
-  return !runsOf(state, thread.id).some((run) => run.status === "failed" && run.endedAt !== null && Date.parse(run.endedAt) >= since);
+  // The run a usage limit stopped snoozed the thread itself: its failure does not wake it (docs/limits.md).
+  const limited = thread.limitRecovery?.runId;
+  return !runsOf(state, thread.id).some((run) => run.status === "failed" && run.id !== limited && run.endedAt !== null && Date.parse(run.endedAt) >= since);
 }
 
 /** The background work that holds a thread: its unfinished delegated tasks, and pending background tasks that hold it. */

@@ -8,6 +8,7 @@ import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
 import { liveThreadOrFail } from "./authorize.js";
 import { withRecordedWait } from "./recordedWait.js";
 import { runResultText } from "./views.js";
+import { RunAcrossLimits } from "../limits/limitWaits.js";
 
 /**
  * t3_thread_wait: wait for a run to end. Without runId it pins the latest run
@@ -24,19 +25,22 @@ export async function waitForThread(ctx: AppContext, input: ThreadWaitInput, wai
   }
   const pinned = state.runs.get(runId);
   if (pinned === undefined || pinned.threadId !== thread.id) fail("run_not_found", `run ${runId} does not exist in thread ${thread.id}`);
-  const current = () => ctx.orchestrator.state.runs.get(runId)!;
-  const ended = () => isTerminalRunStatus(current().status);
-  const waitForEnd = () => waitUntil(ctx, wait, waitBudget(ctx, input.timeoutMs), ended, () => `run ${runId} is ${current().status}`);
+  // A run a usage limit stopped is waited through: its work resumes after the reset, in the run this follows.
+  const tracked = new RunAcrossLimits(() => ctx.orchestrator.state, thread.id, runId);
+  const ended = () => tracked.ended();
+  const waitForEnd = () => waitUntil(ctx, wait, waitBudget(ctx, input.timeoutMs), ended, () => tracked.limit()?.text ?? `run ${tracked.current().id} is ${tracked.current().status}`);
   const finished = ended() || caller === undefined ? await waitForEnd() : await withRecordedWait(ctx, caller, "t3_thread_wait", thread.id, waitForEnd);
-  const run = current();
+  const run = tracked.current();
+  const limit = finished ? null : tracked.limit();
   return {
     threadId: thread.id,
-    runId,
+    runId: run.id,
     status: run.status,
-    terminal: isTerminalRunStatus(run.status),
+    terminal: isTerminalRunStatus(run.status) && limit === null,
     waitTimedOut: !finished,
     result: runResultText(ctx.orchestrator.timeline, run),
-    error: run.failure?.message ?? null,
+    error: limit === null ? (run.failure?.message ?? null) : null,
     endReason: run.endReason,
+    ...(limit === null ? {} : { limitRecovery: limit }),
   };
 }

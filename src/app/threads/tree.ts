@@ -4,6 +4,7 @@ import { currentRunOf } from "../../engine/queries.js";
 import type { Caller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
+import { limitRecoveryView } from "../limits/limitView.js";
 
 /**
  * The thread tree for people: lineage (subagents, forks, handoffs) with each
@@ -24,6 +25,8 @@ export interface ThreadTreeNode {
   /** What holds the thread up, for a person: "approval runtime-request:…", "input …", "children", "queued"; null when nothing. */
   readonly waitingOn: string | null;
   readonly pendingRequestIds: readonly string[];
+  /** A usage limit holds the thread's work, for a person: "waiting for the limit to reset at 14:05 UTC, resumes by itself"; absent when none. */
+  readonly limit?: string;
   readonly children: readonly ThreadTreeNode[];
 }
 
@@ -69,6 +72,11 @@ function waitingOn(state: OrchestrationState, thread: AppThread, status: string,
   return null;
 }
 
+function limitText(state: OrchestrationState, thread: AppThread): Pick<ThreadTreeNode, "limit"> {
+  const view = limitRecoveryView(state, thread);
+  return view === null ? {} : { limit: view.text };
+}
+
 function node(state: OrchestrationState, index: Map<string, AppThread[]>, thread: AppThread, includeArchived: boolean, depth: number): ThreadTreeNode {
   // Lineage is acyclic by construction; the depth bound only guards a corrupted log.
   const kids = depth > 64 ? [] : (index.get(thread.id) ?? []).filter((c) => includeArchived || c.archivedAt === null);
@@ -87,6 +95,7 @@ function node(state: OrchestrationState, index: Map<string, AppThread[]>, thread
     archived: thread.archivedAt !== null,
     waitingOn: waitingOn(state, thread, status, pending, children),
     pendingRequestIds: pending,
+    ...limitText(state, thread),
     children,
   };
 }

@@ -6,6 +6,7 @@ import type { OrchestrationState } from "../../core/state.js";
 import type { Timeline } from "../../engine/timeline.js";
 import type { ItemView, RunSummary, ThreadSummary } from "../../contracts/tools/toolOutputs.js";
 import { isEffectivelySnoozed, pendingBackgroundTaskCount, pendingRequestCount } from "./attention.js";
+import { limitRecoveryView } from "../limits/limitView.js";
 
 /** The first `say` text anywhere in a parsed JSON document, depth first. */
 function firstSay(value: unknown): string | null {
@@ -109,7 +110,14 @@ export function threadSummary(state: OrchestrationState, environmentId: string, 
     worktreePath: thread.worktreePath,
     branch: thread.branch,
     ...((thread.workspace?.overlaps?.length ?? 0) > 0 ? { overlaps: thread.workspace!.overlaps! } : {}),
+    ...limitField(state, thread),
   };
+}
+
+/** The thread's limit recovery as reads show it, when a limit holds it. */
+function limitField(state: OrchestrationState, thread: AppThread): Pick<ThreadSummary, "limitRecovery"> {
+  const view = limitRecoveryView(state, thread);
+  return view === null ? {} : { limitRecovery: view };
 }
 
 export function recentRuns(state: OrchestrationState, threadId: string, count: number): RunSummary[] {

@@ -84,10 +84,25 @@ export const TurnCompletedCommandSchema = command(
       error: z.string().nullable(),
       endReason: z.string().optional(),
       usage: ReportedUsageSchema.optional(),
+      /** The usage limit that stopped a failed turn (its reset time) and whether the instance resumes work after it (docs/limits.md). */
+      limit: z.object({ resetAt: z.string().min(1), message: z.string(), autoResume: z.boolean() }).strict().optional(),
     })
     .strict(),
 );
 export type TurnCompletedCommand = z.infer<typeof TurnCompletedCommandSchema>;
+
+/**
+ * The limit that stopped a thread's run has reset: its work resumes as one
+ * follow-up run (docs/limits.md). Sent by the limit resumer at `resetAt`
+ * with a command id derived from (thread, run, reset), so a retry or a
+ * second node resumes it once; a recovery that is no longer the thread's is
+ * refused (limit_recovery_stale).
+ */
+export const LimitRecoveryResumeCommandSchema = command(
+  "thread.limit-recovery.resume",
+  z.object({ threadId: IdSchema, runId: IdSchema, resetAt: z.string().min(1) }).strict(),
+);
+export type LimitRecoveryResumeCommand = z.infer<typeof LimitRecoveryResumeCommandSchema>;
 
 /** A run whose process-bound work was lost (a restart, a session that never opened). */
 export const RunLostCommandSchema = command(

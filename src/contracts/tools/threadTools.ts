@@ -3,7 +3,7 @@ import { RunStatusSchema } from "../entities/runs.js";
 import { BudgetExceededSchema, BudgetReachedSchema, BudgetRemainingSchema, BudgetLimitsSchema, BudgetSpendSchema } from "../entities/budgets.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { OutputSchemaInput } from "./outputSchema.js";
-import { ItemViewSchema, LinkedPullRequestSchema, RunSummarySchema, ThreadStatusSchema, ThreadSummarySchema } from "./toolOutputs.js";
+import { ItemViewSchema, LimitRecoveryViewSchema, LinkedPullRequestSchema, RunSummarySchema, ThreadStatusSchema, ThreadSummarySchema } from "./toolOutputs.js";
 
 /**
  * Inputs and outputs of the thread tools (spec 000, Tool Surface). Field names follow the
@@ -318,6 +318,8 @@ export const ThreadWaitOutput = z.object({
   result: z.string().nullable(),
   error: z.string().nullable(),
   endReason: z.string().nullable(),
+  /** The wait timed out while a usage limit holds the run's work (terminal false; it resumes by itself after resetAt); absent otherwise. */
+  limitRecovery: LimitRecoveryViewSchema.optional(),
 });
 export type ThreadWaitOutput = z.infer<typeof ThreadWaitOutput>;
 

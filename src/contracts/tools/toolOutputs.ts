@@ -41,6 +41,23 @@ export const RunSummarySchema = z.object({
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
+/**
+ * A thread a usage limit stopped (docs/limits.md, "Waiting for the reset"):
+ * `waiting_on_limit` while its work resumes by itself at `resetAt`,
+ * `stopped_on_limit` when its instance's autoResume is off.
+ */
+export const LimitRecoveryStatus = { waitingOnLimit: "waiting_on_limit", stoppedOnLimit: "stopped_on_limit" } as const;
+export type LimitRecoveryStatus = (typeof LimitRecoveryStatus)[keyof typeof LimitRecoveryStatus];
+export const LimitRecoveryViewSchema = z.object({
+  status: z.enum(LimitRecoveryStatus),
+  resetAt: z.string(),
+  /** The run the limit stopped. */
+  runId: z.string(),
+  /** For a person: "waiting for the limit to reset at 14:05 UTC, resumes by itself". */
+  text: z.string(),
+});
+export type LimitRecoveryView = z.infer<typeof LimitRecoveryViewSchema>;
+
 /** A thread as list and read results show it, with provenance and what it still waits on. */
 export const ThreadSummarySchema = z.object({
   threadId: z.string(),
@@ -74,6 +91,8 @@ export const ThreadSummarySchema = z.object({
   branch: Nullable(z.string()).optional(),
   /** A worktree child's live siblings that changed some of the same files, with those files (docs/workspaces.md); absent when none. */
   overlaps: z.array(z.object({ threadId: z.string(), files: z.array(z.string()) })).optional(),
+  /** A usage limit stopped the thread's work: when it resets and whether the work resumes by itself; absent otherwise. */
+  limitRecovery: LimitRecoveryViewSchema.optional(),
 });
 export type ThreadSummary = z.infer<typeof ThreadSummarySchema>;
 
@@ -129,6 +148,8 @@ export const DelegateTaskResultSchema = z.object({
   budget: z
     .object({ limits: BudgetLimitsSchema, spent: BudgetSpendSchema, remaining: BudgetRemainingSchema, reached: BudgetReachedSchema, exceeded: BudgetExceededSchema.nullable(), paused: z.boolean() })
     .optional(),
+  /** The child is waiting for a usage limit to reset (status `waiting`): when, and that its work resumes by itself then; absent otherwise. */
+  limitRecovery: LimitRecoveryViewSchema.optional(),
 });
 export type DelegateTaskResult = z.infer<typeof DelegateTaskResultSchema>;
 

@@ -4,6 +4,7 @@ import { type Run, isTerminalRunStatus } from "../../contracts/entities/runs.js"
 import { contextTransferEvent, nodeEvent } from "../../contracts/events.js";
 import type { Changes } from "../run/changes.js";
 import { activeRun, queuedRuns } from "../run/lifecycle.js";
+import { pendingLimitResume } from "../run/limitWait.js";
 import { deliverNotice } from "../run/notify.js";
 import { settleFollowUps } from "./followUps.js";
 import { checkStructuredResult, repairInstruction } from "./structuredResult.js";
@@ -35,9 +36,10 @@ export function latestAssistantText(changes: Changes, run: Run): string | null {
   return text;
 }
 
-/** Work the child still owns: an active or unheld queued run, an unfinished task of its own, or a result on its way to it. */
+/** Work the child still owns: an active or unheld queued run, a resume after a usage limit, an unfinished task of its own, or a result on its way to it. */
 export function childStillWorking(changes: Changes, childThreadId: string): boolean {
   if (activeRun(changes, childThreadId) !== null) return true;
+  if (pendingLimitResume(changes, childThreadId) !== null) return true;
   if (queuedRuns(changes, childThreadId).some((run) => !run.held)) return true;
   return changes
     .allTasks()

@@ -14,6 +14,7 @@ import { settleTask } from "../delegation/settle.js";
 import { stopTaskTree } from "../delegation/controls.js";
 import { stopWorkflowIn } from "../workflows/workflows.js";
 import { activeRun, queuedRuns, requestInterrupt, startNext, stopThreadWork, turnFacts } from "./lifecycle.js";
+import { pendingLimitResume } from "./limitWait.js";
 
 /**
  * run.interrupt: stop the selected active run (the newest active one without
@@ -61,8 +62,10 @@ export function decideThreadStop(state: OrchestrationState, command: ThreadStopC
       if (task !== undefined && task.resultContextTransferId === null) stopTaskTree(changes, task, reason);
     }
   }
+  // A thread waiting for a usage limit to reset stops waiting: its task (if any) settles on what ran.
+  const waitedOnLimit = pendingLimitResume(changes, found.thread.id) !== null;
   const ended = stopThreadWork(changes, found.thread.id, reason);
-  if (ended !== null) settleTask(changes, found.thread.id);
+  if (ended !== null || waitedOnLimit) settleTask(changes, found.thread.id);
   // Stop ends the thread's pull request watch (spec 000).
   const thread = changes.thread(found.thread.id) ?? found.thread;
   if ((thread.pullRequestWatch ?? null) !== null) changes.putThread("thread.pull-request-link-updated", changed(thread, ctx, { pullRequestWatch: null }));

@@ -18,6 +18,7 @@ import { Changes } from "./changes.js";
 import { activeRun, endRun, isActiveRunStatus } from "./lifecycle.js";
 import { turnItemBody } from "./providerItems.js";
 import { resumeLostRun, resumeNotice, resumesAfterCrash } from "./crashResume.js";
+import { recordLimitStop } from "./limitRecovery.js";
 import { settleTask } from "../delegation/settle.js";
 import { LOST_SESSION_REASONS, markLostNotices } from "../delegation/lostNotices.js";
 
@@ -186,11 +187,13 @@ export function decideTurnCompleted(state: OrchestrationState, command: TurnComp
   }
   const endReason =
     command.data.endReason ?? (status === "completed" ? "completed" : status === "failed" ? "provider_error" : run.interruptRequestedAt !== null ? "interrupted_by_user" : "interrupted");
-  endRun(changes, run, {
+  const ended = endRun(changes, run, {
     status,
     endReason,
     failure: status === "failed" ? { code: "provider_error", message: error ?? "the provider reported a failure" } : null,
   });
+  // A usage limit stopped it: the thread waits for the reset, and its work resumes then (docs/limits.md).
+  if (status === "failed" && command.data.limit !== undefined) recordLimitStop(changes, ended, command.data.limit);
   settleTask(changes, run.threadId);
   return changes.done();
 }

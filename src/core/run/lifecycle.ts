@@ -9,6 +9,7 @@ import { beginRun, captureAfterTurn, closeSetupItem } from "../workspace/turns.j
 import { closeAttempt, openAttempt } from "./attempts.js";
 import type { Changes } from "./changes.js";
 import { closeRunWaits } from "./waits.js";
+import { cancelLimitResume } from "./limitWait.js";
 import { type BudgetAdjust, budgetPolicy, exhaustedBudget } from "../budgets/budgets.js";
 
 /** A run between starting and its terminal event: it owns the thread's provider turn. */
@@ -233,6 +234,7 @@ export function requestInterrupt(changes: Changes, run: Run, requestedBy: Create
  * outright, if any.
  */
 export function stopThreadWork(changes: Changes, threadId: string, reason: string): Run | null {
+  cancelLimitResume(changes, threadId);
   for (const run of queuedRuns(changes, threadId)) {
     if (!run.held) changes.updateRun(run, { held: true });
   }

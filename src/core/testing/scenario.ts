@@ -198,6 +198,7 @@ const STREAM_OWNERS: { readonly [T in EventType]: (data: EventData<T>) => string
   "thread.deleted": threadOwner,
   "thread.settled": threadOwner,
   "thread.unsettled": threadOwner,
+  "thread.limit-recovery-updated": threadOwner,
   "thread.snoozed": threadOwner,
   "thread.unsnoozed": threadOwner,
   "thread.pinned": threadOwner,

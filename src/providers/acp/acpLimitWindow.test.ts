@@ -3,6 +3,7 @@ import type { CapabilitiesOutput } from "../../contracts/tools/threadTools.js";
 import { type ScriptedAgentSetup, acpScript, scriptedAgentSetup } from "../../testkit/acpAgentHarness.js";
 import { dump } from "../../testkit/agentHarness.js";
 import { LoomHarness, script } from "../../testkit/loomHarness.js";
+import { limitStopNotice } from "../../core/run/limitRecovery.js";
 
 /**
  * A usage limit inside a real Loom server: a real ACP agent process (the
@@ -35,7 +36,11 @@ describe("a provider's usage limit", () => {
     const run = await loom.waitForEnd(limited.runId!, 20_000);
     expect(run.status, dump(loom, limited.threadId)).toBe("failed");
     const notices = loom.items(limited.threadId).filter((item) => item.type === "system_notice");
-    expect(notices).toEqual([expect.objectContaining({ level: "warning", text: expect.stringMatching(new RegExp(`^usage limit reached \\(resets at ${resetAt.replaceAll(".", "\\.")}\\)`)) })]);
+    expect(notices).toEqual([
+      expect.objectContaining({ level: "warning", text: expect.stringMatching(new RegExp(`^usage limit reached \\(resets at ${resetAt.replaceAll(".", "\\.")}\\)`)) }),
+      // The run stopped on the limit: the thread waits for the reset and resumes by itself (docs/limits.md).
+      expect.objectContaining({ level: "warning", text: limitStopNotice({ resetAt, autoResume: true }) }),
+    ]);
 
     const capabilities = (await loom.owner.call("orchestrator_capabilities", {})).structured as CapabilitiesOutput;
     const acp = capabilities.providers.find((provider) => provider.providerInstanceId === "acp");

@@ -1,0 +1,28 @@
+import type { LimitRecoveryView } from "../../contracts/tools/toolOutputs.js";
+import type { AppThread } from "../../contracts/thread.js";
+import type { OrchestrationState } from "../../core/state.js";
+import { runsOf } from "../../engine/queries.js";
+
+/**
+ * What reads say about a thread a usage limit stopped (docs/limits.md,
+ * "Waiting for the reset"): `waiting_on_limit` while its work resumes by
+ * itself at the reset, `stopped_on_limit` when autoResume is off; null when
+ * no limit holds it (none recorded, or its work went on since). The text
+ * gives the reset's time of day in UTC; resetAt has the instant.
+ */
+export function limitRecoveryView(state: OrchestrationState, thread: AppThread): LimitRecoveryView | null {
+  const recovery = thread.limitRecovery ?? null;
+  if (recovery === null) return null;
+  const runs = runsOf(state, thread.id);
+  const stopped = runs.find((run) => run.id === recovery.runId);
+  if (runs.some((run) => run.id !== recovery.runId && (stopped === undefined || run.ordinal > stopped.ordinal))) return null;
+  const at = `${clockTime(recovery.resetAt)} UTC`;
+  return recovery.autoResume
+    ? { status: "waiting_on_limit", resetAt: recovery.resetAt, runId: recovery.runId, text: `waiting for the limit to reset at ${at}, resumes by itself` }
+    : { status: "stopped_on_limit", resetAt: recovery.resetAt, runId: recovery.runId, text: `stopped by a usage limit until ${at}; send a message to continue` };
+}
+
+/** HH:MM of an instant, in UTC. */
+function clockTime(iso: string): string {
+  return new Date(iso).toISOString().slice(11, 16);
+}

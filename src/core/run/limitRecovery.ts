@@ -1,0 +1,81 @@
+import type { LimitRecoveryResumeCommand, TurnCompletedCommand } from "../../contracts/commands/runtimeCommands.js";
+import type { Run } from "../../contracts/entities/runs.js";
+import type { ThreadLimitRecovery } from "../../contracts/thread.js";
+import { type DecideContext, type Decision, reject } from "../decision.js";
+import { settleTask } from "../delegation/settle.js";
+import { RejectionCode } from "../rejections.js";
+import type { OrchestrationState } from "../state.js";
+import { changed, liveThread } from "../thread/guards.js";
+import { Changes } from "./changes.js";
+import { movedOn } from "./limitWait.js";
+import { deliverNotice } from "./notify.js";
+
+/**
+ * Limit recovery (spec 004 `limitRecovery`, docs/limits.md "Waiting for the
+ * reset"): a run a usage limit stopped is recorded on its thread with the
+ * limit's reset time, the thread snoozes until then, and with autoResume its
+ * work resumes after the reset as one follow-up run. While that resume is
+ * pending the thread's work is not over, so a delegated task waits for it
+ * instead of failing.
+ */
+
+export type UsageLimitStop = NonNullable<TurnCompletedCommand["data"]["limit"]>;
+
+/** The title of the follow-up that resumes the work; its text says what to do. */
+export const LIMIT_RESUME_TITLE = "The usage limit reset";
+
+export function limitResumeText(resetAt: string): string {
+  return `The usage limit that stopped your previous turn reset at ${resetAt}. Continue the work you were doing when it stopped you, from where you left off, and finish it as you were asked.`;
+}
+
+/** The timeline notice of a recorded stop: when the limit resets and what happens then. */
+export function limitStopNotice(recovery: Pick<ThreadLimitRecovery, "resetAt" | "autoResume">): string {
+  return recovery.autoResume
+    ? `Stopped by a usage limit: waiting for it to reset at ${recovery.resetAt}; the work resumes by itself then.`
+    : `Stopped by a usage limit until ${recovery.resetAt}; autoResume is off for this provider instance, so the work resumes only when a message is sent.`;
+}
+
+/**
+ * A failed run that reported a usage limit resetting later: record the
+ * recovery on its thread and snooze the thread until the reset (a snooze
+ * already in force past it stays). A reset that already passed is an
+ * ordinary failure. Returns whether a recovery was recorded.
+ */
+export function recordLimitStop(changes: Changes, run: Run, limit: UsageLimitStop): boolean {
+  const thread = changes.thread(run.threadId);
+  const resetMs = Date.parse(limit.resetAt);
+  if (thread === undefined || Number.isNaN(resetMs) || resetMs <= Date.parse(changes.ctx.now)) return false;
+  const resetAt = new Date(resetMs).toISOString();
+  const snoozedLonger = thread.snoozedUntil !== null && Date.parse(thread.snoozedUntil) >= resetMs;
+  const recovery: ThreadLimitRecovery = { runId: run.id, resetAt, autoResume: limit.autoResume, message: limit.message, ...(snoozedLonger ? {} : { snooze: { until: resetAt } }) };
+  const snooze = snoozedLonger ? {} : { snoozedUntil: resetAt, snoozedAt: changes.ctx.now };
+  changes.putThread("thread.limit-recovery-updated", changed(thread, changes.ctx, { limitRecovery: recovery, ...snooze }));
+  changes.addItem(run.threadId, run.id, { type: "system_notice", level: "warning", text: limitStopNotice(recovery) });
+  return true;
+}
+
+/**
+ * The limit has reset (the limit resumer says when, by its clock): clear the
+ * recovery and, unless the thread's work already went on, resume it as a
+ * follow-up run. The command must name the thread's current recovery, so a
+ * retry or a second node's resume of the same reset is refused
+ * (limit_recovery_stale). A snooze the limit set wakes with it.
+ */
+export function decideLimitRecoveryResume(state: OrchestrationState, command: LimitRecoveryResumeCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const thread = found.thread;
+  const recovery = thread.limitRecovery ?? null;
+  if (recovery === null || recovery.runId !== command.data.runId || Date.parse(recovery.resetAt) !== Date.parse(command.data.resetAt)) {
+    return reject(RejectionCode.limitRecoveryStale, `thread ${thread.id} does not wait on the limit that stopped run ${command.data.runId} (reset ${command.data.resetAt})`);
+  }
+  const changes = new Changes(state, ctx);
+  const wake = recovery.snooze !== undefined && thread.snoozedUntil === recovery.snooze.until ? { snoozedUntil: null, snoozedAt: null } : {};
+  changes.putThread("thread.limit-recovery-updated", changed(thread, ctx, { limitRecovery: null, ...wake }));
+  if (recovery.autoResume && !movedOn(changes, recovery, thread.id)) {
+    deliverNotice(changes, thread.id, { title: LIMIT_RESUME_TITLE, text: limitResumeText(recovery.resetAt), sourceThreadId: null }, { allowSteer: false });
+  }
+  // A task that waited on the resume settles now when nothing resumed it (no provider, or its work went on and ended).
+  settleTask(changes, thread.id);
+  return changes.done();
+}
