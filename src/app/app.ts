@@ -27,6 +27,7 @@ import { fail } from "./errors.js";
 import { subscribeCommandOutput, subscribeShell, subscribeThread } from "./orchestration/subscriptions.js";
 import { getBoundedSnapshot, getHistoryPage, getThreadFamily, getThreadProjection, getTranscript, getTurnItem } from "./orchestration/threadViews.js";
 import { type ProviderCatalogSettings, listProviderSetup, prepareAcpAgent, searchAcpAgents } from "./providers/acpCatalog.js";
+import { failOverLimited } from "./limits/failover.js";
 import { followLimitResumes, limitResumes, resumeAfterLimit } from "./limits/limitResumes.js";
 import { listInbox, respondToInboxRequest } from "./requests/inbox.js";
 import { listPendingRequests, readPendingRequest, respondToPendingRequest } from "./requests/pendingRequests.js";
@@ -200,6 +201,7 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     limitResumes: on(limitResumes),
     followLimitResumes: on(followLimitResumes),
     resumeAfterLimit: on(resumeAfterLimit),
+    failOverLimited: on(failOverLimited),
 
     // Live guest share: the owner's operations, then the guest's (docs/guest-share.md).
     openGuestShare: on(openGuestShare),

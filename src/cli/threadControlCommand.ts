@@ -7,11 +7,11 @@ import { formatJson } from "./output.js";
 import { type ThreadTreeResult, formatTree, treeNodes } from "./treeOutput.js";
 
 /**
- * `loom threads tree|interrupt|stop|archive|unarchive|delete|rename|share`: steering a
+ * `loom threads tree|interrupt|stop|archive|unarchive|delete|rename|share|switch`: steering a
  * thread from the terminal. Each maps onto one tool or command the server
  * already has; ids may be unique prefixes.
  */
-export const THREAD_CONTROL_COMMANDS = ["tree", "interrupt", "stop", "archive", "unarchive", "delete", "rename", "share"] as const;
+export const THREAD_CONTROL_COMMANDS = ["tree", "interrupt", "stop", "archive", "unarchive", "delete", "rename", "share", "switch"] as const;
 export type ThreadControlCommand = (typeof THREAD_CONTROL_COMMANDS)[number];
 
 export const THREAD_CONTROL_USAGE = `  loom threads tree [ID] [--archived] [--json]
@@ -20,7 +20,8 @@ export const THREAD_CONTROL_USAGE = `  loom threads tree [ID] [--archived] [--js
   loom threads archive|unarchive ID [--json]   (with every thread under it)
   loom threads delete ID [--yes] [--json]      (with every thread under it)
   loom threads rename ID TITLE [--json]
-  loom threads share ID [--close] [--json]`;
+  loom threads share ID [--close] [--json]
+  loom threads switch ID [--to INSTANCE] [--json]`;
 
 export const THREAD_CONTROL_HELP = `  tree     the lineage under ID (or under every root thread): each node's
            id, status, relation, provider, title and what it waits on
@@ -40,12 +41,16 @@ export const THREAD_CONTROL_HELP = `  tree     the lineage under ID (or under ev
            link one guest browser may open for 24 hours to watch the thread
            and suggest messages you send or dismiss; the same link while the
            share is open. --close ends it at once.
+  switch   switch now: a thread waiting on a usage limit moves to INSTANCE,
+           or to the first available of its failover instances, and its
+           work goes on there at once instead of at the reset
+           (docs/limits.md, "Failover").
 `;
 
 export async function runThreadControl(sub: string, rest: readonly string[], out: Output): Promise<number> {
   const { values, positionals: args } = parseArgs({
     args: [...rest],
-    options: { ...COMMON, archived: { type: "boolean" }, reason: { type: "string" }, yes: { type: "boolean" }, close: { type: "boolean" } },
+    options: { ...COMMON, archived: { type: "boolean" }, reason: { type: "string" }, yes: { type: "boolean" }, close: { type: "boolean" }, to: { type: "string" } },
     allowPositionals: true,
   });
   if (values.help === true) {
@@ -54,10 +59,11 @@ export async function runThreadControl(sub: string, rest: readonly string[], out
   }
   const json = values.json === true;
   // Arguments are checked before connecting, so a usage error never waits on the server.
-  const expected: Record<ThreadControlCommand, readonly string[]> = { tree: args.length === 0 ? [] : ["ID"], interrupt: ["ID"], stop: ["ID"], archive: ["ID"], unarchive: ["ID"], delete: ["ID"], rename: ["ID", "TITLE"], share: ["ID"] };
+  const expected: Record<ThreadControlCommand, readonly string[]> = { tree: args.length === 0 ? [] : ["ID"], interrupt: ["ID"], stop: ["ID"], archive: ["ID"], unarchive: ["ID"], delete: ["ID"], rename: ["ID", "TITLE"], share: ["ID"], switch: ["ID"] };
   positionals("threads", sub, args, expected[sub as ThreadControlCommand]);
   if (values.yes === true && sub !== "delete") throw new UsageError("--yes goes with loom threads delete");
   if (values.close === true && sub !== "share") throw new UsageError("--close goes with loom threads share");
+  if (values.to !== undefined && sub !== "switch") throw new UsageError("--to goes with loom threads switch");
   return withServer(values["state-dir"], async (caller) => {
     switch (sub) {
       case "tree": {
@@ -119,6 +125,12 @@ export async function runThreadControl(sub: string, rest: readonly string[], out
         }
         const link = await caller.api.request<{ threadId: string; url: string; expiresAt: string }>("POST", path);
         out(json ? formatJson(link) : `${link.url}\n(one browser may open it; valid until ${link.expiresAt}; close with loom threads share ${threadId} --close)\n`);
+        return;
+      }
+      case "switch": {
+        const threadId = await caller.resolveThread(args[0]!);
+        const result = await caller.call<ToolOutput<"t3_thread_configure">>("t3_thread_configure", { threadId, failOver: true, ...(values.to === undefined ? {} : { providerInstanceId: values.to }) });
+        out(json ? formatJson(result) : `${threadId}: moved to ${result.providerInstanceId ?? "?"}; its work goes on there\n`);
         return;
       }
       default:

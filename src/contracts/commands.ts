@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import * as delegation from "./commands/delegationCommands.js";
+import * as failover from "./commands/failoverCommands.js";
 import * as guestShare from "./commands/guestShareCommands.js";
 import * as lineage from "./commands/lineageCommands.js";
 import * as mergeQueue from "./commands/mergeQueueCommands.js";
@@ -122,6 +123,7 @@ export const LOOM_COMMAND_SCHEMAS = commandTable({
   "provider-runtime.turn-completed": runtime.TurnCompletedCommandSchema,
   "provider-runtime.run-lost": runtime.RunLostCommandSchema,
   "thread.limit-recovery.resume": runtime.LimitRecoveryResumeCommandSchema,
+  "thread.limit-recovery.fail-over": failover.LimitRecoveryFailOverCommandSchema,
   "delegated-task.deliver-notice": runtime.DeliverTaskNoticeCommandSchema,
   "delegated-task.finalize": runtime.FinalizeTaskCommandSchema,
   "workspace-runtime.checkpoint-captured": runtime.CheckpointCapturedCommandSchema,

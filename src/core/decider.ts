@@ -34,6 +34,7 @@ import {
   decideQueuedRunReorder,
   decideQueuedRunStart,
 } from "./run/queue.js";
+import { decideLimitFailOver } from "./run/limitFailover.js";
 import { decideLimitRecoveryResume } from "./run/limitRecovery.js";
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
 import { decideRequestDeliveryFail } from "./run/requestDelivery.js";
@@ -215,6 +216,8 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideRunLost(state, command, ctx);
     case "thread.limit-recovery.resume":
       return decideLimitRecoveryResume(state, command, ctx);
+    case "thread.limit-recovery.fail-over":
+      return decideLimitFailOver(state, command, ctx);
     // Delegation (delegation/)
     case "delegated_task.request":
       return decideDelegatedTaskRequest(state, command, ctx);

@@ -28,6 +28,9 @@ export class LimitResumer {
   private feed: StreamHandle | null = null;
   /** Threads whose last resume failed unexpectedly: not retried before this time (ms). */
   private readonly retryAt = new Map<string, number>();
+  /** The failover pass running, and whether a change came in meanwhile (another pass follows). */
+  private failingOver: Promise<void> | null = null;
+  private failOverAgain = false;
 
   constructor(private readonly options: LimitResumerOptions) {
     this.log = options.log ?? (() => undefined);
@@ -42,13 +45,36 @@ export class LimitResumer {
 
   /** Follow recoveries and resume what is due already (a reset that passed while the server was down). */
   async start(): Promise<void> {
-    this.feed = await this.options.app.followLimitResumes(() => this.timer.rearm());
+    this.feed = await this.options.app.followLimitResumes(() => {
+      this.timer.rearm();
+      this.failOver();
+    });
     this.timer.wake();
+    this.failOver();
   }
 
   async stop(): Promise<void> {
     this.feed?.close();
+    await this.failingOver;
     await this.timer.stop();
+  }
+
+  /** Move what a limit stopped to an available failover instance now (docs/limits.md, "Moving work a limit stopped"); one pass at a time. */
+  private failOver(): void {
+    if (this.failingOver !== null) {
+      this.failOverAgain = true;
+      return;
+    }
+    this.failingOver = (async () => {
+      do {
+        this.failOverAgain = false;
+        await this.options.app.failOverLimited(this.log);
+      } while (this.failOverAgain);
+    })()
+      .catch((error: unknown) => this.log(`loom: limit failover: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => {
+        this.failingOver = null;
+      });
   }
 
   private dueAt(resume: LimitResume): number {

@@ -127,6 +127,7 @@ async function taskRequest(ctx: AppContext, parent: Parent, input: DelegateTaskI
         ...(input.budget === undefined ? {} : { budget: input.budget }),
         ...(input.approvalRouting === undefined ? {} : { approvalRouting: input.approvalRouting }),
         ...(input.onCrash === undefined ? {} : { onCrash: input.onCrash }),
+        ...(input.target?.fallbacks === undefined ? {} : { fallbacks: input.target.fallbacks.map((f) => ({ providerInstanceId: f.providerInstanceId, model: f.model ?? null })) }),
         ...(target.failedOver === null ? {} : { startedOnFallback: target.failedOver }),
       },
     };

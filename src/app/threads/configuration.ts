@@ -16,6 +16,7 @@ import type { ProviderAvailability } from "../../providers/registry.js";
 import { type Caller, ceilingOf, resolveCaller } from "../caller.js";
 import { type AppContext, execute, requestIds } from "../context.js";
 import { AppError, fail } from "../errors.js";
+import { failOverNow } from "../limits/failover.js";
 import { availableProvider, refuseEscalation } from "../policy.js";
 import { authorizeChange, liveThreadOrFail } from "./authorize.js";
 
@@ -106,10 +107,13 @@ type Change = ThreadConfigureOutput["changed"][number];
  * replays the same receipts and answers the same `changed`.
  */
 export async function configureThread(ctx: AppContext, caller: Caller, input: ThreadConfigureInput): Promise<ThreadConfigureOutput> {
+  if (input.failOver === true) return switchNow(ctx, caller, input);
   if (input.providerInstanceId === undefined && input.model === undefined && input.runtimeMode === undefined && input.interactionMode === undefined) {
     fail("invalid_request", "nothing to configure: pass providerInstanceId, model, runtimeMode or interactionMode");
   }
   const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_configure");
+  // A new provider for a thread waiting on a usage limit takes its work at once.
+  if (input.providerInstanceId !== undefined && (target.limitRecovery ?? null) !== null) return switchNow(ctx, caller, input);
   const current = threadProvider(target);
   const providerId = input.providerInstanceId ?? current;
   let model: string | null = target.modelSelection?.model ?? null;
@@ -176,4 +180,20 @@ export async function configureThread(ctx: AppContext, caller: Caller, input: Th
   }
   const after = liveThreadOrFail(ctx, target.id);
   return { ...(await configurationOf(ctx, after)), changed, commandIds, sequence };
+}
+
+/**
+ * Switch now (docs/limits.md, "Failover"): a thread waiting on a usage
+ * limit moves to the instance named, or its first available failover
+ * instance, and its work goes on there. Only the thread and the instance
+ * may be given: the model is the instance's first (or the delegation's
+ * fallback model), the modes stay the thread's.
+ */
+async function switchNow(ctx: AppContext, caller: Caller, input: ThreadConfigureInput): Promise<ThreadConfigureOutput> {
+  if (input.model !== undefined || input.runtimeMode !== undefined || input.interactionMode !== undefined) {
+    fail("invalid_request", "switching a thread that waits on a usage limit takes only threadId and providerInstanceId; change its model or modes afterwards");
+  }
+  const { acting, target } = authorizeChange(ctx, caller, input.threadId, "t3_thread_configure");
+  const moved = await failOverNow(ctx, target, input.providerInstanceId, ceilingOf(acting));
+  return { ...(await configurationOf(ctx, liveThreadOrFail(ctx, target.id))), changed: ["provider"], commandIds: [moved.commandId], sequence: moved.sequence };
 }

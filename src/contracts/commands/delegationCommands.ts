@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { IdSchema, commandSchema as command } from "./commandSchema.js";
-import { DelegatedTaskRoleSchema, DelegationModeSchema, WakePolicySchema } from "../entities/delegatedTasks.js";
+import { DelegatedTaskRoleSchema, DelegationModeSchema, TaskFallbackSchema, WakePolicySchema } from "../entities/delegatedTasks.js";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { WorkflowStepRefSchema } from "../entities/workflows.js";
 import { OnCrashPolicySchema } from "../entities/runs.js";
@@ -54,6 +54,8 @@ export const DelegatedTaskRequestCommandSchema = command(
       /** What a restart or a lost node does to the child's runs; default resume. */
       onCrash: OnCrashPolicySchema.optional(),
       /** The child starts on a fallback or failover instance: the one asked for or inherited (or `any <driver> instance` for a driver-only target) and why it was passed over, shown in the child's timeline. */
+      /** target.fallbacks as asked: where the work may move when a usage limit stops it. */
+      fallbacks: z.array(TaskFallbackSchema).max(8).optional(),
       startedOnFallback: z.object({ fromProviderInstanceId: IdSchema, reason: z.string().min(1).max(2_000) }).strict().optional(),
     })
     .strict(),

@@ -116,6 +116,10 @@ export type StructuredResultError = z.infer<typeof StructuredResultErrorSchema>;
 export const TaskHoldSchema = z.object({ waitId: z.string().min(1), runId: z.string().min(1).nullable(), holder: z.string().min(1) }).strict();
 export type TaskHold = z.infer<typeof TaskHoldSchema>;
 
+/** An instance a delegation may move to (and the model there; null: its first). */
+export const TaskFallbackSchema = z.object({ providerInstanceId: z.string().min(1), model: z.string().min(1).nullable() }).strict();
+export type TaskFallback = z.infer<typeof TaskFallbackSchema>;
+
 export const DelegatedTaskSchema = z.object({
   taskId: EntityIdSchema,
   parentThreadId: EntityIdSchema,
@@ -184,6 +188,8 @@ export const DelegatedTaskSchema = z.object({
   workflowStep: WorkflowStepRefSchema.optional(),
   /** What a restart or a lost node does to the child's runs (docs/runs.md, "Work after a crash"); absent means resume. */
   onCrash: OnCrashPolicySchema.optional(),
+  /** The delegation's `target.fallbacks`: where the child's work may move, in order, when a usage limit stops it (docs/limits.md, "Failover"). Absent means none. */
+  fallbacks: z.array(TaskFallbackSchema).optional(),
   /**
    * The waits holding the task (docs/delegation.md, "Waits and notices"): a
    * delegate_task or t3_background_wait wait in progress that will hand the

@@ -20,6 +20,10 @@ export const ThreadConfigureInput = z
     runtimeMode: RuntimeModeSchema.optional().describe("Not broader than yours"),
     interactionMode: InteractionModeSchema.optional().describe("Not broader than yours"),
     clientRequestId: z.string().min(1).max(200).optional().describe("Idempotency key: a retry with the same value replays the same change"),
+    failOver: z
+      .literal(true)
+      .optional()
+      .describe("Switch now: a thread waiting on a usage limit moves to providerInstanceId, or to the first available of its failover instances, and its work goes on there at once instead of at the reset"),
   })
   .strict();
 export type ThreadConfigureInput = z.infer<typeof ThreadConfigureInput>;

@@ -190,6 +190,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
       ...(data.workflowStep === undefined ? {} : { workflowStep: data.workflowStep }),
       ...(data.approvalRouting === "parent" ? { approvalRouting: "parent" as const } : {}),
       ...(data.onCrash === undefined ? {} : { onCrash: data.onCrash }),
+      ...(data.fallbacks === undefined ? {} : { fallbacks: data.fallbacks }),
       createdAt: now,
       updatedAt: now,
     },

@@ -74,6 +74,10 @@ export function handoffTranscript(changes: Changes, thread: AppThread, handoff: 
 
 /** The handoff item of the thread's timeline for this handoff, if any. */
 export function handoffItem(changes: Changes, handoff: ContextHandoff): TurnItemOf<"handoff"> | undefined {
+  // One this decision added (a switch and the run it starts in one decision) or updated comes first.
+  for (const item of changes.decidedItems()) {
+    if (item.type === "handoff" && item.handoffId === handoff.id) return item;
+  }
   const items = changes.state.turnItems.get(handoff.threadId) ?? [];
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i];

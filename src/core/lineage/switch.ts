@@ -1,9 +1,9 @@
 import type { ProviderSwitchCommand } from "../../contracts/commands/lineageCommands.js";
 import { type ContextHandoff, HandoffStrategy } from "../../contracts/entities/contextTransfers.js";
-import { threadEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
 import { activeRun, queuedRuns, threadProvider } from "../run/lifecycle.js";
+import type { AppThread } from "../../contracts/thread.js";
 import type { OrchestrationState } from "../state.js";
 import { changed, liveThread } from "../thread/guards.js";
 import { lastSeenOrdinal, putHandoffWithItem, unseenRuns } from "./context.js";
@@ -30,16 +30,29 @@ export function decideProviderSwitch(state: OrchestrationState, command: Provide
     return reject("provider_unchanged", `thread ${thread.id} already runs on ${target}; change its model with thread.model-selection.set`);
   }
   const changes = new Changes(state, ctx);
+  switchProvider(changes, thread, target, command.data.model ?? null, facts.driver);
+  return changes.done();
+}
+
+/**
+ * The thread moves to `target` within a decision (provider.switch, a
+ * failover): queued runs re-targeted, an earlier pending handoff
+ * superseded, and a pending handoff with its item when the target has not
+ * seen every run.
+ */
+export function switchProvider(changes: Changes, thread: AppThread, target: string, model: string | null, driver: string): void {
+  const ctx = changes.ctx;
+  const source = threadProvider(thread);
   const now = ctx.now;
-  const modelSelection = { providerInstanceId: target, model: command.data.model ?? null };
-  changes.events.push(threadEvent("thread.provider-switched", changed(thread, ctx, { providerInstanceId: target, modelSelection })));
-  for (const run of queuedRuns(changes, thread.id)) changes.updateRun(run, { providerInstanceId: target, driver: facts.driver, modelSelection });
+  const modelSelection = { providerInstanceId: target, model };
+  changes.putThread("thread.provider-switched", changed(changes.thread(thread.id) ?? thread, ctx, { providerInstanceId: target, modelSelection }));
+  for (const run of queuedRuns(changes, thread.id)) changes.updateRun(run, { providerInstanceId: target, driver, modelSelection });
   for (const handoff of changes.threadHandoffs(thread.id)) {
     if (handoff.status === "pending") putHandoffWithItem(changes, { ...handoff, status: "superseded", updatedAt: now });
   }
   const runs = changes.threadRuns(thread.id);
   const unseen = unseenRuns(runs, target);
-  if (unseen.length === 0) return changes.done();
+  if (unseen.length === 0) return;
   const strategy = lastSeenOrdinal(runs, target) > 0 ? HandoffStrategy.deltaSinceTargetLastSeen : HandoffStrategy.fullThreadSummary;
   const handoff: ContextHandoff = {
     id: ctx.allocate.contextHandoff(),
@@ -64,5 +77,5 @@ export function decideProviderSwitch(state: OrchestrationState, command: Provide
     strategy,
     status: "pending",
   });
-  return changes.done();
 }
+

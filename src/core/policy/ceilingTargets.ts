@@ -106,6 +106,7 @@ const BOUND_OF: { readonly [K in CeilingCommandType]: BoundOf<K> } = {
   "thread.interaction-mode.set": (state, { data }) => ({ ceiling: data.ceiling ?? "none", targets: changedTo(state, data.threadId, { interactionMode: data.interactionMode }) }),
   "thread.model-selection.set": onThread,
   "provider.switch": onThread,
+  "thread.limit-recovery.fail-over": onThread,
   // Other changes to a thread
   "thread.archive": onSubtree,
   "thread.unarchive": onSubtree,

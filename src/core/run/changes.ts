@@ -265,6 +265,11 @@ export class Changes {
     return [...found.values()].sort((a, b) => a.position - b.position);
   }
 
+  /** Items added or updated earlier in this decision, as it leaves them. */
+  decidedItems(): IterableIterator<TurnItem> {
+    return this.items.values();
+  }
+
   /** An item as this decision leaves it (one added or updated earlier in it included). */
   existingItem(id: string): TurnItem | undefined {
     const changed = this.items.get(id);

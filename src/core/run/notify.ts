@@ -27,7 +27,8 @@ export interface NoticeDelivery {
  * whose thread has no available provider gets no run (`runId: null`).
  */
 export function deliverNotice(changes: Changes, threadId: string, body: NoticeBody, options: { readonly allowSteer: boolean }): NoticeDelivery {
-  const thread = changes.state.threads.get(threadId)!;
+  // As this decision leaves it so far: a step before (a provider switch) is seen.
+  const thread = changes.thread(threadId)!;
   const active = activeRun(changes, thread.id);
   const steerFacts = active === null ? null : turnFacts(changes.ctx, active);
   const messageId = changes.ctx.allocate.message();

@@ -1,0 +1,68 @@
+import type { LimitRecoveryFailOverCommand } from "../../contracts/commands/failoverCommands.js";
+import { type DecideContext, type Decision, reject } from "../decision.js";
+import { settleTask } from "../delegation/settle.js";
+import { switchProvider } from "../lineage/switch.js";
+import { RejectionCode } from "../rejections.js";
+import type { OrchestrationState } from "../state.js";
+import { changed, liveThread } from "../thread/guards.js";
+import { Changes } from "./changes.js";
+import { threadProvider } from "./lifecycle.js";
+import { movedOn } from "./limitWait.js";
+import { deliverNotice } from "./notify.js";
+
+/**
+ * Failover (docs/limits.md, "Failover"): a thread a usage limit stopped
+ * moves to another instance and its work goes on there now rather than at
+ * the reset. One decision: the recovery ends (and the snooze it put on the
+ * thread), the thread switches provider (a context handoff with its item
+ * when the target has not seen every run), a notice says where the work
+ * went and why, a delegated task is recorded on the new instance, and,
+ * unless the thread's work already went on, a follow-up run continues it
+ * there. A delegated task waiting on the
+ * resume waits for that run instead (settleTask).
+ */
+
+/** The title of the follow-up that continues the work on the new instance. */
+export const FAILOVER_TITLE = "Moved to another provider";
+
+export function failoverText(from: string | null, to: string): string {
+  return `Your previous turn${from === null ? "" : ` on ${from}`} was stopped by a usage limit, so your work moved to ${to}. The thread's context so far is above. Continue the work you were doing when it stopped, from where you left off, and finish it as you were asked.`;
+}
+
+/** The timeline notice of a failover, e.g. "Moved to codex after claude's usage limit (it resets at …)". */
+export function failoverNotice(from: string | null, to: string, resetAt: string, trigger: LimitRecoveryFailOverCommand["data"]["trigger"]): string {
+  const why = `${from === null ? "a" : `${from}'s`} usage limit (it resets at ${resetAt})`;
+  return trigger === "requested" ? `Moved to ${to} on request, instead of waiting for ${why}.` : `Moved to ${to} after ${why}.`;
+}
+
+export function decideLimitFailOver(state: OrchestrationState, command: LimitRecoveryFailOverCommand, ctx: DecideContext): Decision {
+  const found = liveThread(state, command.data.threadId);
+  if (found.kind === "rejected") return found;
+  const thread = found.thread;
+  const recovery = thread.limitRecovery ?? null;
+  if (recovery === null || recovery.runId !== command.data.runId || Date.parse(recovery.resetAt) !== Date.parse(command.data.resetAt)) {
+    return reject(RejectionCode.limitRecoveryStale, `thread ${thread.id} does not wait on the limit that stopped run ${command.data.runId} (reset ${command.data.resetAt})`);
+  }
+  const target = command.data.providerInstanceId;
+  const facts = ctx.providers(target);
+  if (facts === null) return reject("provider_unavailable", `provider instance ${target} is not available`);
+  const from = threadProvider(thread);
+  if (from === target) return reject("provider_unchanged", `thread ${thread.id} already runs on ${target}`);
+  const changes = new Changes(state, ctx);
+  const wake = recovery.snooze !== undefined && thread.snoozedUntil === recovery.snooze.until ? { snoozedUntil: null, snoozedAt: null } : {};
+  const cleared = changes.putThread("thread.limit-recovery-updated", changed(thread, ctx, { limitRecovery: null, ...wake }));
+  switchProvider(changes, cleared, target, command.data.model, facts.driver);
+  // A delegated task runs where its child thread now runs: task_status and the result say so.
+  const taskId = state.taskByChildThread.get(thread.id);
+  const task = taskId === undefined ? undefined : changes.task(taskId);
+  const subagent = taskId === undefined ? undefined : changes.subagent(taskId);
+  if (task !== undefined && subagent !== undefined) {
+    changes.putTask({ ...subagent, providerInstanceId: target, driver: facts.driver, updatedAt: ctx.now }, { ...task, providerInstanceId: target, model: command.data.model, updatedAt: ctx.now });
+  }
+  changes.addItem(thread.id, null, { type: "system_notice", level: "info", text: failoverNotice(from, target, recovery.resetAt, command.data.trigger) });
+  if (!movedOn(changes, recovery, thread.id)) {
+    deliverNotice(changes, thread.id, { title: FAILOVER_TITLE, text: failoverText(from, target), sourceThreadId: null }, { allowSteer: false });
+  }
+  settleTask(changes, thread.id);
+  return changes.done();
+}
