@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
 import type { App } from "../app/app.js";
 import type { Caller } from "../app/caller.js";
 import { fail } from "../app/errors.js";
@@ -7,6 +8,10 @@ import { BudgetRaiseInput } from "../contracts/tools/budgetTools.js";
 import { HttpError, decodePathSegment, readJsonBody, sendJson } from "../http/http.js";
 
 const RESPOND_ROUTE = /^\/api\/requests\/([^/]+)\/respond$/;
+const SWITCH_ROUTE = /^\/api\/threads\/([^/]+)\/switch$/;
+
+/** The body of a switch now: the instance to move to, or none for the thread's first available failover instance. */
+const SwitchBody = z.object({ providerInstanceId: z.string().min(1).max(512).optional() }).strict();
 
 /**
  * The owner's everyday routes (docs/cli.md, HTTP API), behind the same owner
@@ -19,6 +24,8 @@ const RESPOND_ROUTE = /^\/api\/requests\/([^/]+)\/respond$/;
  *        { decision } | { answer } | { answers } | { dismiss: true }
  *   POST /api/budgets/raise                  → t3_budget_raise's answer; body: its input
  *        (the web UI's Raise, docs/budgets.md "Pause and raise")
+ *   POST /api/threads/:threadId/switch       → t3_thread_configure's answer; body: { providerInstanceId? }
+ *        (switch now for a thread a usage limit stopped, docs/limits.md "Failover")
  * Ids in paths and queries may be unique prefixes. Returns false for any other path.
  */
 export async function ownerRoute(app: App, caller: Caller, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
@@ -50,6 +57,14 @@ export async function ownerRoute(app: App, caller: Caller, req: IncomingMessage,
     const parsed = BudgetRaiseInput.safeParse(await readJsonBody(req));
     if (!parsed.success) fail("invalid_request", parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
     sendJson(res, 200, await app.raiseBudget(caller, parsed.data));
+    return true;
+  }
+  const switched = SWITCH_ROUTE.exec(path);
+  if (switched !== null) {
+    if (req.method !== "POST") throw new HttpError(405, "method_not_allowed", "use POST");
+    const parsed = SwitchBody.safeParse(await readJsonBody(req));
+    if (!parsed.success) fail("invalid_request", parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+    sendJson(res, 200, await app.configureThread(caller, { threadId: app.resolveThreadId(decodePathSegment(switched[1]!)), failOver: true, ...parsed.data }));
     return true;
   }
   const respond = RESPOND_ROUTE.exec(path);

@@ -8,6 +8,7 @@ import type { TurnItem } from "../../src/contracts/turnItems.js";
 import { dispatch } from "./api.js";
 import { DeleteAction } from "./deleteAction.js";
 import { GuestMessages, GuestShareAction } from "./guestShareAction.js";
+import { LimitBanner } from "./limitBanner.js";
 import { Composer, modeBlocked } from "./composer.js";
 import { DiffPanel, type DiffTarget } from "./diffPanel.js";
 import { QueuePanel, queuedEntries } from "./queuePanel.js";
@@ -189,6 +190,7 @@ export function ThreadView(props: {
           <ThreadSearch client={client} threadId={threadId} jump={props.jump} />
           <RunsList runs={state.runs} />
         </div>
+        {thread.limitRecovery ? <LimitBanner threadId={threadId} recovery={thread.limitRecovery} current={thread.modelSelection?.providerInstanceId ?? thread.providerInstanceId} providers={props.providers} /> : null}
         <GuestMessages threadId={threadId} share={thread.guestShare ?? null} />
         <BudgetView threadId={threadId} version={[...state.runs.values()].map((run) => `${run.id}:${run.status}`).join(",")} />
       </header>
