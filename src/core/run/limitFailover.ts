@@ -2,12 +2,10 @@ import type { LimitRecoveryFailOverCommand } from "../../contracts/commands/fail
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { settleTask } from "../delegation/settle.js";
 import { switchProvider } from "../lineage/switch.js";
-import { RejectionCode } from "../rejections.js";
 import type { OrchestrationState } from "../state.js";
-import { changed, liveThread } from "../thread/guards.js";
 import { Changes } from "./changes.js";
 import { threadProvider } from "./lifecycle.js";
-import { movedOn } from "./limitWait.js";
+import { endRecovery, movedOn, namedRecovery } from "./limitWait.js";
 import { deliverNotice } from "./notify.js";
 
 /**
@@ -36,21 +34,16 @@ export function failoverNotice(from: string | null, to: string, resetAt: string,
 }
 
 export function decideLimitFailOver(state: OrchestrationState, command: LimitRecoveryFailOverCommand, ctx: DecideContext): Decision {
-  const found = liveThread(state, command.data.threadId);
-  if (found.kind === "rejected") return found;
-  const thread = found.thread;
-  const recovery = thread.limitRecovery ?? null;
-  if (recovery === null || recovery.runId !== command.data.runId || Date.parse(recovery.resetAt) !== Date.parse(command.data.resetAt)) {
-    return reject(RejectionCode.limitRecoveryStale, `thread ${thread.id} does not wait on the limit that stopped run ${command.data.runId} (reset ${command.data.resetAt})`);
-  }
+  const named = namedRecovery(state, command.data);
+  if (named.kind === "rejected") return named;
+  const { thread, recovery } = named;
   const target = command.data.providerInstanceId;
   const facts = ctx.providers(target);
   if (facts === null) return reject("provider_unavailable", `provider instance ${target} is not available`);
   const from = threadProvider(thread);
   if (from === target) return reject("provider_unchanged", `thread ${thread.id} already runs on ${target}`);
   const changes = new Changes(state, ctx);
-  const wake = recovery.snooze !== undefined && thread.snoozedUntil === recovery.snooze.until ? { snoozedUntil: null, snoozedAt: null } : {};
-  const cleared = changes.putThread("thread.limit-recovery-updated", changed(thread, ctx, { limitRecovery: null, ...wake }));
+  const cleared = endRecovery(changes, thread, recovery);
   switchProvider(changes, cleared, target, command.data.model, facts.driver);
   // A delegated task runs where its child thread now runs: task_status and the result say so.
   const taskId = state.taskByChildThread.get(thread.id);

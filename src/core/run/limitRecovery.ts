@@ -1,13 +1,12 @@
 import type { LimitRecoveryResumeCommand, TurnCompletedCommand } from "../../contracts/commands/runtimeCommands.js";
 import type { Run } from "../../contracts/entities/runs.js";
 import type { ThreadLimitRecovery } from "../../contracts/thread.js";
-import { type DecideContext, type Decision, reject } from "../decision.js";
+import type { DecideContext, Decision } from "../decision.js";
 import { settleTask } from "../delegation/settle.js";
-import { RejectionCode } from "../rejections.js";
 import type { OrchestrationState } from "../state.js";
-import { changed, liveThread } from "../thread/guards.js";
+import { changed } from "../thread/guards.js";
 import { Changes } from "./changes.js";
-import { movedOn } from "./limitWait.js";
+import { endRecovery, movedOn, namedRecovery } from "./limitWait.js";
 import { deliverNotice } from "./notify.js";
 
 /**
@@ -62,16 +61,11 @@ export function recordLimitStop(changes: Changes, run: Run, limit: UsageLimitSto
  * (limit_recovery_stale). A snooze the limit set wakes with it.
  */
 export function decideLimitRecoveryResume(state: OrchestrationState, command: LimitRecoveryResumeCommand, ctx: DecideContext): Decision {
-  const found = liveThread(state, command.data.threadId);
-  if (found.kind === "rejected") return found;
-  const thread = found.thread;
-  const recovery = thread.limitRecovery ?? null;
-  if (recovery === null || recovery.runId !== command.data.runId || Date.parse(recovery.resetAt) !== Date.parse(command.data.resetAt)) {
-    return reject(RejectionCode.limitRecoveryStale, `thread ${thread.id} does not wait on the limit that stopped run ${command.data.runId} (reset ${command.data.resetAt})`);
-  }
+  const named = namedRecovery(state, command.data);
+  if (named.kind === "rejected") return named;
+  const { thread, recovery } = named;
   const changes = new Changes(state, ctx);
-  const wake = recovery.snooze !== undefined && thread.snoozedUntil === recovery.snooze.until ? { snoozedUntil: null, snoozedAt: null } : {};
-  changes.putThread("thread.limit-recovery-updated", changed(thread, ctx, { limitRecovery: null, ...wake }));
+  endRecovery(changes, thread, recovery);
   if (recovery.autoResume && !movedOn(changes, recovery, thread.id)) {
     deliverNotice(changes, thread.id, { title: LIMIT_RESUME_TITLE, text: limitResumeText(recovery.resetAt), sourceThreadId: null }, { allowSteer: false });
   }

@@ -1,5 +1,8 @@
-import type { ThreadLimitRecovery } from "../../contracts/thread.js";
-import { changed } from "../thread/guards.js";
+import type { AppThread, ThreadLimitRecovery } from "../../contracts/thread.js";
+import { type Rejected, reject } from "../decision.js";
+import { RejectionCode } from "../rejections.js";
+import type { OrchestrationState } from "../state.js";
+import { changed, liveThread } from "../thread/guards.js";
 import type { Changes } from "./changes.js";
 
 /**
@@ -30,4 +33,29 @@ export function cancelLimitResume(changes: Changes, threadId: string): boolean {
   const thread = changes.thread(threadId)!;
   changes.putThread("thread.limit-recovery-updated", changed(thread, changes.ctx, { limitRecovery: null }));
   return true;
+}
+
+/**
+ * The live thread and its recovery when the recovery is the one a command
+ * names (the run it stopped and its reset), else the refusal: a recovery
+ * resumed, moved or cleared since is stale (limit_recovery_stale), so a
+ * retry or a second node acts on it once.
+ */
+export function namedRecovery(
+  state: OrchestrationState,
+  named: { readonly threadId: string; readonly runId: string; readonly resetAt: string },
+): { readonly kind: "found"; readonly thread: AppThread; readonly recovery: ThreadLimitRecovery } | Rejected {
+  const found = liveThread(state, named.threadId);
+  if (found.kind === "rejected") return found;
+  const recovery = found.thread.limitRecovery ?? null;
+  if (recovery === null || recovery.runId !== named.runId || Date.parse(recovery.resetAt) !== Date.parse(named.resetAt)) {
+    return reject(RejectionCode.limitRecoveryStale, `thread ${found.thread.id} does not wait on the limit that stopped run ${named.runId} (reset ${named.resetAt})`);
+  }
+  return { kind: "found", thread: found.thread, recovery };
+}
+
+/** End the thread's recovery: cleared, and the snooze it put on the thread woken. Returns the thread as left. */
+export function endRecovery(changes: Changes, thread: AppThread, recovery: ThreadLimitRecovery): AppThread {
+  const wake = recovery.snooze !== undefined && thread.snoozedUntil === recovery.snooze.until ? { snoozedUntil: null, snoozedAt: null } : {};
+  return changes.putThread("thread.limit-recovery-updated", changed(thread, changes.ctx, { limitRecovery: null, ...wake }));
 }
