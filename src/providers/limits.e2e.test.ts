@@ -10,7 +10,9 @@ import { type ModelServer, startModelServer } from "../modelServer/server.js";
  * Claude Code retries it by itself and the run completes with the model's
  * answer; codex (whose own retries Loom turns off for a custom endpoint)
  * ends the turn. Either way Loom records the limit as a warning notice on
- * the thread. Success is read from Loom's state.
+ * the thread. A usage limit with a reset time on an instance with a
+ * failover list moves the thread's work from Claude Code to codex. Success
+ * is read from Loom's state.
  */
 
 const TURN_MS = 90_000;
@@ -25,6 +27,8 @@ beforeEach(async () => {
     config: {
       providers: [
         { id: "claude", driver: "claude", options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } } },
+        // The same Claude Code, whose work moves to codex when a usage limit stops it.
+        { id: "claude-moving", driver: "claude", options: { env: { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: "dummy" } }, failover: ["codex"] },
         {
           id: "codex",
           driver: "codex",
@@ -102,5 +106,33 @@ describe("limits with real agent CLIs", () => {
       expect(notices(launched.threadId, launched.runId!)).toEqual([limited, retry(1), limited, retry(2), limited, retry(3), limited]);
     },
     TURN_MS + 30_000,
+  );
+
+  it(
+    "Claude Code to codex: a usage limit with a reset time stops Claude's run, and its work moves to codex at once with the thread's context and completes there",
+    async () => {
+      const resetAt = new Date(Date.now() + 3_600_000).toISOString();
+      model.setRules([
+        { when: { api: "anthropic" }, reply: { fault: { status: 400, body: { type: "error", error: { type: "billing_error", message: `Usage limit reached for your plan; it resets at ${resetAt}.` } } } } },
+        { reply: { text: "answered after the failover" } },
+      ]);
+      const launched = await harness.launch({ message: "Answer after the limit.", title: "claude limited", target: { providerInstanceId: "claude-moving" }, runtimeMode: "full-access" });
+      const stopped = await harness.waitForEnd(launched.runId!, TURN_MS);
+      expect(stopped.status, JSON.stringify({ run: stopped, items: harness.items(launched.threadId) }, null, 2)).toBe("failed");
+      const runs = await harness.until(() => (harness.runs(launched.threadId).length === 2 ? harness.runs(launched.threadId) : null), "the run on codex", TURN_MS);
+      expect(runs[1]).toMatchObject({ kind: "system_follow_up", providerInstanceId: "codex" });
+      const moved = await harness.waitForEnd(runs[1]!.id, TURN_MS);
+      expect(moved.status, JSON.stringify({ run: moved, items: harness.items(launched.threadId) }, null, 2)).toBe("completed");
+      expect(harness.assistantTexts(launched.threadId, runs[1]!.id).at(-1)).toBe("answered after the failover");
+      const items = harness.items(launched.threadId);
+      expect(items.find((item) => item.type === "handoff")).toMatchObject({ fromProvider: "claude-moving", toProvider: "codex", status: "ready" });
+      expect(notices(launched.threadId, launched.runId!)).toContainEqual(expect.stringMatching(/^usage limit reached \(resets at /));
+      expect(items.some((item) => item.type === "system_notice" && item.text === `Moved to codex after claude-moving's usage limit (it resets at ${resetAt}).`)).toBe(true);
+      // codex was asked with the thread's context: the handoff's transcript carries Claude's turn.
+      expect(model.requests.filter((request) => request.api === "anthropic" && request.status === 400).length).toBeGreaterThan(0);
+      const codexAsk = model.requests.find((request) => request.api === "responses");
+      expect(JSON.stringify(codexAsk)).toContain("Answer after the limit.");
+    },
+    TURN_MS * 2 + 30_000,
   );
 });
