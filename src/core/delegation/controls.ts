@@ -11,6 +11,7 @@ import { contextTransferEvent } from "../../contracts/events.js";
 import { type DecideContext, type Decision, type Rejected, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
 import { activeRun, stopThreadWork } from "../run/lifecycle.js";
+import { pendingLimitResume } from "../run/limitWait.js";
 import type { OrchestrationState } from "../state.js";
 import { cancelQueuedNotice } from "./notices.js";
 import { childStillWorking, settleTask } from "./settle.js";
@@ -128,6 +129,12 @@ export function decideFinalizeTask(state: OrchestrationState, command: FinalizeT
 }
 
 
+/** Stop a thread's work; true when work ended: a run, or a wait for a usage limit's reset (nothing else would settle its task then). */
+function stopWork(changes: Changes, threadId: string, reason: string): boolean {
+  const waitedOnLimit = pendingLimitResume(changes, threadId) !== null;
+  return stopThreadWork(changes, threadId, reason) !== null || waitedOnLimit;
+}
+
 /**
  * Stop a task's whole tree (subagent.stop, a budget that ran out): its
  * descendants, its child thread's work, its own queued turn and automatic
@@ -146,10 +153,10 @@ export function stopTaskTree(changes: Changes, task: DelegatedTask, reason: stri
       // A finished descendant's result must not wake the thread being stopped.
       changes.updateTask(changes.task(descendant.taskId)!, { completionDelivery: "disposed" });
     }
-    if (stopThreadWork(changes, descendant.childThreadId, reason) !== null) ended.push(descendant.childThreadId);
+    if (stopWork(changes, descendant.childThreadId, reason)) ended.push(descendant.childThreadId);
   }
   if (!terminal && task.cancelRequestedAt === null) changes.updateTask(changes.task(task.taskId)!, { cancelRequestedAt: ctx.now, cancelReason: reason });
-  if (stopThreadWork(changes, task.childThreadId, reason) !== null) ended.push(task.childThreadId);
+  if (stopWork(changes, task.childThreadId, reason)) ended.push(task.childThreadId);
   if (ownQueued && ownRun !== undefined) {
     const current = changes.run(ownRun.id)!;
     changes.updateRun(current, { status: "cancelled", queueRank: null, held: false, endReason: "cancelled", endedAt: ctx.now });

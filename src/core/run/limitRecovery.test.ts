@@ -115,6 +115,18 @@ describe("stopping a thread that waits for a limit's reset", () => {
     given(...step(waiting, cmd("thread.stop", { threadId: CHILD }), labelledContext("s2"))).when(resume(), labelledContext("r")).thenRejects(RejectionCode.limitRecoveryStale);
   });
 
+  it("stopping an ancestor's task tree (task_cancel, a budget that ran out) settles a descendant whose only work left was the resume", () => {
+    // t1 delegated t2, whose turn a usage limit stopped; then t1's task is cancelled.
+    const history = steps(rootWithRun(), [delegate("t1", ROOT, ROOT_RUN), delegate("t2", CHILD, CHILD_RUN)], setupContext());
+    const waiting = step(history, cmd("provider-runtime.turn-completed", { threadId: "thread:t2", runId: "run:t2", status: "failed", error: "usage limit reached", limit: LIMIT }), labelledContext("w"));
+    expect(fold(waiting).tasks.get("subagent:t2")).toMatchObject({ status: "running", resultContextTransferId: null });
+    const state = fold(step(waiting, cmd("subagent.stop", { taskId: TASK }), labelledContext("c")));
+    expect(state.threads.get("thread:t2")?.limitRecovery).toBeNull();
+    expect(state.tasks.get("subagent:t2")?.resultContextTransferId).not.toBeNull();
+    // t1's own turn is still being interrupted: it settles when that turn ends.
+    expect(state.tasks.get(TASK)).toMatchObject({ cancelRequestedAt: expect.any(String), resultContextTransferId: null });
+  });
+
   it("task_cancel (subagent.stop) may cancel a task whose only work left is the resume", () => {
     const waiting = step(childWorking(), limitedEnd(), labelledContext("w"));
     const state = fold(step(waiting, cmd("subagent.stop", { taskId: TASK }), labelledContext("c")));
