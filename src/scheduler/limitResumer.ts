@@ -5,7 +5,8 @@ import type { StreamHandle } from "../app/orchestration/subscriptions.js";
 import { DueTimer, REAL_TIMERS, type SchedulerTimers } from "./dueTimer.js";
 
 export interface LimitResumerOptions {
-  readonly app: App;
+  /** What the resumer asks of the app (the simulator gives these over its own app context). */
+  readonly app: Pick<App, "clock" | "limitResumes" | "followLimitResumes" | "resumeAfterLimit" | "failOverLimited">;
   readonly timers?: SchedulerTimers;
   readonly log?: (line: string) => void;
 }

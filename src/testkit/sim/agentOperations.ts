@@ -165,10 +165,11 @@ export function isAgentOperation(name: string): name is AgentOperationName {
   return Object.hasOwn(AGENT_OPERATIONS, name);
 }
 
-/** How a turn may end, by weight; `hang` and `die` only when their fault is on. */
+/** How a turn may end, by weight; `hang`, `die` and `limited` only when their fault is on. */
 export interface TurnEndWeights {
   readonly hang: boolean;
   readonly die: boolean;
+  readonly limited: boolean;
 }
 
 /**
@@ -202,6 +203,7 @@ export function planTurn(world: OperationWorld, ends: TurnEndWeights): TurnStep[
     { weight: 6, how: "failed" as const },
     { weight: ends.hang ? 3 : 0, how: "hang" as const },
     { weight: ends.die ? 3 : 0, how: "die" as const },
+    { weight: ends.limited ? 4 : 0, how: "limited" as const },
   ])!.how;
   steps.push({ kind: "end", delayMs: rng.int(0, 3_000), how });
   return steps;

@@ -23,6 +23,8 @@ export const FaultKind = {
   leaseExpiry: "lease-expiry",
   /** A turn goes silent forever; only the idle reaper ends it. */
   hang: "hang",
+  /** A turn ends on a usage limit that resets minutes later: its work waits for the reset (or moves to a failover instance) and resumes once. */
+  usageLimit: "usage-limit",
 } as const;
 export type FaultKind = (typeof FaultKind)[keyof typeof FaultKind];
 
@@ -40,6 +42,7 @@ export const FAULTS: { readonly [K in FaultKind]: FaultSpec } = {
   "effect-failure": { weight: 0, summary: "driver calls fail and are retried by policy" },
   "lease-expiry": { weight: 2, summary: "lost lease renewals while a provider call stalls" },
   hang: { weight: 0, summary: "turns that go silent forever" },
+  "usage-limit": { weight: 0, summary: "turns stopped by a usage limit that resets minutes later" },
 };
 
 export const ALL_FAULTS: readonly FaultKind[] = Object.values(FaultKind);

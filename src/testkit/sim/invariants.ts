@@ -302,6 +302,41 @@ export const INVARIANTS = {
       return [...state.runs.values()].filter((run) => run.status !== "queued" && !isTerminalRunStatus(run.status)).map((run) => `run ${run.id} of ${run.threadId} is still ${run.status}`);
     },
   },
+  "limited-work-never-stuck": {
+    when: "quiet",
+    summary:
+      "once quiet, no thread waits on a usage limit whose reset has passed, and every run a usage limit stopped whose wait the resume or a failover ended was followed by a run on its thread (its work went on, on the same provider or another)",
+    check({ state, log }) {
+      const now = log.at(-1)?.occurredAt ?? new Date(0).toISOString();
+      const problems: string[] = [];
+      for (const thread of state.threads.values()) {
+        const recovery = thread.limitRecovery ?? null;
+        if (thread.deletedAt === null && recovery !== null && Date.parse(recovery.resetAt) <= Date.parse(now)) {
+          problems.push(`thread ${thread.id} still waits on the usage limit that stopped run ${recovery.runId}, whose reset ${recovery.resetAt} has passed`);
+        }
+      }
+      // Each recovery recorded, and the event that ended it.
+      const waiting = new Map<string, string>();
+      for (const event of log) {
+        if (event.type !== "thread.limit-recovery-updated") continue;
+        const thread = (event.data as { thread: { id: string; limitRecovery?: { runId: string } | null } }).thread;
+        const recovery = thread.limitRecovery ?? null;
+        if (recovery !== null) {
+          waiting.set(thread.id, recovery.runId);
+          continue;
+        }
+        const runId = waiting.get(thread.id);
+        waiting.delete(thread.id);
+        if (runId === undefined || !(event.commandId.startsWith("limit-resume:") || event.commandId.startsWith("limit-failover:"))) continue;
+        const live = state.threads.get(thread.id);
+        const stopped = state.runs.get(runId);
+        if (live === undefined || live.deletedAt !== null || stopped === undefined) continue;
+        const later = (state.threadRuns.get(thread.id) ?? []).some((id) => (state.runs.get(id)?.ordinal ?? 0) > stopped.ordinal);
+        if (!later) problems.push(`run ${runId} of ${thread.id} was stopped by a usage limit and ${event.commandId.startsWith("limit-failover:") ? "moved" : "resumed"}, but no run followed it`);
+      }
+      return problems;
+    },
+  },
   "lineage-is-a-forest": {
     when: "always",
     summary: "threads form a forest: roots are their own root, every child's parent exists with the same root, each child has exactly its one task and subagent record",

@@ -22,6 +22,9 @@ import { SIM_DRIVER, SimDriver, type SimProviderHost, type SimProviderLedger } f
 import { SIM_ENVIRONMENT } from "./userOperations.js";
 import { MemoryWebhookDeliveries } from "../../store/webhookDeliveries/memoryWebhookDeliveries.js";
 import { MemoryWebhookKeyStore } from "../../app/schedules/webhookKeys.js";
+import { failOverLimited } from "../../app/limits/failover.js";
+import { followLimitResumes, limitResumes, resumeAfterLimit } from "../../app/limits/limitResumes.js";
+import { LimitResumer } from "../../scheduler/limitResumer.js";
 
 /**
  * The simulated threads use no worktrees and take no turn checkpoints (the
@@ -203,6 +206,19 @@ export class SimNode {
     await budgets.start();
     sessions.startReaper();
     await workflows.start();
+    // Work a usage limit stopped resumes at the reset (or moves to a failover instance), on the simulator's clock and timers.
+    const limits = new LimitResumer({
+      app: {
+        clock,
+        limitResumes: () => limitResumes(app),
+        followLimitResumes: (onChange) => followLimitResumes(app, onChange),
+        resumeAfterLimit: (due) => resumeAfterLimit(app, due),
+        failOverLimited: (log) => failOverLimited(app, log),
+      },
+      timers: { set: (callback, delayMs) => timers.timeout(delayMs, callback), clear: (handle) => (handle as { cancel(): void }).cancel() },
+      log: world.log,
+    });
+    await limits.start();
     return new SimNode(incarnation, store, orchestrator, app, workflows);
   }
 }

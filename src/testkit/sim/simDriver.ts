@@ -25,7 +25,7 @@ export type TurnStep =
   | { readonly kind: "end"; readonly delayMs: number; readonly how: TurnEnd };
 
 /** completed / failed: turn.completed so; hang: nothing more (the idle reaper ends it); die: the process dies mid-turn. */
-export type TurnEnd = "completed" | "failed" | "hang" | "die";
+export type TurnEnd = "completed" | "failed" | "hang" | "die" | "limited";
 
 /** Who the agent is when it calls Loom during a turn. */
 export interface AgentContext {
@@ -346,6 +346,13 @@ export class SimSession implements ProviderSessionRuntime {
             case "failed":
               this.end(turn, "failed", "the simulated provider reported an error");
               return;
+            case "limited": {
+              // A usage limit that resets one to five minutes from now, then the turn failing on it.
+              const resetAt = new Date(this.host.scheduler.now + this.host.rng.int(60_000, 300_000)).toISOString();
+              this.emit({ type: "limit", runId: turn.runId, kind: "usage_limit", retryAfterMs: null, resetAt, providerRetrying: false, message: "simulated usage limit" }, true);
+              this.end(turn, "failed", "the simulated provider's usage limit was reached");
+              return;
+            }
             case "hang":
               return;
             case "die":

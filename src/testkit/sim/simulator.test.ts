@@ -27,9 +27,9 @@ const EXPECTED: { readonly [B in PlantedBug]: { readonly invariant: string; read
 describe("determinism", () => {
   for (const store of ["memory", "sqlite"] as const) {
     it(`replays one seed to the same event log and the same trace (${store})`, async () => {
-      // Seed 8 runs workflow scripts too: their sandbox steps replay like everything else.
-      const first = await runSeed({ seed: 8, store, trace: true });
-      const second = await runSeed({ seed: 8, store, trace: true });
+      // Seed 2 runs workflow scripts too: their sandbox steps replay like everything else.
+      const first = await runSeed({ seed: 2, store, trace: true });
+      const second = await runSeed({ seed: 2, store, trace: true });
       expect(first.violations, failureReport(first)).toEqual([]);
       expect(first.log.length).toBeGreaterThan(100);
       expect(first.log.some((event) => event.type === "workflow.step.updated")).toBe(true);
@@ -79,7 +79,7 @@ function foldedWorkflows(log: readonly StoredEvent[]): Workflow[] {
 describe("workflows", () => {
   it("drives workflow scripts: parallel and sequential agent() calls, under budgets, refused once a pool ran out, run to their end", async () => {
     const workflows: Workflow[] = [];
-    for (let seed = 1; seed <= 10; seed++) {
+    for (let seed = 1; seed <= 12; seed++) {
       const result = await runSeed({ seed });
       expect(result.violations, failureReport(result)).toEqual([]);
       workflows.push(...foldedWorkflows(result.log));
@@ -93,8 +93,8 @@ describe("workflows", () => {
   });
 
   it("raises a workflow paused on its own pool, and its waiting agent() call goes on", async () => {
-    // npm run sim -- --seed 47: a workflow under spawns 1, onExceeded pause, is raised by the owner once its pool ran out.
-    const result = await runSeed({ seed: 47 });
+    // npm run sim -- --seed 34: a workflow under spawns 1, onExceeded pause, is raised by the owner once its pool ran out.
+    const result = await runSeed({ seed: 34 });
     expect(result.violations, failureReport(result)).toEqual([]);
     const state = initialState();
     let resumed: { workflowId: string; stepsBefore: number } | null = null;
@@ -105,7 +105,7 @@ describe("workflows", () => {
       }
       evolve(state, toDomainEvent(event));
     }
-    expect(resumed, "seed 47 no longer raises a workflow paused on its pool; find another seed").not.toBeNull();
+    expect(resumed, "seed 34 no longer raises a workflow paused on its pool; find another seed").not.toBeNull();
     expect(state.workflows.get(resumed!.workflowId)!.steps.length).toBeGreaterThan(resumed!.stepsBefore);
   });
 });

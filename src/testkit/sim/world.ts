@@ -335,7 +335,7 @@ export class SimWorld implements OperationWorld {
         return stall;
       },
       reorderChance: () => (this.has(FaultKind.reorderEvents) ? 0.15 : 0),
-      planTurn: (): readonly TurnStep[] => planTurn(this, { hang: this.has(FaultKind.hang), die: this.has(FaultKind.providerDeath) }),
+      planTurn: (): readonly TurnStep[] => planTurn(this, { hang: this.has(FaultKind.hang), die: this.has(FaultKind.providerDeath), limited: this.has(FaultKind.usageLimit) }),
       runAgentOp: async (op: string, agent: AgentContext) => {
         if (!isAgentOperation(op)) throw new Error(`unknown agent operation ${op}`);
         this.note(`agent ${agent.threadId} ${op}`);
