@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CodexEventMapper } from "./codexEvents.js";
+import { codexErrorLimit, codexRetryAt } from "./codexLimits.js";
 import type { RateLimitSnapshot, ServerNotification, TurnError } from "./protocol.js";
 
 /**
@@ -92,6 +93,23 @@ describe("codex limit signals", () => {
     expect(mapper.map({ method: "account/rateLimits/updated", params: { rateLimits: both } }, "run-1")).toEqual([
       expect.objectContaining({ kind: "usage_limit", resetAt: new Date(1_796_500_000_000).toISOString() }),
     ]);
+  });
+
+  it("a usage limit with no reached window takes its reset from codex's words: the next such time of day, or the date it names", () => {
+    // Codex's message for a model API's usage_limit_reached (with resets_at), as a real codex printed it against the model server.
+    const words = "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 2:27 PM.";
+    const morning = new Date(2026, 11, 7, 13, 26).getTime();
+    expect(codexErrorLimit(turnError("usageLimitExceeded", words), false, null, morning)).toMatchObject({ kind: "usage_limit", resetAt: new Date(2026, 11, 7, 14, 27).toISOString() });
+    // Past that time today: tomorrow's.
+    const evening = new Date(2026, 11, 7, 15, 0).getTime();
+    expect(codexRetryAt(words, evening)).toBe(new Date(2026, 11, 8, 14, 27).toISOString());
+    expect(codexRetryAt("try again at Dec 9th, 2026 9:05 AM.", evening)).toBe(new Date(2026, 11, 9, 9, 5).toISOString());
+    expect(codexRetryAt("try again at 12:10 AM.", evening)).toBe(new Date(2026, 11, 8, 0, 10).toISOString());
+    // Without a plan codex writes "You’ve hit your usage limit. Try again at 2:30 PM."
+    expect(codexRetryAt("You’ve hit your usage limit. Try again at 2:30 PM.", morning)).toBe(new Date(2026, 11, 7, 14, 30).toISOString());
+    // A reached window's reset wins, and words without a time give none.
+    expect(codexErrorLimit(turnError("usageLimitExceeded", words), false, "2026-12-07T20:00:00.000Z", morning)?.resetAt).toBe("2026-12-07T20:00:00.000Z");
+    expect(codexErrorLimit(turnError("usageLimitExceeded", "You've hit your usage limit."), false, null, morning)?.resetAt).toBeNull();
   });
 
   it("errors that are no limit (context window, bad request) signal none", () => {

@@ -79,12 +79,42 @@ function kindOfInfo(info: TurnError["codexErrorInfo"]): ProviderLimitKind | null
   return null;
 }
 
-/** The limit a codex error names, or null for an error that is no limit. */
-export function codexErrorLimit(error: TurnError, willRetry: boolean, resetAt: string | null): LimitSignal | null {
+/**
+ * The limit a codex error names, or null for an error that is no limit. A
+ * usage limit resets when a reached rate-limit snapshot said (`resetAt`),
+ * else when the error's words say ("try again at 2:27 PM").
+ */
+export function codexErrorLimit(error: TurnError, willRetry: boolean, resetAt: string | null, now: number = Date.now()): LimitSignal | null {
   const kind = kindOfInfo(error.codexErrorInfo);
   if (kind === null) return null;
   const message = error.additionalDetails === null ? error.message : `${error.message} (${error.additionalDetails})`;
-  return limitSignal(kind, message, { providerRetrying: willRetry, resetAt: kind === "usage_limit" ? resetAt : null });
+  return limitSignal(kind, message, { providerRetrying: willRetry, resetAt: kind === "usage_limit" ? (resetAt ?? codexRetryAt(message, now)) : null });
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** Codex's "try again at 2:27 PM" (or "Try again at …", without a plan) or "try again at Dec 8th, 2026 2:27 PM". */
+const RETRY_AT = /try again at (?:([a-z]{3}) (\d{1,2})(?:st|nd|rd|th)?,? (\d{4}) )?(\d{1,2}):(\d{2}) ?([ap]m)/i;
+
+/**
+ * When codex's usage-limit message says to try again, as an instant. Codex
+ * writes the time of day in its process's time zone, which is Loom's (Loom
+ * starts it): a time without a date is the next such time after `now`.
+ */
+export function codexRetryAt(message: string, now: number): string | null {
+  const match = RETRY_AT.exec(message);
+  if (match === null) return null;
+  const [, month, day, year, hour, minute, half] = match;
+  const hours = (Number(hour) % 12) + (half?.toUpperCase() === "PM" ? 12 : 0);
+  if (month !== undefined) {
+    const index = MONTHS.indexOf(`${month.charAt(0).toUpperCase()}${month.slice(1).toLowerCase()}`);
+    if (index < 0) return null;
+    return new Date(Number(year), index, Number(day), hours, Number(minute)).toISOString();
+  }
+  const today = new Date(now);
+  const at = new Date(today.getFullYear(), today.getMonth(), today.getDate(), hours, Number(minute));
+  if (at.getTime() <= now) at.setDate(at.getDate() + 1);
+  return at.toISOString();
 }
 
 /**
