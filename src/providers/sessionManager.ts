@@ -2,8 +2,7 @@ import type { Command } from "../contracts/commands.js";
 import { priceOf, pricedUsage } from "../core/budgets/prices.js";
 import { EffectKind, type EffectPayload, type SessionReleaseReason } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
-import type { ReportedUsage } from "../contracts/commands/runtimeCommands.js";
-import type { NormalizedProviderEvent, ProviderLimitEvent, UsageEvent } from "../contracts/providerEvents.js";
+import type { NormalizedProviderEvent, UsageEvent } from "../contracts/providerEvents.js";
 import { isTerminalRunStatus } from "../contracts/entities/runs.js";
 import type { AppThread } from "../contracts/thread.js";
 import { ToolProfile } from "../contracts/tools/discoveryTools.js";
@@ -14,9 +13,10 @@ import type { Orchestrator } from "../engine/orchestrator.js";
 import { runInput } from "../engine/runInput.js";
 import { activeRunOf, openOutputSchema } from "../engine/queries.js";
 import { resumeRecap } from "../engine/resumeRecap.js";
-import type { ProviderSessionRuntime } from "./adapter.js";
 import { limitNotice } from "./kit/limitSignals.js";
-import { isTransientLimit, transientRetryDelay, transientRetryNotice } from "./transientRetry.js";
+import { type LiveSession, rememberLimit, usageLimitStop } from "./liveSession.js";
+import { handedTo, latestNativeThread, liveIds, processEnvironment } from "./sessionLookups.js";
+import { transientRetryDelay, transientRetryNotice } from "./transientRetry.js";
 import type { ProviderRegistry } from "./registry.js";
 import type { SecretVault } from "./secretVault.js";
 import type { WarmPools } from "./warmPool.js";
@@ -82,38 +82,6 @@ export interface HeldSession {
   readonly resumed: boolean;
   /** The session came out of a warm pool (it was started before the thread needed it). */
   readonly fromPool: boolean;
-}
-
-interface LiveSession {
-  readonly providerSessionId: string;
-  readonly openedAt: number;
-  readonly resumed: boolean;
-  readonly fromPool: boolean;
-  /** The first turn carries a recap of the earlier sessions (resumeRecap): set until it started. */
-  recapPending: boolean;
-  readonly providerInstanceId: string;
-  readonly driver: string;
-  readonly runtime: ProviderSessionRuntime;
-  lastActivity: number;
-  sequence: number;
-  /** A turn was started on the agent and it has not reported the turn's end: the agent is working. */
-  turnRunning: boolean;
-  /** The latest usage the provider reported per run, and when it was last recorded. */
-  readonly usage: Map<string, { latest: ReportedUsage; recordedAt: number }>;
-  /** The latest usage limit with a reset time per run: a failed turn after it was stopped by it (docs/limits.md). */
-  readonly usageLimits: Map<string, { readonly resetAt: string; readonly message: string }>;
-  /** Per run: the turn's input (sent again by a retry), when it first started, its retries so far and the transient limit of its latest try. */
-  readonly turns: Map<string, TurnTries>;
-}
-
-/** A run's tries at its turn on this session (docs/limits.md, "Transient errors"). */
-interface TurnTries {
-  readonly input: Parameters<ProviderSessionRuntime["startTurn"]>[0];
-  readonly startedAt: number;
-  retries: number;
-  transient: ProviderLimitEvent | null;
-  /** A retry waits for its backoff: no provider turn runs, so an interrupt ends the run here. */
-  backingOff: boolean;
 }
 
 /** The effect kinds the session manager runs: the provider.* ones. */
@@ -620,30 +588,6 @@ export class ProviderSessionManager {
   }
 }
 
-/** The turn item and output stream ids the decider will give the provider's item (derived, so they agree). */
-function liveIds(driver: string, event: { readonly runId: string; readonly itemId: string }): { itemId: string; outputStreamId: string } {
-  const itemId = derive.turnItemFromProviderItem({ driver, providerTurnId: event.runId, nativeItemId: event.itemId });
-  return { itemId, outputStreamId: derive.outputStreamOfItem({ turnItemId: itemId }) };
-}
-
-/** The native thread id the provider last reported for the thread on this instance, or null. */
-function latestNativeThread(state: Orchestrator["state"], threadId: string, providerInstanceId: string): string | null {
-  let latest: { nativeThreadId: string; updatedAt: string } | null = null;
-  for (const record of state.providerThreads.values()) {
-    if (record.threadId !== threadId || record.providerInstanceId !== providerInstanceId) continue;
-    if (latest === null || record.updatedAt >= latest.updatedAt) latest = record;
-  }
-  return latest?.nativeThreadId ?? null;
-}
-
-/** Whether the run's open attempt was handed to this session (its provider knows the turn). */
-function handedTo(orchestrator: Orchestrator, runId: string, providerSessionId: string): boolean {
-  const state = orchestrator.state;
-  return (state.runAttempts.get(runId) ?? []).some((id) => {
-    const attempt = state.attempts.get(id);
-    return attempt !== undefined && attempt.endedAt === null && attempt.providerSessionId === providerSessionId;
-  });
-}
 
 function duration(ms: number): string {
   return ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
@@ -651,24 +595,4 @@ function duration(ms: number): string {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** The agent process's extra environment (OpenSessionInput.traceEnvironment): the worktree's isolation variables, then the trace context. */
-function processEnvironment(options: ProviderSessionManagerOptions, thread: AppThread, runId: string): { traceEnvironment?: Readonly<Record<string, string>> } {
-  if (options.traceEnvironment === undefined && options.workspaceEnvironment === undefined) return {};
-  return { traceEnvironment: { ...options.workspaceEnvironment?.(thread), ...options.traceEnvironment?.(runId) } };
-}
-
-/** What a failed turn needs of its limits: a usage limit's reset (limit recovery), a transient limit (a retry). */
-function rememberLimit(session: LiveSession, event: ProviderLimitEvent): void {
-  if (event.kind === "usage_limit" && event.resetAt !== null) session.usageLimits.set(event.runId, { resetAt: event.resetAt, message: event.message });
-  const tries = session.turns.get(event.runId);
-  if (tries !== undefined) tries.transient = isTransientLimit(event) ? event : null;
-}
-
-/** The usage limit that stopped a failed turn, with whether its instance resumes the work after the reset (config `autoResume`, default on). */
-function usageLimitStop(session: LiveSession, registry: ProviderRegistry, runId: string): { resetAt: string; message: string; autoResume: boolean } | undefined {
-  const limit = session.usageLimits.get(runId);
-  if (limit === undefined) return undefined;
-  return { ...limit, autoResume: registry.instance(session.providerInstanceId)?.autoResume ?? true };
 }
