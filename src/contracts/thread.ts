@@ -94,6 +94,15 @@ export const ThreadStructuredOutputSchema = z.object({
 export type ThreadStructuredOutput = z.infer<typeof ThreadStructuredOutputSchema>;
 
 /**
+ * What stopped a run that waits in a limit recovery (docs/limits.md): a
+ * usage or plan limit (the default, absent), or an outage: rate limits or
+ * overloads past Loom's transient retries, on a thread with somewhere to
+ * fail over to; its "reset" is when the instance is tried again.
+ */
+export const LimitCauseSchema = z.enum(["usage_limit", "outage"]);
+export type LimitCause = z.infer<typeof LimitCauseSchema>;
+
+/**
  * A run a usage or plan limit stopped (spec 004 limitRecovery, docs/limits.md):
  * the run, when the limit resets, and whether its work resumes by itself then
  * (`autoResume`) as one follow-up run. `snooze` is the snooze the limit put on
@@ -106,6 +115,8 @@ export const ThreadLimitRecoverySchema = z.object({
   autoResume: z.boolean(),
   /** The provider's own words about the limit. */
   message: z.string(),
+  /** Absent for a usage limit. */
+  cause: LimitCauseSchema.optional(),
   requestId: z.string().min(1).optional(),
   snooze: z.object({ until: IsoTimeSchema }).optional(),
 });

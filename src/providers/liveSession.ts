@@ -1,4 +1,5 @@
-import type { ReportedUsage } from "../contracts/commands/runtimeCommands.js";
+import type { ReportedUsage, TurnCompletedCommand } from "../contracts/commands/runtimeCommands.js";
+import type { OrchestrationState } from "../core/state.js";
 import type { ProviderLimitEvent } from "../contracts/providerEvents.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
@@ -48,9 +49,47 @@ export function rememberLimit(session: LiveSession, event: ProviderLimitEvent): 
   if (tries !== undefined) tries.transient = isTransientLimit(event) ? event : null;
 }
 
+/** What a failed turn's stop is read from: its session, the instances' config, Loom's records. */
+export interface StopContext {
+  readonly session: LiveSession;
+  readonly registry: ProviderRegistry;
+  readonly state: OrchestrationState;
+  readonly threadId: string;
+  readonly runId: string;
+}
+
+/** What stopped a failed turn that waits in a limit recovery: the turn-completed command's `limit`. */
+export type LimitStop = NonNullable<TurnCompletedCommand["data"]["limit"]>;
+
+/**
+ * How long after an outage (transient limits past Loom's retries) its
+ * instance is tried again, when no failover instance took the work
+ * (docs/limits.md, "After an outage").
+ */
+export const OUTAGE_RETRY_AFTER_MS = 10 * 60_000;
+
 /** The usage limit that stopped a failed turn, with whether its instance resumes the work after the reset (config `autoResume`, default on). */
-export function usageLimitStop(session: LiveSession, registry: ProviderRegistry, runId: string): { resetAt: string; message: string; autoResume: boolean } | undefined {
+export function usageLimitStop({ session, registry, runId }: StopContext): LimitStop | undefined {
   const limit = session.usageLimits.get(runId);
   if (limit === undefined) return undefined;
   return { ...limit, autoResume: registry.instance(session.providerInstanceId)?.autoResume ?? true };
+}
+
+/**
+ * A turn whose latest try ended on a rate limit or an overload after Loom's
+ * retries gave up: an outage, when the thread has somewhere to fail over to
+ * (its delegation's fallbacks, its instance's failover list) and the
+ * instance resumes work by itself. Its work then moves to the first
+ * available of them, or is tried here again after OUTAGE_RETRY_AFTER_MS.
+ * Otherwise the run fails as it did.
+ */
+export function outageStop({ session, registry, state, threadId }: StopContext, tries: TurnTries | undefined, now: number): LimitStop | undefined {
+  const transient = tries?.transient ?? null;
+  const instance = registry.instance(session.providerInstanceId);
+  if (transient === null || !(instance?.autoResume ?? true)) return undefined;
+  const taskId = state.taskByChildThread.get(threadId);
+  const fallbacks = (taskId === undefined ? undefined : state.tasks.get(taskId)?.fallbacks) ?? [];
+  const elsewhere = [...fallbacks.map((fallback) => fallback.providerInstanceId), ...(instance?.failover ?? [])].some((id) => id !== session.providerInstanceId);
+  if (!elsewhere) return undefined;
+  return { resetAt: new Date(now + OUTAGE_RETRY_AFTER_MS).toISOString(), message: transient.message, autoResume: true, cause: "outage" };
 }

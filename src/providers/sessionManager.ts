@@ -14,7 +14,7 @@ import { runInput } from "../engine/runInput.js";
 import { activeRunOf, openOutputSchema } from "../engine/queries.js";
 import { resumeRecap } from "../engine/resumeRecap.js";
 import { limitNotice } from "./kit/limitSignals.js";
-import { type LiveSession, rememberLimit, usageLimitStop } from "./liveSession.js";
+import { type LiveSession, outageStop, rememberLimit, usageLimitStop } from "./liveSession.js";
 import { handedTo, latestNativeThread, liveIds, processEnvironment } from "./sessionLookups.js";
 import { transientRetryDelay, transientRetryNotice } from "./transientRetry.js";
 import type { ProviderRegistry } from "./registry.js";
@@ -391,10 +391,12 @@ export class ProviderSessionManager {
         this.options.pools?.nudge();
         // A transient limit ended the turn: Loom tries it again after a backoff (docs/limits.md, "Transient errors").
         if (event.status === "failed" && this.retryTransient(threadId, session, event.runId, commandId)) return;
+        const tries = session.turns.get(event.runId);
         session.turns.delete(event.runId);
         const usage = session.usage.get(event.runId)?.latest;
         session.usage.delete(event.runId);
-        const limit = event.status === "failed" ? usageLimitStop(session, this.options.registry, event.runId) : undefined;
+        const stop = { session, registry: this.options.registry, state: this.options.orchestrator.state, threadId, runId: event.runId };
+        const limit = event.status === "failed" ? (usageLimitStop(stop) ?? outageStop(stop, tries, this.clock())) : undefined;
         session.usageLimits.delete(event.runId);
         this.dispatch({
           type: "provider-runtime.turn-completed",

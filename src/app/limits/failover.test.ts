@@ -11,7 +11,8 @@ import { LoomHarness, script } from "../../testkit/loomHarness.js";
  * thread to the scripted instance, and its work goes on there at once with
  * the thread's context handed over. An instance with a failover list moves
  * a delegated child's work by itself as the limit stops it, and the parent's
- * wait ends on the result from the other instance.
+ * wait ends on the result from the other instance. An outage (a 503 on
+ * every try, past Loom's retries) moves a child's work the same way.
  */
 
 let agent: ScriptedAgentSetup;
@@ -25,6 +26,7 @@ beforeEach(async () => {
       providers: [
         { id: "acp", driver: "acp", options: acp.options },
         { id: "moving", driver: "acp", options: acp.options, failover: ["acp", "scripted"] },
+        { id: "flaky", driver: "acp", options: acp.options, failover: ["scripted"] },
         { id: "scripted", driver: "scripted" },
       ],
     },
@@ -91,4 +93,31 @@ describe("switch now", () => {
     expect(items.some((item) => item.type === "system_notice" && item.text === `Moved to scripted after moving's usage limit (it resets at ${resetAt}).`)).toBe(true);
     expect(loom.state.threads.get(task!.childThreadId)?.limitRecovery ?? null).toBeNull();
   });
+
+  it("moves a child's work after an outage outlasted Loom's retries, and the parent gets the result from there", async () => {
+    const child = acpScript({ fail: { code: -32603, message: "Service unavailable", data: { status: 503 } } });
+    const parent = await loom.launch({
+      message: script({ call: "delegate_task", args: { task: child, target: { providerInstanceId: "flaky" }, mode: "wait", timeoutMs: 60_000 }, as: "task" }, { say: "{{task.status}} on {{task.providerInstanceId}}" }),
+      title: "parent",
+      target: { providerInstanceId: "scripted" },
+    });
+    expect(await loom.waitForEnd(parent.runId!, 60_000), dump(loom, parent.threadId)).toMatchObject({ status: "completed" });
+    expect(loom.assistantTexts(parent.threadId).at(-1)).toBe("completed on scripted");
+    const [task] = [...loom.state.tasks.values()].filter((t) => t.parentThreadId === parent.threadId);
+    const runs = loom.runs(task!.childThreadId);
+    expect(runs.map((run) => [run.kind, run.status, run.providerInstanceId])).toEqual([
+      ["delegated_task", "failed", "flaky"],
+      ["system_follow_up", "completed", "scripted"],
+    ]);
+    // Every try of the first run met the 503: the first and Loom's 3 retries.
+    expect(agent.requests().filter((request) => request.method === "session/prompt").length).toBe(4);
+    const notices = loom.items(task!.childThreadId).flatMap((item) => (item.type === "system_notice" ? [item.text] : []));
+    expect(notices.filter((text) => text.startsWith("Retrying the turn after an overloaded provider"))).toHaveLength(3);
+    const stop = notices.find((text) => text.startsWith("Stopped by provider errors past Loom's retries"));
+    const retryAt = /tried here again at (\S+)\.$/.exec(stop ?? "")?.[1];
+    expect(retryAt, notices.join("\n")).toBeDefined();
+    expect(notices).toContain(`Moved to scripted after flaky's errors past Loom's retries (tried again at ${retryAt}).`);
+    expect(loom.items(task!.childThreadId).find((item) => item.type === "handoff")).toMatchObject({ fromProvider: "flaky", toProvider: "scripted", status: "ready" });
+    expect(loom.state.threads.get(task!.childThreadId)?.limitRecovery ?? null).toBeNull();
+  }, 60_000);
 });

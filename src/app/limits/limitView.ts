@@ -6,7 +6,8 @@ import { runsOf } from "../../engine/queries.js";
 /**
  * What reads say about a thread a usage limit stopped (docs/limits.md,
  * "Waiting for the reset"): `waiting_on_limit` while its work resumes by
- * itself at the reset, `stopped_on_limit` when autoResume is off; null when
+ * itself at the reset (or, after an outage, at its failover or retry),
+ * `stopped_on_limit` when autoResume is off; null when
  * no limit holds it (none recorded, or its work went on since). The text
  * gives the reset's time of day in UTC; resetAt has the instant.
  */
@@ -17,6 +18,9 @@ export function limitRecoveryView(state: OrchestrationState, thread: AppThread):
   const stopped = runs.find((run) => run.id === recovery.runId);
   if (runs.some((run) => run.id !== recovery.runId && (stopped === undefined || run.ordinal > stopped.ordinal))) return null;
   const at = `${clockTime(recovery.resetAt)} UTC`;
+  if (recovery.cause === "outage") {
+    return { status: "waiting_on_limit", resetAt: recovery.resetAt, runId: recovery.runId, text: `waiting after provider errors: moves to a failover instance once one is available, else tried again at ${at}` };
+  }
   return recovery.autoResume
     ? { status: "waiting_on_limit", resetAt: recovery.resetAt, runId: recovery.runId, text: `waiting for the limit to reset at ${at}, resumes by itself` }
     : { status: "stopped_on_limit", resetAt: recovery.resetAt, runId: recovery.runId, text: `stopped by a usage limit until ${at}; send a message to continue` };

@@ -5,6 +5,7 @@ import { CheckpointFileSchema, CheckpointStatusSchema, CheckpointTriggerSchema }
 import { ProviderItemSchema, TurnEndStatus } from "../providerEvents.js";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { OnCrashPolicySchema } from "../entities/runs.js";
+import { LimitCauseSchema } from "../thread.js";
 
 /**
  * Runtime ingestion commands: how provider output and engine housekeeping
@@ -84,8 +85,11 @@ export const TurnCompletedCommandSchema = command(
       error: z.string().nullable(),
       endReason: z.string().optional(),
       usage: ReportedUsageSchema.optional(),
-      /** The usage limit that stopped a failed turn (its reset time) and whether the instance resumes work after it (docs/limits.md). */
-      limit: z.object({ resetAt: z.string().min(1), message: z.string(), autoResume: z.boolean() }).strict().optional(),
+      /**
+       * The usage limit that stopped a failed turn (its reset time) and whether the instance resumes work after it
+       * (docs/limits.md); with cause outage, the transient limits that outlasted Loom's retries, and when to try again.
+       */
+      limit: z.object({ resetAt: z.string().min(1), message: z.string(), autoResume: z.boolean(), cause: LimitCauseSchema.optional() }).strict().optional(),
     })
     .strict(),
 );

@@ -73,4 +73,34 @@ describe("thread.limit-recovery.fail-over", () => {
     given(...waiting()).when(failOver("steerable")).thenRejects("provider_unchanged");
     given(...waiting()).when(failOver("nowhere")).thenRejects("provider_unavailable");
   });
+
+  it("after an outage past Loom's retries, says so in the stop, the move and the follow-up's brief", () => {
+    const outage = cmd("provider-runtime.turn-completed", { threadId: CHILD, runId: CHILD_RUN, status: "failed", error: "Service unavailable", limit: { resetAt: RESET, message: "Service unavailable (HTTP 503)", autoResume: true, cause: "outage" } });
+    const working = steps(rootWithRun(), [delegate("t1", ROOT, ROOT_RUN), says(CHILD, CHILD_RUN, "a1", "Half way.")], setupContext());
+    const stopped = step(working, outage, labelledContext("w"));
+    const waitingState = fold(stopped);
+    expect(waitingState.threads.get(CHILD)?.limitRecovery).toMatchObject({ runId: CHILD_RUN, resetAt: RESET, cause: "outage", autoResume: true });
+    // The task waits for the move or the retry, not failed.
+    expect(waitingState.tasks.get(TASK)?.status).toBe("running");
+    const state = fold(step(stopped, failOver(), labelledContext("f")));
+    const items = (state.turnItems.get(CHILD) ?? []).flatMap((item) => (item === undefined ? [] : [item]));
+    const notices = items.flatMap((item) => (item.type === "system_notice" ? [item.text] : []));
+    expect(notices).toContain(`Stopped by provider errors past Loom's retries: the work moves to a failover instance as soon as one is available, else it is tried here again at ${RESET}.`);
+    expect(notices.at(-1)).toBe(`Moved to plain after steerable's errors past Loom's retries (tried again at ${RESET}).`);
+    expect(items.find((item) => item.type === "notification")).toMatchObject({ title: FAILOVER_TITLE, text: failoverText("steerable", "plain", "outage") });
+    expect(failoverText("steerable", "plain", "outage")).toMatch(/^Your previous turn on steerable failed with provider errors Loom's retries could not get past, so your work moved to plain\./);
+  });
+
+  it("after an outage with no move, the retry at its time continues the work on the same instance", () => {
+    const outage = cmd("provider-runtime.turn-completed", { threadId: CHILD, runId: CHILD_RUN, status: "failed", error: "Service unavailable", limit: { resetAt: RESET, message: "Service unavailable (HTTP 503)", autoResume: true, cause: "outage" } });
+    const working = steps(rootWithRun(), [delegate("t1", ROOT, ROOT_RUN), says(CHILD, CHILD_RUN, "a1", "Half way.")], setupContext());
+    const state = fold(steps(working, [outage, resume()], labelledContext("r")));
+    const runs = [...state.runs.values()].filter((run) => run.threadId === CHILD);
+    expect(runs.map((run) => [run.kind, run.providerInstanceId])).toEqual([
+      ["delegated_task", "steerable"],
+      ["system_follow_up", "steerable"],
+    ]);
+    const notification = (state.turnItems.get(CHILD) ?? []).find((item) => item?.type === "notification");
+    expect(notification).toMatchObject({ text: expect.stringMatching(/^The provider failed your previous turn with errors Loom's retries could not get past; it is tried again now/) });
+  });
 });

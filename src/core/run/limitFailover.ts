@@ -1,4 +1,5 @@
 import type { LimitRecoveryFailOverCommand } from "../../contracts/commands/failoverCommands.js";
+import type { LimitCause } from "../../contracts/thread.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { settleTask } from "../delegation/settle.js";
 import { switchProvider } from "../lineage/switch.js";
@@ -23,13 +24,15 @@ import { deliverNotice } from "./notify.js";
 /** The title of the follow-up that continues the work on the new instance. */
 export const FAILOVER_TITLE = "Moved to another provider";
 
-export function failoverText(from: string | null, to: string): string {
-  return `Your previous turn${from === null ? "" : ` on ${from}`} was stopped by a usage limit, so your work moved to ${to}. The thread's context so far is above. Continue the work you were doing when it stopped, from where you left off, and finish it as you were asked.`;
+export function failoverText(from: string | null, to: string, cause: LimitCause = "usage_limit"): string {
+  const stopped = cause === "outage" ? "failed with provider errors Loom's retries could not get past" : "was stopped by a usage limit";
+  return `Your previous turn${from === null ? "" : ` on ${from}`} ${stopped}, so your work moved to ${to}. The thread's context so far is above. Continue the work you were doing when it stopped, from where you left off, and finish it as you were asked.`;
 }
 
 /** The timeline notice of a failover, e.g. "Moved to codex after claude's usage limit (it resets at …)". */
-export function failoverNotice(from: string | null, to: string, resetAt: string, trigger: LimitRecoveryFailOverCommand["data"]["trigger"]): string {
-  const why = `${from === null ? "a" : `${from}'s`} usage limit (it resets at ${resetAt})`;
+export function failoverNotice(from: string | null, to: string, resetAt: string, trigger: LimitRecoveryFailOverCommand["data"]["trigger"], cause: LimitCause = "usage_limit"): string {
+  const whose = from === null ? "a" : `${from}'s`;
+  const why = cause === "outage" ? `${whose} errors past Loom's retries (tried again at ${resetAt})` : `${whose} usage limit (it resets at ${resetAt})`;
   return trigger === "requested" ? `Moved to ${to} on request, instead of waiting for ${why}.` : `Moved to ${to} after ${why}.`;
 }
 
@@ -52,9 +55,9 @@ export function decideLimitFailOver(state: OrchestrationState, command: LimitRec
   if (task !== undefined && subagent !== undefined) {
     changes.putTask({ ...subagent, providerInstanceId: target, driver: facts.driver, updatedAt: ctx.now }, { ...task, providerInstanceId: target, model: command.data.model, updatedAt: ctx.now });
   }
-  changes.addItem(thread.id, null, { type: "system_notice", level: "info", text: failoverNotice(from, target, recovery.resetAt, command.data.trigger) });
+  changes.addItem(thread.id, null, { type: "system_notice", level: "info", text: failoverNotice(from, target, recovery.resetAt, command.data.trigger, recovery.cause) });
   if (!movedOn(changes, recovery, thread.id)) {
-    deliverNotice(changes, thread.id, { title: FAILOVER_TITLE, text: failoverText(from, target), sourceThreadId: null }, { allowSteer: false });
+    deliverNotice(changes, thread.id, { title: FAILOVER_TITLE, text: failoverText(from, target, recovery.cause), sourceThreadId: null }, { allowSteer: false });
   }
   settleTask(changes, thread.id);
   return changes.done();

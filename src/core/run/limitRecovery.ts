@@ -1,6 +1,6 @@
 import type { LimitRecoveryResumeCommand, TurnCompletedCommand } from "../../contracts/commands/runtimeCommands.js";
 import type { Run } from "../../contracts/entities/runs.js";
-import type { ThreadLimitRecovery } from "../../contracts/thread.js";
+import type { LimitCause, ThreadLimitRecovery } from "../../contracts/thread.js";
 import type { DecideContext, Decision } from "../decision.js";
 import { settleTask } from "../delegation/settle.js";
 import type { OrchestrationState } from "../state.js";
@@ -23,19 +23,23 @@ export type UsageLimitStop = NonNullable<TurnCompletedCommand["data"]["limit"]>;
 /** The title of the follow-up that resumes the work; its text says what to do. */
 export const LIMIT_RESUME_TITLE = "The usage limit reset";
 
-export function limitResumeText(resetAt: string): string {
-  return `The usage limit that stopped your previous turn reset at ${resetAt}. Continue the work you were doing when it stopped you, from where you left off, and finish it as you were asked.`;
+export function limitResumeText(resetAt: string, cause: LimitCause = "usage_limit"): string {
+  const what = cause === "outage" ? `The provider failed your previous turn with errors Loom's retries could not get past; it is tried again now (${resetAt}).` : `The usage limit that stopped your previous turn reset at ${resetAt}.`;
+  return `${what} Continue the work you were doing when it stopped you, from where you left off, and finish it as you were asked.`;
 }
 
 /** The timeline notice of a recorded stop: when the limit resets and what happens then. */
-export function limitStopNotice(recovery: Pick<ThreadLimitRecovery, "resetAt" | "autoResume">): string {
+export function limitStopNotice(recovery: Pick<ThreadLimitRecovery, "resetAt" | "autoResume" | "cause">): string {
+  // The session manager records an outage only with autoResume on (docs/limits.md, "After an outage").
+  if (recovery.cause === "outage") return `Stopped by provider errors past Loom's retries: the work moves to a failover instance as soon as one is available, else it is tried here again at ${recovery.resetAt}.`;
   return recovery.autoResume
     ? `Stopped by a usage limit: waiting for it to reset at ${recovery.resetAt}; the work resumes by itself then.`
     : `Stopped by a usage limit until ${recovery.resetAt}; autoResume is off for this provider instance, so the work resumes only when a message is sent.`;
 }
 
 /**
- * A failed run that reported a usage limit resetting later: record the
+ * A failed run that reported a usage limit resetting later (or an outage,
+ * with when to try its instance again): record the
  * recovery on its thread and snooze the thread until the reset (a snooze
  * already in force past it stays). A reset that already passed is an
  * ordinary failure. Returns whether a recovery was recorded.
@@ -46,7 +50,14 @@ export function recordLimitStop(changes: Changes, run: Run, limit: UsageLimitSto
   if (thread === undefined || Number.isNaN(resetMs) || resetMs <= Date.parse(changes.ctx.now)) return false;
   const resetAt = new Date(resetMs).toISOString();
   const snoozedLonger = thread.snoozedUntil !== null && Date.parse(thread.snoozedUntil) >= resetMs;
-  const recovery: ThreadLimitRecovery = { runId: run.id, resetAt, autoResume: limit.autoResume, message: limit.message, ...(snoozedLonger ? {} : { snooze: { until: resetAt } }) };
+  const recovery: ThreadLimitRecovery = {
+    runId: run.id,
+    resetAt,
+    autoResume: limit.autoResume,
+    message: limit.message,
+    ...(limit.cause === "outage" ? { cause: "outage" as const } : {}),
+    ...(snoozedLonger ? {} : { snooze: { until: resetAt } }),
+  };
   const snooze = snoozedLonger ? {} : { snoozedUntil: resetAt, snoozedAt: changes.ctx.now };
   changes.putThread("thread.limit-recovery-updated", changed(thread, changes.ctx, { limitRecovery: recovery, ...snooze }));
   changes.addItem(run.threadId, run.id, { type: "system_notice", level: "warning", text: limitStopNotice(recovery) });
@@ -67,7 +78,7 @@ export function decideLimitRecoveryResume(state: OrchestrationState, command: Li
   const changes = new Changes(state, ctx);
   endRecovery(changes, thread, recovery);
   if (recovery.autoResume && !movedOn(changes, recovery, thread.id)) {
-    deliverNotice(changes, thread.id, { title: LIMIT_RESUME_TITLE, text: limitResumeText(recovery.resetAt), sourceThreadId: null }, { allowSteer: false });
+    deliverNotice(changes, thread.id, { title: LIMIT_RESUME_TITLE, text: limitResumeText(recovery.resetAt, recovery.cause), sourceThreadId: null }, { allowSteer: false });
   }
   // A task that waited on the resume settles now when nothing resumed it (no provider, or its work went on and ended).
   settleTask(changes, thread.id);
