@@ -55,6 +55,7 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "workflow.step.updated":
       case "merge-queue.entry-updated":
       case "tool-task.updated":
+      case "provider-instance.limit-window-updated":
       case "unknown":
         break;
       case "context-transfer.created":

@@ -124,6 +124,7 @@ export const LOOM_COMMAND_SCHEMAS = commandTable({
   "provider-runtime.run-lost": runtime.RunLostCommandSchema,
   "thread.limit-recovery.resume": runtime.LimitRecoveryResumeCommandSchema,
   "thread.limit-recovery.fail-over": failover.LimitRecoveryFailOverCommandSchema,
+  "provider-instance.limit-window.record": failover.LimitWindowRecordCommandSchema,
   "delegated-task.deliver-notice": runtime.DeliverTaskNoticeCommandSchema,
   "delegated-task.finalize": runtime.FinalizeTaskCommandSchema,
   "workspace-runtime.checkpoint-captured": runtime.CheckpointCapturedCommandSchema,

@@ -18,6 +18,7 @@ import { SubagentSchema, type Subagent } from "./entities/subagents.js";
 import { ProviderSessionSchema, type ProviderSession } from "./entities/projects.js";
 import { RuntimeRequestSchema, type RuntimeRequest } from "./entities/runtimeRequests.js";
 import { MergeQueueEntrySchema, type MergeQueueEntry } from "./entities/mergeQueue.js";
+import { ProviderLimitWindowSchema, type ProviderLimitWindow } from "./entities/limitWindows.js";
 import { WorkflowSchema, WorkflowStepSchema, type Workflow, type WorkflowStep } from "./entities/workflows.js";
 import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
 import { ToolTaskSchema, type ToolTask } from "./entities/toolTasks.js";
@@ -118,6 +119,8 @@ export const LOOM_EVENT_SCHEMAS = {
   "tool-task.updated": z.object({ task: ToolTaskSchema }),
   /** A merge queue entry after a change: queued, begun, ended, cancelled (docs/workspaces.md, "The merge queue"). On its parent thread's stream. */
   "merge-queue.entry-updated": z.object({ entry: MergeQueueEntrySchema }),
+  /** A provider instance's usage limit window, recorded as a session met the limit (docs/limits.md, "Unavailable until the reset"). Environment-wide. */
+  "provider-instance.limit-window-updated": z.object({ window: ProviderLimitWindowSchema }),
 } as const;
 
 /** Every event type this build knows, and its data schema. */
@@ -288,4 +291,8 @@ export function mergeQueueEvent(entry: MergeQueueEntry): EventOf<"merge-queue.en
 
 export function toolTaskEvent(task: ToolTask): EventOf<"tool-task.updated"> {
   return { type: "tool-task.updated", streamId: task.ownerThreadId ?? "", data: { task } };
+}
+
+export function limitWindowEvent(window: ProviderLimitWindow): EventOf<"provider-instance.limit-window-updated"> {
+  return { type: "provider-instance.limit-window-updated", streamId: "", data: { window } };
 }

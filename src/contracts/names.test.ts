@@ -81,7 +81,7 @@ describe("Loom's extensions", () => {
     const spec = [...SPEC_PUBLIC_COMMANDS, ...SPEC_INTERNAL_COMMANDS, ...SPEC_EVENTS];
     expect(shared(Object.keys(LOOM_COMMAND_SCHEMAS), spec)).toEqual([]);
     expect(shared(Object.keys(LOOM_EVENT_SCHEMAS), spec)).toEqual([]);
-    expect(Object.keys(LOOM_EVENT_SCHEMAS)).toEqual(["client-request.recorded", "thread.limit-recovery-updated", "scheduled-task.updated", "scheduled-task.deleted", "workflow.updated", "workflow.step.updated", "tool-task.updated", "merge-queue.entry-updated"]);
+    expect(Object.keys(LOOM_EVENT_SCHEMAS)).toEqual(["client-request.recorded", "thread.limit-recovery-updated", "scheduled-task.updated", "scheduled-task.deleted", "workflow.updated", "workflow.step.updated", "tool-task.updated", "merge-queue.entry-updated", "provider-instance.limit-window-updated"]);
   });
 });
 

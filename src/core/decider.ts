@@ -34,6 +34,7 @@ import {
   decideQueuedRunReorder,
   decideQueuedRunStart,
 } from "./run/queue.js";
+import { decideLimitWindowRecord } from "./run/limitWindow.js";
 import { decideLimitFailOver } from "./run/limitFailover.js";
 import { decideLimitRecoveryResume } from "./run/limitRecovery.js";
 import { decideRuntimeRequestRespond, decideUserInputDismiss } from "./run/requests.js";
@@ -218,6 +219,8 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideLimitRecoveryResume(state, command, ctx);
     case "thread.limit-recovery.fail-over":
       return decideLimitFailOver(state, command, ctx);
+    case "provider-instance.limit-window.record":
+      return decideLimitWindowRecord(state, command, ctx);
     // Delegation (delegation/)
     case "delegated_task.request":
       return decideDelegatedTaskRequest(state, command, ctx);

@@ -10,6 +10,7 @@ import type { RuntimeRequest } from "../contracts/entities/runtimeRequests.js";
 import type { ScheduledTask } from "../contracts/entities/scheduledTasks.js";
 import type { Workflow } from "../contracts/entities/workflows.js";
 import type { ToolTask } from "../contracts/entities/toolTasks.js";
+import type { ProviderLimitWindow } from "../contracts/entities/limitWindows.js";
 import type { MergeQueueEntry } from "../contracts/entities/mergeQueue.js";
 import type { DomainEvent } from "../contracts/events.js";
 import type { AppThread } from "../contracts/thread.js";
@@ -70,6 +71,8 @@ export interface OrchestrationState {
   readonly mergeQueueEntries: Map<string, MergeQueueEntry>;
   /** Tool calls served as MCP tasks, by task id (docs/mcp.md, "Tasks"). */
   readonly toolTasks: Map<string, ToolTask>;
+  /** Each provider instance's latest usage limit window, by instance id (docs/limits.md); a passed reset is ignored by its readers. */
+  readonly limitWindows: Map<string, ProviderLimitWindow>;
   /** Sequence of the last event folded in. */
   lastSequence: number;
 }
@@ -114,6 +117,7 @@ export function initialState(): OrchestrationState {
     workflows: new Map(),
     mergeQueueEntries: new Map(),
     toolTasks: new Map(),
+    limitWindows: new Map(),
     lastSequence: 0,
   };
 }
@@ -218,6 +222,9 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
       return state;
     case "tool-task.updated":
       state.toolTasks.set(event.data.task.taskId, event.data.task);
+      return state;
+    case "provider-instance.limit-window-updated":
+      state.limitWindows.set(event.data.window.providerInstanceId, event.data.window);
       return state;
     case "workflow.step.updated": {
       const workflow = state.workflows.get(event.data.workflowId);

@@ -147,6 +147,7 @@ export class SearchProjection {
       case "workflow.step.updated":
       case "merge-queue.entry-updated":
       case "tool-task.updated":
+      case "provider-instance.limit-window-updated":
       case "unknown":
         break;
       default: {

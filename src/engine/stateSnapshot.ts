@@ -99,6 +99,7 @@ const FIELD_COPY: { readonly [K in keyof OrchestrationState]: FieldCopy } = {
   workflows: FieldCopy.records,
   mergeQueueEntries: FieldCopy.records,
   toolTasks: FieldCopy.records,
+  limitWindows: FieldCopy.records,
   lastSequence: FieldCopy.scalar,
 };
 

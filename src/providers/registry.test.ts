@@ -215,6 +215,32 @@ describe("ProviderRegistry limit windows", () => {
     expect(answer).toMatchObject({ available: false, reason: expect.stringMatching(/^not authenticated/) });
     expect(answer?.limitResetAt).toBeUndefined();
   });
+
+  it("shares its windows: each one this node meets is recorded, and one another node recorded holds the instance here until its reset", async () => {
+    let now = Date.parse("2026-12-07T14:00:00Z");
+    const registry = new ProviderRegistry([instance("claude", "fake"), instance("codex", "fake")], new Map([["fake", fakeDriver("fake", ok)]]), { now: () => now });
+    const recorded = new Map<string, { resetAt: string; message: string }>();
+    const sent: unknown[] = [];
+    registry.shareLimitWindows({ record: (window) => sent.push(window), recorded: (id) => recorded.get(id) ?? null });
+
+    registry.noteLimit("claude", { kind: "usage_limit", resetAt: "2026-12-07T15:05:00+01:00", message: "You've hit your limit" });
+    // Not again for a reset no later; a rate limit is no window.
+    registry.noteLimit("claude", { kind: "usage_limit", resetAt: RESET, message: "again" });
+    registry.noteLimit("claude", { kind: "rate_limit", resetAt: null, message: "429" });
+    expect(sent).toEqual([{ providerInstanceId: "claude", resetAt: RESET, message: "You've hit your limit" }]);
+
+    // Another node's window: codex is unavailable here until its reset, then available again.
+    recorded.set("codex", { resetAt: "2026-12-07T14:30:00.000Z", message: "quota spent" });
+    expect(await registry.get("codex")).toMatchObject({ available: false, limitResetAt: "2026-12-07T14:30:00.000Z", reason: "usage limit reached, resets at 2026-12-07T14:30:00.000Z: quota spent" });
+    // The later of this node's window and the recorded one holds.
+    recorded.set("claude", { resetAt: "2026-12-07T14:02:00.000Z", message: "older" });
+    expect(await registry.get("claude")).toMatchObject({ limitResetAt: RESET });
+    recorded.set("claude", { resetAt: "2026-12-07T16:00:00.000Z", message: "newer, from another node" });
+    expect(await registry.get("claude")).toMatchObject({ limitResetAt: "2026-12-07T16:00:00.000Z", reason: expect.stringContaining("newer") });
+    now = Date.parse("2026-12-07T16:00:00.000Z");
+    expect(await registry.get("claude")).toMatchObject({ available: true });
+    expect(await registry.get("codex")).toMatchObject({ available: true });
+  });
 });
 
 describe("ProviderRegistry cool-downs", () => {

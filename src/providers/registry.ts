@@ -52,6 +52,14 @@ interface CachedProbe {
   refreshing: boolean;
 }
 
+/** Usage limit windows shared with the other nodes sharing the log (docs/limits.md, "Unavailable until the reset"). */
+export interface SharedLimitWindows {
+  /** Record a window this node's session met. */
+  record(window: { readonly providerInstanceId: string; readonly resetAt: string; readonly message: string }): void;
+  /** The window recorded for an instance (by any node), if any; its reset may have passed. */
+  recorded(instanceId: string): { readonly resetAt: string; readonly message: string } | null;
+}
+
 export class ProviderRegistry {
   private readonly instances: Map<string, ProviderInstanceConfig>;
   private readonly probes = new Map<string, CachedProbe>();
@@ -59,6 +67,8 @@ export class ProviderRegistry {
   private readonly limitWindows = new Map<string, { readonly until: number; readonly resetAt: string; readonly message: string }>();
   /** Until when (epoch ms) a rate limit or overload this node's sessions met cools the instance down (docs/limits.md, "Transient errors"). */
   private readonly coolDowns = new Map<string, number>();
+  /** Where windows are shared with the other nodes (the log), once the engine is up. */
+  private shared: SharedLimitWindows | null = null;
   private readonly probeTtlMs: number;
   private readonly now: () => number;
 
@@ -122,6 +132,16 @@ export class ProviderRegistry {
     const current = this.limitWindows.get(instanceId);
     if (current !== undefined && current.until >= until) return;
     this.limitWindows.set(instanceId, { until, resetAt: new Date(until).toISOString(), message: limit.message });
+    this.shared?.record({ providerInstanceId: instanceId, resetAt: new Date(until).toISOString(), message: limit.message });
+  }
+
+  /**
+   * Share usage limit windows through the log (docs/limits.md): each window
+   * this node's sessions meet is recorded there, and the windows other
+   * nodes recorded make their instances unavailable here too.
+   */
+  shareLimitWindows(shared: SharedLimitWindows): void {
+    this.shared = shared;
   }
 
   /** What is left of the instance's cool-down after a rate limit or an overload, in ms (0 when none). */
@@ -177,11 +197,15 @@ export class ProviderRegistry {
 
   /** The instance's usage limit still in force, if any; a window whose reset passed is forgotten. */
   private limitWindow(instanceId: string): { readonly resetAt: string; readonly message: string } | null {
-    const window = this.limitWindows.get(instanceId);
-    if (window === undefined) return null;
-    if (window.until > this.now()) return window;
-    this.limitWindows.delete(instanceId);
-    return null;
+    let window: { readonly until: number; readonly resetAt: string; readonly message: string } | null = this.limitWindows.get(instanceId) ?? null;
+    if (window !== null && window.until <= this.now()) {
+      this.limitWindows.delete(instanceId);
+      window = null;
+    }
+    const recorded = this.shared?.recorded(instanceId) ?? null;
+    const until = recorded === null ? Number.NaN : Date.parse(recorded.resetAt);
+    if (recorded !== null && until > this.now() && (window === null || until > window.until)) return recorded;
+    return window;
   }
 
   /**

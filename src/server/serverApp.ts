@@ -9,6 +9,7 @@ import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/
 import { WorkflowRunner } from "../app/workflows/runner.js";
 import { DEFAULT_CONFIG_FILE } from "../config/config.js";
 import { LimitResumer } from "../scheduler/limitResumer.js";
+import { shareLimitWindows } from "../app/limits/limitWindows.js";
 import { PullRequestWatcher } from "../scheduler/pullRequestWatcher.js";
 import { Scheduler } from "../scheduler/scheduler.js";
 import type { LoomServerOptions } from "./serverOptions.js";
@@ -83,6 +84,7 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
     },
     guestShares: { key: new GuestShareKey(join(dir.root, "guest-share.key")), baseUrl, attachmentsDir: join(dir.root, "guest-attachments") },
   };
+  shareLimitWindows(ctx, log);
   const workflows = new WorkflowRunner(ctx, { log, maxConcurrentAgents: config.workflows.maxConcurrentAgents });
   const app = bindApp(ctx, workflows);
   const timers = options.schedulerTimers === undefined ? {} : { timers: options.schedulerTimers };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ScriptedAgentSetup, acpScript, scriptedAgentSetup } from "../../testkit/acpAgentHarness.js";
 import { dump } from "../../testkit/agentHarness.js";
+import type { CapabilitiesOutput } from "../../contracts/tools/threadTools.js";
 import { LoomHarness, script } from "../../testkit/loomHarness.js";
 import { ManualClock } from "../../testkit/manualClock.js";
 import { usePostgresDatabase } from "../../testkit/postgresTestCluster.js";
@@ -8,8 +9,10 @@ import { usePostgresDatabase } from "../../testkit/postgresTestCluster.js";
 /**
  * Two in-process Loom nodes on one PostgreSQL log (docs/postgres.md), each
  * with its own limit resumer on one manual clock: when the usage limit that
- * stopped a child's run resets, both nodes fire, and the work resumes once.
- * A real ACP agent process (the scripted agent) meets the limit.
+ * stopped a child's run resets, both nodes fire, and the work resumes once;
+ * the instance's usage limit window, met on one node, holds the instance
+ * unavailable on the other too. A real ACP agent process (the scripted
+ * agent) meets the limit.
  */
 
 const HOUR = 3_600_000;
@@ -26,7 +29,7 @@ beforeAll(async () => {
     nodes.push(
       await LoomHarness.start({
         config: {
-          providers: [{ id: "acp", driver: "acp", options: acp.options }, { id: "scripted", driver: "scripted" }],
+          providers: [{ id: "acp", driver: "acp", options: acp.options }, { id: "other", driver: "acp", options: acp.options }, { id: "scripted", driver: "scripted" }],
           database: { url: database().url, schema },
           nodes: { heartbeatMs: 200, leaseMs: 10_000 },
         },
@@ -70,5 +73,33 @@ describe("a limit reset seen by two nodes", { timeout: 60_000 }, () => {
     }
     expect(resumed(a).map((r) => r.id)).toEqual([run!.id]);
     expect(resumed(b).map((r) => r.id)).toEqual([run!.id]);
+  });
+
+  it("holds the instance unavailable on the other node until the reset, where delegate_task answers provider_unavailable", async () => {
+    const [a, b] = nodes as [LoomHarness, LoomHarness];
+    // Two hours ahead of both clocks (the manual one, an hour on after the test above, and the registry's own);
+    // on the other instance, as the test above left acp's window open by the registry's clock.
+    const resetAt = new Date(Math.max(clock.now(), Date.now()) + 2 * HOUR).toISOString();
+    const failing = acpScript({ fail: { code: -32603, message: "You have reached your usage limit", data: { resetAt } } });
+    const limited = await a.launch({ message: failing, title: "limited on a", target: { providerInstanceId: "other" } });
+    expect((await a.waitForEnd(limited.runId!, 20_000)).status, dump(a, limited.threadId)).toBe("failed");
+    await b.until(() => (b.state.limitWindows.get("other")?.resetAt === resetAt ? true : null), "the window in node b's state", 20_000);
+
+    const capabilities = (await b.owner.call("orchestrator_capabilities", {})).structured as CapabilitiesOutput;
+    expect(capabilities.providers.find((provider) => provider.providerInstanceId === "other")).toMatchObject({
+      available: false,
+      limitResetAt: resetAt,
+      reason: expect.stringMatching(new RegExp(`^usage limit reached, resets at ${resetAt.replaceAll(".", "\\.")}: .*You have reached your usage limit$`)),
+    });
+    const parent = await b.launch({
+      message: script({ call: "delegate_task", args: { task: "hello", target: { providerInstanceId: "other" }, mode: "async" }, as: "task" }, { say: "{{task.error.code}}" }),
+      title: "parent on b",
+      target: { providerInstanceId: "scripted" },
+    });
+    expect(await b.waitForEnd(parent.runId!, 20_000), dump(b, parent.threadId)).toMatchObject({ status: "completed" });
+    expect(b.assistantTexts(parent.threadId).at(-1)).toBe("provider_unavailable");
+    // Recorded once, by the node whose session met it.
+    const recorded = [...b.state.limitWindows.values()].filter((window) => window.resetAt === resetAt);
+    expect(recorded).toEqual([expect.objectContaining({ providerInstanceId: "other", message: expect.stringContaining("You have reached your usage limit") })]);
   });
 });

@@ -26,3 +26,21 @@ export const LimitRecoveryFailOverCommandSchema = command(
     .strict(),
 );
 export type LimitRecoveryFailOverCommand = z.infer<typeof LimitRecoveryFailOverCommandSchema>;
+
+/**
+ * A session met a usage limit of its provider instance's account, resetting
+ * at `resetAt` (docs/limits.md, "Unavailable until the reset"): record the
+ * instance's limit window, so every node holds the instance unavailable
+ * until then. A window already recorded to reset as late or later stays.
+ */
+export const LimitWindowRecordCommandSchema = command(
+  "provider-instance.limit-window.record",
+  z
+    .object({
+      providerInstanceId: IdSchema,
+      resetAt: z.iso.datetime({ offset: true }),
+      message: z.string().max(2_000),
+    })
+    .strict(),
+);
+export type LimitWindowRecordCommand = z.infer<typeof LimitWindowRecordCommandSchema>;

@@ -199,6 +199,7 @@ const STREAM_OWNERS: { readonly [T in EventType]: (data: EventData<T>) => string
   "thread.settled": threadOwner,
   "thread.unsettled": threadOwner,
   "thread.limit-recovery-updated": threadOwner,
+  "provider-instance.limit-window-updated": environmentWide,
   "thread.snoozed": threadOwner,
   "thread.unsnoozed": threadOwner,
   "thread.pinned": threadOwner,
