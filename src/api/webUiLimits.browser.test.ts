@@ -11,12 +11,21 @@ import { UI_WAIT, launchFromUi, screenshotDir, signedInPage, timelineItems } fro
  * usage limit resetting in an hour: the thread's header says when it resets
  * and that the work resumes by itself; Switch now with no failover instance
  * says why it cannot, and Switch now to the scripted instance moves the
- * thread and its work goes on there.
+ * thread and its work goes on there. An outage (a 503 on every try) whose
+ * failover instance is off waits for its retry, and the banner says so.
  */
 
 const agent = scriptedAgentSetup();
 const acp = agent.instance({ id: "acp", driver: "acp" });
-const ui = signedInPage({ providers: [{ id: "acp", driver: "acp", options: acp.options }, { id: "scripted", driver: "scripted" }] });
+const ui = signedInPage({
+  providers: [
+    { id: "acp", driver: "acp", options: acp.options },
+    { id: "scripted", driver: "scripted" },
+    // An outage on flaky has somewhere to go, but its failover instance is off: the thread waits for the retry.
+    { id: "flaky", driver: "acp", options: acp.options, failover: ["off"] },
+    { id: "off", driver: "scripted", enabled: false },
+  ],
+});
 let page: Page;
 let errors: string[];
 const shots = screenshotDir();
@@ -50,6 +59,24 @@ describe("a usage limit in chromium", () => {
     await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
     await page.screenshot({ path: join(shots, "limit-switched.png") });
     // The refused switch is the one failed request the browser reports.
+    expect(errors.splice(0)).toEqual(["console: Failed to load resource: the server responded with a status of 409 (Conflict)"]);
+  }, 60_000);
+
+  it("after an outage with its failover instance off, says when the work is tried again, and Switch now moves it", async () => {
+    await launchFromUi(page, acpScript({ fail: { code: -32603, message: "Service unavailable", data: { status: 503 } } }), { title: "Outage", provider: "flaky" });
+    const banner = page.getByTestId("limit-banner");
+    // Loom's three retries come first (about 7 to 11 s of backoff).
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await banner.locator("span").first().innerText()).toMatch(/^Stopped by provider errors past Loom's retries; the work moves to a failover instance once one is available, else it is tried here again at .+\.$/);
+    await timelineItems(page, "system_notice", "Stopped by provider errors past Loom's retries").waitFor({ timeout: UI_WAIT });
+    await page.screenshot({ path: join(shots, "limit-outage.png") });
+
+    await banner.getByLabel("Switch to").selectOption("scripted");
+    await banner.getByRole("button", { name: "Switch now" }).click();
+    await banner.waitFor({ state: "detached", timeout: UI_WAIT });
+    await timelineItems(page, "system_notice", "Moved to scripted on request, instead of waiting for flaky's errors past Loom's retries").waitFor({ timeout: UI_WAIT });
+    await page.locator(".thread-meta .badge-done").waitFor({ timeout: UI_WAIT });
+    // The launch form's cost estimate for its first instance, acp, still in the limit window of the test above.
     expect(errors.splice(0)).toEqual(["console: Failed to load resource: the server responded with a status of 409 (Conflict)"]);
   }, 60_000);
 });

@@ -13,7 +13,8 @@ function clockOf(iso: string): string {
 
 /**
  * A thread a usage limit stopped (docs/limits.md): when the limit resets and
- * whether the work resumes by itself then, with Switch now, which moves the
+ * whether the work resumes by itself then (after an outage: when it is tried
+ * again, unless it moves first), with Switch now, which moves the
  * thread to the instance picked beside it (by default the first available
  * of its failover instances) and continues its work there at once (`POST
  * /api/threads/:id/switch`). A refusal (no failover instance available) is
@@ -46,9 +47,11 @@ export function LimitBanner(props: {
   return (
     <div className="limit-banner" role="status" data-testid="limit-banner" title={props.recovery.message}>
       <span>
-        {props.recovery.autoResume
-          ? `Waiting for the usage limit to reset at ${at}; the work resumes by itself.`
-          : `Stopped by a usage limit until ${at}; send a message to go on after it.`}
+        {props.recovery.cause === "outage"
+          ? `Stopped by provider errors past Loom's retries; the work moves to a failover instance once one is available, else it is tried here again at ${at}.`
+          : props.recovery.autoResume
+            ? `Waiting for the usage limit to reset at ${at}; the work resumes by itself.`
+            : `Stopped by a usage limit until ${at}; send a message to go on after it.`}
       </span>
       <select aria-label="Switch to" value={to} onChange={(e) => setTo(e.target.value)}>
         <option value="">the next failover instance</option>
