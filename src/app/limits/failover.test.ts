@@ -3,6 +3,7 @@ import type { ThreadConfigureOutput } from "../../contracts/tools/configurationT
 import { type ScriptedAgentSetup, acpScript, scriptedAgentSetup } from "../../testkit/acpAgentHarness.js";
 import { dump } from "../../testkit/agentHarness.js";
 import { LoomHarness, script } from "../../testkit/loomHarness.js";
+import { limitMoveText } from "./limitView.js";
 
 /**
  * Switch now (docs/limits.md, "Failover") inside a real Loom server: a real
@@ -91,6 +92,9 @@ describe("switch now", () => {
     const items = loom.items(task!.childThreadId);
     expect(items.find((item) => item.type === "handoff")).toMatchObject({ fromProvider: "moving", toProvider: "scripted", status: "ready" });
     expect(items.some((item) => item.type === "system_notice" && item.text === `Moved to scripted after moving's usage limit (it resets at ${resetAt}).`)).toBe(true);
+    // The tree's line says where the work went while the run continuing it is the thread's latest.
+    expect(limitMoveText(loom.state, loom.state.threads.get(task!.childThreadId)!)).toBe(`moved to scripted after moving's usage limit (it resets at ${resetAt})`);
+    expect(limitMoveText(loom.state, loom.state.threads.get(first.threadId)!)).toBeNull();
     expect(loom.state.threads.get(task!.childThreadId)?.limitRecovery ?? null).toBeNull();
   });
 

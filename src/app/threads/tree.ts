@@ -4,7 +4,7 @@ import { currentRunOf } from "../../engine/queries.js";
 import type { Caller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
-import { limitRecoveryView } from "../limits/limitView.js";
+import { limitMoveText, limitRecoveryView } from "../limits/limitView.js";
 
 /**
  * The thread tree for people: lineage (subagents, forks, handoffs) with each
@@ -25,7 +25,10 @@ export interface ThreadTreeNode {
   /** What holds the thread up, for a person: "approval runtime-request:…", "input …", "children", "queued"; null when nothing. */
   readonly waitingOn: string | null;
   readonly pendingRequestIds: readonly string[];
-  /** A usage limit holds the thread's work, for a person: "waiting for the limit to reset at 14:05 UTC, resumes by itself"; absent when none. */
+  /**
+   * A usage limit holds the thread's work, for a person: "waiting for the limit to reset at 14:05 UTC, resumes by itself",
+   * or moved it while the run continuing it is the latest: "moved to codex after claude's usage limit (it resets at …)"; absent when none.
+   */
   readonly limit?: string;
   readonly children: readonly ThreadTreeNode[];
 }
@@ -74,7 +77,8 @@ function waitingOn(state: OrchestrationState, thread: AppThread, status: string,
 
 function limitText(state: OrchestrationState, thread: AppThread): Pick<ThreadTreeNode, "limit"> {
   const view = limitRecoveryView(state, thread);
-  return view === null ? {} : { limit: view.text };
+  const text = view?.text ?? limitMoveText(state, thread);
+  return text === null ? {} : { limit: text };
 }
 
 function node(state: OrchestrationState, index: Map<string, AppThread[]>, thread: AppThread, includeArchived: boolean, depth: number): ThreadTreeNode {
