@@ -6,6 +6,7 @@ import type { ProviderInstanceConfig } from "../config/config.js";
 import { type TimerHandle, type Timers, systemTimers } from "../engine/clock.js";
 import type { WarmProviderSession, WarmSettings } from "./adapter.js";
 import type { ProviderRegistry } from "./registry.js";
+import { messageOf } from "./kit/errorMessage.js";
 
 /**
  * Warm pools (docs/warm-pools.md): per provider instance with `pool.size > 0`,
@@ -263,8 +264,4 @@ async function stopQuietly(session: WarmProviderSession, log: ((line: string) =>
   } catch (error) {
     log?.(`loom: stopping a warm session failed: ${messageOf(error)}`);
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -11,6 +11,7 @@ import { GROK_FLAVOR } from "./grok.js";
 import { type AcpOptions, acpOptionsSchema, parseAcpOptions } from "./options.js";
 import { acpCacheRoot, findInstalled } from "./registryCache.js";
 import { type AcpLaunch, AcpSession } from "./session.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * The ACP drivers (docs/providers/acp.md, docs/providers/grok.md): `acp`
@@ -167,10 +168,6 @@ export function resolveLaunch(instance: ProviderInstanceConfig, options: AcpOpti
     args: [...installed.args, ...options.args],
     env: { ...process.env, ...installed.env, ...options.env },
   };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The `grok` driver: the same adapter with xAI's extension requests. */

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * The ACP registry catalog (spec 000, "ACP Registry V2"): a JSON document
@@ -164,8 +165,4 @@ export function chooseDistribution(agent: RegistryAgent, platform: PlatformTarge
   if (agent.distribution.uvx !== undefined) return { kind: "uvx", spec: agent.distribution.uvx };
   const offered = Object.keys(agent.distribution.binary ?? {}).join(", ");
   throw new RegistryError(RegistryErrorCode.noCompatibleDistribution, `agent "${agent.id}" has no distribution for ${platform ?? `${process.platform}-${process.arch}`} (binaries: ${offered === "" ? "none" : offered})`);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

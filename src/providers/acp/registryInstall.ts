@@ -6,6 +6,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import type { BinaryTarget, DistributionChoice, PackageDistribution, PlatformTarget, RegistryAgent } from "./registry.js";
 import { RegistryError, RegistryErrorCode, chooseDistribution, currentPlatform } from "./registry.js";
 import { type InstalledAgent, commitInstall, stagingDir } from "./registryCache.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * Preparing a registry agent: its distribution is installed into Loom's
@@ -190,8 +191,4 @@ async function installUv(spec: PackageDistribution, dir: string, env: InstallEnv
 /** "name==1.2", "name@1.2", "name[extra]" → "name". */
 function pythonPackageName(spec: string): string {
   return spec.split(/[=@<>![\s]/)[0] ?? spec;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -12,6 +12,7 @@ import { AgentProcess } from "./agentProcess.js";
 import { type AdvertisedFacts, factsFromInitialize, modelOption, withSessionFacts } from "./capabilities.js";
 import type { AcpExtensionRequest, AcpFlavor } from "./flavor.js";
 import { CANCELLED, allowOutcome, approvalItem, approvesByItself, permissionOutcome } from "./permissions.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * One Loom provider session on an ACP agent: the lifecycle concern. It owns
@@ -481,8 +482,4 @@ function authCode(error: unknown): ProviderErrorCode {
 
 function closedError(): ProviderError {
   return new ProviderError(ProviderErrorCode.sessionClosed, "the ACP session was stopped");
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { ProviderProbe } from "../adapter.js";
 import type { CodexOptions } from "./options.js";
+import { firstLineOf } from "../kit/errorMessage.js";
 
 /**
  * Where the codex executable is and whether an instance can run: the
@@ -78,7 +79,7 @@ export async function probeCodex(options: CodexOptions, env: ProbeEnvironment = 
     installed = false;
     const code = (error as NodeJS.ErrnoException).code;
     installProblem =
-      code === "ENOENT" || code === "EACCES" ? `codex executable not found at ${executable.display}` : `codex --version failed (${executable.display}): ${messageOf(error)}`;
+      code === "ENOENT" || code === "EACCES" ? `codex executable not found at ${executable.display}` : `codex --version failed (${executable.display}): ${firstLineOf(error)}`;
   }
   const credentialProblem = credentialsProblem(options, env);
   const reasons = [installProblem, credentialProblem].filter((reason): reason is string => reason !== null);
@@ -97,8 +98,4 @@ export function credentialsProblem(options: CodexOptions, env: Pick<ProbeEnviron
   // Only a configured CODEX_HOME is seen by sessions; the default is a fresh temp dir.
   if (options.codexHome !== null && env.exists(join(options.codexHome, "auth.json"))) return null;
   return "no credentials: set options.modelProvider and its env key, or OPENAI_API_KEY (or options.codexHome with a codex login)";
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message.split("\n")[0] ?? error.message : String(error);
 }

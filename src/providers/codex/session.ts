@@ -8,6 +8,7 @@ import { type ThreadSettings, threadResumeParams, threadStartParams } from "./co
 import type { InitializeResponse, JsonValue, ServerNotification, ServerRequest, ThreadStartResponse, TurnStartResponse, UserInput } from "./protocol.js";
 import { METHOD_NOT_FOUND } from "./protocol.js";
 import { codexOutputSchema } from "./outputSchema.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * One Loom provider session on codex: the lifecycle concern. It owns one
@@ -347,8 +348,4 @@ export async function initialize(server: AppServerProcess): Promise<void> {
 
 function textInput(text: string): UserInput[] {
   return [{ type: "text", text, text_elements: [] }];
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

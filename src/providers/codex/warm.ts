@@ -8,6 +8,7 @@ import { AppServerProcess } from "./appServerProcess.js";
 import type { CodexSessionSpawn } from "./session.js";
 import { CodexSession, initialize } from "./session.js";
 import { METHOD_NOT_FOUND } from "./protocol.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * A warm codex session (docs/warm-pools.md): a `codex app-server` process
@@ -98,8 +99,4 @@ export async function openCodexWarm(input: WarmOpenInput, spawning: CodexWarmSpa
       await removeHome();
     },
   };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -7,6 +7,7 @@ import { CursorEventMapper } from "./cursorEvents.js";
 import { cursorErrorLimit, cursorRunLimit } from "./cursorLimits.js";
 import { limitEvent } from "../kit/limitSignals.js";
 import { CursorQuestions, QUESTION_TOOL } from "./questions.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * One Loom provider session on the Cursor SDK (the lifecycle concern): one
@@ -275,8 +276,4 @@ export class CursorSession implements ProviderSessionRuntime {
 /** The SDK's AuthenticationError: a missing or rejected credential. */
 function isAuthError(error: unknown): boolean {
   return (error as { name?: unknown } | null)?.name === "AuthenticationError";
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

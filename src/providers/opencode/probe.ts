@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { ProviderProbe } from "../adapter.js";
 import type { OpencodeOptions } from "./options.js";
+import { firstLineOf } from "../kit/errorMessage.js";
 
 /**
  * Where the opencode executable is and whether an instance can run: the
@@ -86,7 +87,7 @@ export async function probeOpencode(options: OpencodeOptions, env: ProbeEnvironm
     await env.version(command);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    installProblem = code === "ENOENT" || code === "EACCES" ? `opencode executable not found at ${command}` : `opencode --version failed (${command}): ${messageOf(error)}`;
+    installProblem = code === "ENOENT" || code === "EACCES" ? `opencode executable not found at ${command}` : `opencode --version failed (${command}): ${firstLineOf(error)}`;
   }
   const credentialProblem = credentialsProblem(options, env);
   const reasons = [installProblem, credentialProblem].filter((reason): reason is string => reason !== null);
@@ -106,8 +107,4 @@ export function credentialsProblem(options: OpencodeOptions, env: Pick<ProbeEnvi
   if (options.home !== null && env.exists(join(options.home, ".local", "share", "opencode", "auth.json"))) return null;
   if (OPENCODE_CREDENTIAL_VARIABLES.some((name) => lookup(name) !== "")) return null;
   return `no model credentials: set options.modelProvider, a provider in options.config, one of ${OPENCODE_CREDENTIAL_VARIABLES.join(", ")}, or options.home with an \`opencode auth login\``;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? (error.message.split("\n")[0] ?? error.message) : String(error);
 }

@@ -8,6 +8,7 @@ import { OpencodeEventMapper } from "./opencodeEvents.js";
 import { type PendingRequest, answerFor, permissionItem, questionItem } from "./requests.js";
 import type { LaunchOpencodeServer, LaunchSpec, OpencodeServerHandle, ServerExit } from "./serverProcess.js";
 import { OpencodeStartError, scrub } from "./serverProcess.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * One Loom provider session on OpenCode (the lifecycle concern): one
@@ -332,8 +333,4 @@ function describe(error: unknown): string {
   if (error === undefined || error === null) return "no answer";
   if (typeof error === "string" || typeof error === "number") return String(error);
   return JSON.stringify(error).slice(0, 500);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

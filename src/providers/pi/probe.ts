@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import type { ProviderProbe } from "../adapter.js";
 import type { PiOptions } from "./options.js";
+import { firstLineOf } from "../kit/errorMessage.js";
 
 /**
  * Where pi is and whether an instance can run: `pi --version` answers, and
@@ -71,7 +72,7 @@ export async function probePi(options: PiOptions, env: ProbeEnvironment = defaul
     await env.version(executable);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    installProblem = code === "ENOENT" || code === "EACCES" ? `pi executable not found at ${executable.display}` : `pi --version failed (${executable.display}): ${messageOf(error)}`;
+    installProblem = code === "ENOENT" || code === "EACCES" ? `pi executable not found at ${executable.display}` : `pi --version failed (${executable.display}): ${firstLineOf(error)}`;
   }
   const credentialProblem = credentialsProblem(options, env);
   const reasons = [installProblem, credentialProblem].filter((reason): reason is string => reason !== null);
@@ -88,8 +89,4 @@ export function credentialsProblem(options: PiOptions, env: Pick<ProbeEnvironmen
   if (options.agentDir !== null && (env.exists(join(options.agentDir, "auth.json")) || env.exists(join(options.agentDir, "models.json")))) return null;
   if (PI_CREDENTIAL_VARIABLES.some((name) => lookup(name) !== "")) return null;
   return `no model credentials: set options.modelProvider, one of ${PI_CREDENTIAL_VARIABLES.join(", ")}, or options.agentDir with a Pi auth.json or models.json`;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? (error.message.split("\n")[0] ?? error.message) : String(error);
 }

@@ -7,6 +7,7 @@ import type { ProcessExit, StdioProcessSpec } from "../kit/stdioProcess.js";
 import { StdioRpcError, StdioRpcErrorCode } from "../kit/stdioRpcError.js";
 import { piRpcDialect } from "./rpcDialect.js";
 import { type PendingDialog, dialogCancel, dialogItem, dialogResponse } from "./uiRequests.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * One Loom provider session on Pi (the lifecycle concern): one
@@ -241,8 +242,4 @@ export class PiSession implements ProviderSessionRuntime {
     if (error instanceof StdioRpcError && error.code === StdioRpcErrorCode.closed) return new ProviderError(ProviderErrorCode.sessionClosed, error.message, { cause: error });
     return new ProviderError(ProviderErrorCode.protocol, `${command}: ${messageOf(error)}`, { cause: error });
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -3,6 +3,7 @@ import { parseTurnInput, resolveStep, splitTurnInput } from "./script.js";
 import type { ScriptStep } from "./script.js";
 import { executeStep } from "./steps.js";
 import type { StepContext } from "./steps.js";
+import { messageOf } from "../kit/errorMessage.js";
 
 /**
  * One scripted turn from its input to its end status. The runner emits the
@@ -77,8 +78,4 @@ async function runScript(steps: readonly ScriptStep[], ctx: StepContext): Promis
 function failTurn(ctx: Pick<StepContext, "emitItem">, message: string): TurnEnd {
   ctx.emitItem({ kind: "error", message });
   return { status: "failed", error: message };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
