@@ -29,6 +29,7 @@ import { getBoundedSnapshot, getHistoryPage, getThreadFamily, getThreadProjectio
 import { type ProviderCatalogSettings, listProviderSetup, prepareAcpAgent, searchAcpAgents } from "./providers/acpCatalog.js";
 import { failOverLimited } from "./limits/failover.js";
 import { followLimitResumes, limitResumes, resumeAfterLimit } from "./limits/limitResumes.js";
+import { followSettlingRuns, settleTimedOut, settlingRuns } from "./threads/backgroundSettle.js";
 import { listInbox, respondToInboxRequest } from "./requests/inbox.js";
 import { listPendingRequests, readPendingRequest, respondToPendingRequest } from "./requests/pendingRequests.js";
 import { followScheduledTaskChanges } from "./schedules/changes.js";
@@ -202,6 +203,10 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     followLimitResumes: on(followLimitResumes),
     resumeAfterLimit: on(resumeAfterLimit),
     failOverLimited: on(failOverLimited),
+    // Runs settling background work: their bound, its change feed and the settle when it passes (docs/runs.md).
+    settlingRuns: on(settlingRuns),
+    followSettlingRuns: on(followSettlingRuns),
+    settleTimedOut: on(settleTimedOut),
 
     // Live guest share: the owner's operations, then the guest's (docs/guest-share.md).
     openGuestShare: on(openGuestShare),

@@ -104,6 +104,8 @@ export const FAILURE_OF_REJECTION: { readonly [R in RejectionCode]: FailureCode 
   request_not_found: "invalid_request",
   request_not_pending: "invalid_request",
   request_not_answered: "invalid_request",
+  run_not_settling: "invalid_request",
+  background_work_pending: "invalid_request",
   invalid_response: "invalid_request",
   session_not_found: "invalid_request",
   parent_not_active: "parent_not_active",

@@ -19,6 +19,8 @@ export const EffectKind = {
   interruptTurn: "provider.turn.interrupt",
   /** Hand an answer (approval decision, question answers) to the provider. */
   respondRequest: "provider.request.respond",
+  /** Tell the driver to stop background work of a run (a background shell, a subagent) that was cancelled. */
+  cancelBackgroundWork: "provider.background-work.cancel",
   /** Release the thread's provider session and its process. */
   releaseSession: "provider.session.release",
   /** Create the thread's worktree (or find it after a restart) and run the project's setup command. */
@@ -74,6 +76,8 @@ export const EFFECTS = {
     false,
     NO_RETRY,
   ),
+  // Stopping stopped work is harmless; after a restart the process that ran it is gone and there is nothing to stop.
+  "provider.background-work.cancel": spec(z.object({ ...ThreadRun, nativeTaskIds: z.array(z.string().min(1)) }), true, BACKOFF),
   "provider.session.release": spec(
     z.object({ threadId: z.string().min(1), providerSessionId: z.string().min(1).optional(), reason: SessionReleaseReasonSchema, message: z.string() }),
     true,

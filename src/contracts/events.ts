@@ -22,7 +22,7 @@ import { ProviderLimitWindowSchema, type ProviderLimitWindow } from "./entities/
 import { WorkflowSchema, WorkflowStepSchema, type Workflow, type WorkflowStep } from "./entities/workflows.js";
 import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
 import { ToolTaskSchema, type ToolTask } from "./entities/toolTasks.js";
-import { AppThreadSchema } from "./thread.js";
+import { AppThreadSchema, PendingBackgroundTaskSchema } from "./thread.js";
 import { TurnItemSchema, type TurnItem } from "./turnItems.js";
 
 /** Thread events all carry the whole thread record after the change. */
@@ -72,6 +72,11 @@ export const SPEC_EVENT_SCHEMAS = {
   // Run, attempt, node and subagent
   "run.created": RunData,
   "run.updated": RunData,
+  /**
+   * Background work of a run was cancelled (an interrupt or Stop of the run settling it, a settle that timed out, its
+   * session gone): `cancelled` names each task, and `thread` is the thread after they left its pendingBackgroundTasks.
+   */
+  "run.background-work-cancelled": z.object({ thread: AppThreadSchema, runId: z.string().min(1), cancelled: z.array(PendingBackgroundTaskSchema), reason: z.string().min(1) }),
   "run-attempt.created": AttemptData,
   "run-attempt.updated": AttemptData,
   "node.updated": z.object({ node: ExecutionNodeSchema }),
@@ -103,6 +108,8 @@ export const LOOM_EVENT_SCHEMAS = {
   "client-request.recorded": z.object({ clientRequest: ClientRequestRecordSchema }),
   /** A thread whose limit recovery changed: a usage limit stopped its run (recorded, with its snooze), or its work resumed or moved on (cleared). */
   "thread.limit-recovery-updated": ThreadEventDataSchema,
+  /** A thread's pendingBackgroundTasks after a driver reported background work started or ended (docs/runs.md, "Background work"). */
+  "thread.background-tasks-updated": ThreadEventDataSchema,
   /** A scheduled task after a change or a fire (docs/schedules.md); `fire` is the fire that changed it (null for a save). Environment-wide. */
   "scheduled-task.updated": z.object({ task: ScheduledTaskSchema, fire: ScheduledFireSchema.nullable() }),
   /** A scheduled task deleted for good. */

@@ -81,7 +81,7 @@ describe("Loom's extensions", () => {
     const spec = [...SPEC_PUBLIC_COMMANDS, ...SPEC_INTERNAL_COMMANDS, ...SPEC_EVENTS];
     expect(shared(Object.keys(LOOM_COMMAND_SCHEMAS), spec)).toEqual([]);
     expect(shared(Object.keys(LOOM_EVENT_SCHEMAS), spec)).toEqual([]);
-    expect(Object.keys(LOOM_EVENT_SCHEMAS)).toEqual(["client-request.recorded", "thread.limit-recovery-updated", "scheduled-task.updated", "scheduled-task.deleted", "workflow.updated", "workflow.step.updated", "tool-task.updated", "merge-queue.entry-updated", "provider-instance.limit-window-updated"]);
+    expect(Object.keys(LOOM_EVENT_SCHEMAS)).toEqual(["client-request.recorded", "thread.limit-recovery-updated", "thread.background-tasks-updated", "scheduled-task.updated", "scheduled-task.deleted", "workflow.updated", "workflow.step.updated", "tool-task.updated", "merge-queue.entry-updated", "provider-instance.limit-window-updated"]);
   });
 });
 
@@ -95,9 +95,9 @@ describe("the tables", () => {
     expect(shared(COMMAND_TYPES, EVENT_TYPES)).toEqual([]);
   });
 
-  it("derive the thread events from the table: the 23 thread.* events of the spec and Loom's thread.limit-recovery-updated, whose data is the whole thread", () => {
+  it("derive the thread events from the table: the 23 thread.* events of the spec and Loom's thread.limit-recovery-updated and thread.background-tasks-updated, whose data is the whole thread", () => {
     const threadTypes = EVENT_TYPES.filter((type) => type.startsWith("thread."));
-    expect(threadTypes).toHaveLength(24);
+    expect(threadTypes).toHaveLength(25);
     expect(threadTypes.filter((type) => EVENT_SCHEMAS[type] !== ThreadEventDataSchema)).toEqual([]);
     expectTypeOf<ThreadEventType>().toEqualTypeOf<Extract<EventType, `thread.${string}`>>();
   });

@@ -26,9 +26,6 @@ export interface NotImplementedEntry {
 }
 
 export const NAMED_NOT_IMPLEMENTED = {
-  // Background work a turn leaves behind: nothing in Loom enters settling_background_work yet (docs/runs.md).
-  "thread.background-work.settle": { kind: "internal-command", what: "Settle a run in settling_background_work once the background work it waits on (a terminal, a monitor) is over." },
-  "run.background-work-cancelled": { kind: "event", what: "The background work of a settling run was cancelled." },
   // Transcript records Loom keeps as turn items instead (user_message, assistant_message, proposed_plan, todo_list).
   "message.updated": { kind: "event", what: "A user or assistant message record after a change; Loom's messages are turn items (turn-item.updated)." },
   "plan.updated": { kind: "event", what: "A thread's plan record after a change; Loom's plans are proposed_plan and todo_list turn items (turn-item.updated)." },

@@ -18,6 +18,7 @@ export const ProviderEventType = {
   itemOutput: "item.output",
   usage: "usage",
   limit: "limit",
+  backgroundTask: "background_task",
   turnCompleted: "turn.completed",
 } as const;
 export type ProviderEventType = (typeof ProviderEventType)[keyof typeof ProviderEventType];
@@ -312,6 +313,27 @@ export interface ProviderLimitEvent {
   readonly message: string;
 }
 
+export const BackgroundTaskKind = { subagent: "subagent", backgroundTask: "background_task", command: "command", monitor: "monitor" } as const;
+export type BackgroundTaskKind = (typeof BackgroundTaskKind)[keyof typeof BackgroundTaskKind];
+
+/**
+ * Work the turn left running in the background (a background shell, a
+ * subagent) started or ended. It may come after the turn's turn.completed:
+ * a run whose turn ended with awaited work still running settles when the
+ * work ends (docs/runs.md, "Background work"). `taskId` is the driver's own
+ * id; a driver that can stop one is told it (cancelBackgroundTasks).
+ */
+export interface BackgroundTaskEvent {
+  readonly type: "background_task";
+  readonly runId: string;
+  readonly taskId: string;
+  readonly kind: BackgroundTaskKind;
+  /** The turn's result waits for it (a command or monitor holds its run only when awaited). */
+  readonly awaited: boolean;
+  readonly status: "started" | "ended";
+  readonly title?: string;
+}
+
 /** The one event that ends a turn. `error` is set exactly when status is "failed". */
 export interface TurnCompletedEvent {
   readonly type: "turn.completed";
@@ -327,6 +349,7 @@ export type NormalizedProviderEvent =
   | ItemOutputEvent
   | UsageEvent
   | ProviderLimitEvent
+  | BackgroundTaskEvent
   | TurnCompletedEvent;
 
 /** True for the events the engine records; false for streaming-only ones. */
@@ -336,6 +359,7 @@ export function isDurableProviderEvent(event: NormalizedProviderEvent): boolean 
     case "item.completed":
     case "usage":
     case "limit":
+    case "background_task":
     case "turn.completed":
       return true;
     case "item.delta":

@@ -38,11 +38,27 @@ export type CreationSource = z.infer<typeof CreationSourceSchema>;
 
 export const QueuedRunRefSchema = z.object({ runId: z.string().min(1), held: z.boolean() });
 
+export const PendingBackgroundTaskKindSchema = z.enum(["subagent", "background_task", "command", "monitor"]);
+export type PendingBackgroundTaskKind = z.infer<typeof PendingBackgroundTaskKindSchema>;
+
+/**
+ * Background work a thread's agent left running (a background shell, a
+ * subagent), as its driver reported it (docs/runs.md, "Background work").
+ * A subagent or background_task holds the thread; a command or monitor only
+ * when awaited.
+ */
 export const PendingBackgroundTaskSchema = z.object({
   id: z.string().min(1),
-  kind: z.enum(["subagent", "background_task", "command", "monitor"]),
+  kind: PendingBackgroundTaskKindSchema,
   awaited: z.literal(true).optional(),
+  /** The run whose turn started it. */
+  runId: z.string().min(1).optional(),
+  /** The driver's own id for it, which the driver is told when it is cancelled. */
+  nativeTaskId: z.string().min(1).optional(),
+  /** What it is, in the driver's words (a command line, a subagent's description). */
+  title: z.string().max(2_000).optional(),
 });
+export type PendingBackgroundTask = z.infer<typeof PendingBackgroundTaskSchema>;
 
 /**
  * A worktree Loom makes for the thread (t3_thread_launch `worktree`,

@@ -64,6 +64,7 @@ import {
 import { decideMergeQueueCancel, decideMergeQueueEnqueue, decideMergeQueueFinish, decideMergeQueueStart } from "./workspace/mergeQueue.js";
 import { decideToolTaskCancel, decideToolTaskCreate } from "./toolTasks/toolTasks.js";
 import { ceilingRejection } from "./policy/ceiling.js";
+import { decideBackgroundTaskReported, decideBackgroundWorkSettle } from "./run/backgroundWork.js";
 import { evolve, initialState, type OrchestrationState } from "./state.js";
 import {
   decideThreadAutoSettle,
@@ -211,6 +212,8 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideUsageReported(state, command, ctx);
     case "provider-runtime.item-completed":
       return decideItemCompleted(state, command, ctx);
+    case "provider-runtime.background-task":
+      return decideBackgroundTaskReported(state, command, ctx);
     case "provider-runtime.turn-completed":
       return decideTurnCompleted(state, command, ctx);
     case "provider-runtime.run-lost":
@@ -298,6 +301,8 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideRollbackFail(state, command, ctx);
     case "runtime-request.delivery.fail":
       return decideRequestDeliveryFail(state, command, ctx);
+    case "thread.background-work.settle":
+      return decideBackgroundWorkSettle(state, command, ctx);
     case "workspace-runtime.checkpoint-captured":
       return decideCheckpointCaptured(state, command, ctx);
     // Scheduled tasks (schedules/)

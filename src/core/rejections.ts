@@ -57,6 +57,8 @@ export const RejectionCode = {
   requestNotFound: "request_not_found",
   requestNotPending: "request_not_pending",
   requestNotAnswered: "request_not_answered",
+  runNotSettling: "run_not_settling",
+  backgroundWorkPending: "background_work_pending",
   invalidResponse: "invalid_response",
   sessionNotFound: "session_not_found",
   // Delegation

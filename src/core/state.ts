@@ -148,6 +148,8 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "thread.provider-switched":
     case "thread.guest-share-updated":
     case "thread.limit-recovery-updated":
+    case "thread.background-tasks-updated":
+    case "run.background-work-cancelled":
       state.threads.set(event.data.thread.id, event.data.thread);
       return state;
     case "run.created":

@@ -112,6 +112,12 @@ export interface ProviderSessionRuntime {
   interruptTurn(input: { readonly runId: string }): Promise<void>;
   /** Answer an approval_request or user_input_request by its requestId. */
   respondToRequest(input: { readonly requestId: string; readonly response: unknown }): Promise<void>;
+  /**
+   * Stop background work the session's turns left running (background_task
+   * events' taskIds); one already over is ignored. A driver that cannot stop
+   * its background work leaves this out: the work then ends with the session.
+   */
+  cancelBackgroundTasks?(input: { readonly runId: string; readonly taskIds: readonly string[] }): Promise<void>;
   /** Release the session and its process. Idempotent. No events follow it. */
   stop(): Promise<void>;
 }

@@ -11,6 +11,7 @@ export {
   DynamicToolStatus,
   TurnEndStatus,
   ProviderLimitKind,
+  BackgroundTaskKind,
   isDurableProviderEvent,
   type AssistantMessageItem,
   type ReasoningItem,
@@ -35,6 +36,7 @@ export {
   type ItemOutputEvent,
   type UsageEvent,
   type ProviderLimitEvent,
+  type BackgroundTaskEvent,
   type TurnCompletedEvent,
   type NormalizedProviderEvent,
 } from "../contracts/providerEvents.js";

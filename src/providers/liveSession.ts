@@ -1,4 +1,6 @@
 import type { ReportedUsage, TurnCompletedCommand } from "../contracts/commands/runtimeCommands.js";
+import type { UsageEvent } from "../contracts/providerEvents.js";
+import { priceOf, pricedUsage } from "../core/budgets/prices.js";
 import type { OrchestrationState } from "../core/state.js";
 import type { ProviderLimitEvent } from "../contracts/providerEvents.js";
 import type { ProviderSessionRuntime } from "./adapter.js";
@@ -92,4 +94,32 @@ export function outageStop({ session, registry, state, threadId }: StopContext, 
   const elsewhere = [...fallbacks.map((fallback) => fallback.providerInstanceId), ...(instance?.failover ?? [])].some((id) => id !== session.providerInstanceId);
   if (!elsewhere) return undefined;
   return { resetAt: new Date(now + OUTAGE_RETRY_AFTER_MS).toISOString(), message: transient.message, autoResume: true, cause: "outage" };
+}
+
+/** Usage during a long turn is recorded at most this often; the turn's end always records it. */
+export const USAGE_CHECKPOINT_MS = 10_000;
+
+/**
+ * Keep a run's latest usage on its session, priced by the instance's list
+ * when the provider reports tokens but no cost (docs/budgets.md, "Cost").
+ * Returns the usage to record now (at most every USAGE_CHECKPOINT_MS), or
+ * null when it is only kept until then or the turn's end.
+ */
+export function noteUsage(session: LiveSession, event: UsageEvent, prices: Parameters<typeof priceOf>[0], model: string | null, now: number): ReportedUsage | null {
+  const latest = pricedUsage(
+    {
+      inputTokens: event.inputTokens,
+      outputTokens: event.outputTokens,
+      ...(event.cachedInputTokens === undefined ? {} : { cachedInputTokens: event.cachedInputTokens }),
+      ...(event.costUsd === undefined ? {} : { costUsd: event.costUsd }),
+    },
+    priceOf(prices, model),
+  );
+  const known = session.usage.get(event.runId);
+  if (known !== undefined && now - known.recordedAt < USAGE_CHECKPOINT_MS) {
+    known.latest = latest;
+    return null;
+  }
+  session.usage.set(event.runId, { latest, recordedAt: now });
+  return latest;
 }

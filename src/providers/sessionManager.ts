@@ -1,5 +1,4 @@
 import type { Command } from "../contracts/commands.js";
-import { priceOf, pricedUsage } from "../core/budgets/prices.js";
 import { EffectKind, type EffectPayload, type SessionReleaseReason } from "../contracts/effects.js";
 import type { OutboxRow } from "../contracts/envelopes.js";
 import type { NormalizedProviderEvent, UsageEvent } from "../contracts/providerEvents.js";
@@ -14,7 +13,8 @@ import { runInput } from "../engine/runInput.js";
 import { activeRunOf, openOutputSchema } from "../engine/queries.js";
 import { resumeRecap } from "../engine/resumeRecap.js";
 import { limitNotice } from "./kit/limitSignals.js";
-import { type LiveSession, outageStop, rememberLimit, usageLimitStop } from "./liveSession.js";
+import { type LiveSession, noteUsage, outageStop, rememberLimit, usageLimitStop } from "./liveSession.js";
+import { messageOf } from "./kit/errorMessage.js";
 import { handedTo, latestNativeThread, liveIds, processEnvironment } from "./sessionLookups.js";
 import { transientRetryDelay, transientRetryNotice } from "./transientRetry.js";
 import type { ProviderRegistry } from "./registry.js";
@@ -91,11 +91,9 @@ export type ProviderEffectHandlers = Pick<
   | typeof EffectKind.steerTurn
   | typeof EffectKind.interruptTurn
   | typeof EffectKind.respondRequest
+  | typeof EffectKind.cancelBackgroundWork
   | typeof EffectKind.releaseSession
 >;
-
-/** Usage during a long turn is recorded at most this often; the turn's end always records it. */
-const USAGE_CHECKPOINT_MS = 10_000;
 
 /**
  * Owns the live provider sessions, one per thread, and runs the provider
@@ -136,6 +134,7 @@ export class ProviderSessionManager {
       [EffectKind.steerTurn]: (payload, effect) => this.steerTurn(payload, effect),
       [EffectKind.interruptTurn]: (payload, effect) => this.interruptTurn(payload, effect),
       [EffectKind.respondRequest]: (payload) => this.respondRequest(payload),
+      [EffectKind.cancelBackgroundWork]: (payload) => this.cancelBackgroundWork(payload),
       [EffectKind.releaseSession]: (payload) => this.release(payload.threadId, payload.reason, payload.message),
     };
   }
@@ -420,6 +419,13 @@ export class ProviderSessionManager {
           data: { threadId, runId: event.runId, driver: session.driver, nativeItemId: `limit:${session.providerSessionId}:${session.sequence}`, item: limitNotice(event) },
         });
         return;
+      case "background_task":
+        this.dispatch({
+          type: "provider-runtime.background-task",
+          commandId,
+          data: { threadId, runId: event.runId, driver: session.driver, nativeTaskId: event.taskId, kind: event.kind, awaited: event.awaited, status: event.status, ...(event.title === undefined ? {} : { title: event.title }) },
+        });
+        return;
       case "item.delta":
         // Streaming only (DESIGN.md invariant 14): live subscribers hear it, the log never does.
         this.options.orchestrator.liveChannel.publishDelta({ threadId, runId: event.runId, itemId: liveIds(session.driver, event).itemId, text: event.text });
@@ -481,24 +487,9 @@ export class ProviderSessionManager {
 
   /** Keep the latest usage; record it at coarse checkpoints during a long turn (the turn's end records the final one). */
   private onUsage(threadId: string, session: LiveSession, commandId: string, event: UsageEvent): void {
-    // A provider that reports tokens but no cost is priced by its instance's list (docs/budgets.md, "Cost").
-    const latest = pricedUsage(
-      {
-        inputTokens: event.inputTokens,
-        outputTokens: event.outputTokens,
-        ...(event.cachedInputTokens === undefined ? {} : { cachedInputTokens: event.cachedInputTokens }),
-        ...(event.costUsd === undefined ? {} : { costUsd: event.costUsd }),
-      },
-      priceOf(this.options.registry.instance(session.providerInstanceId)?.prices, this.options.orchestrator.state.runs.get(event.runId)?.modelSelection?.model ?? null),
-    );
-    const known = session.usage.get(event.runId);
-    const now = this.clock();
-    if (known !== undefined && now - known.recordedAt < USAGE_CHECKPOINT_MS) {
-      known.latest = latest;
-      return;
-    }
-    session.usage.set(event.runId, { latest, recordedAt: now });
-    this.dispatch({ type: "provider-runtime.usage-reported", commandId, data: { threadId, runId: event.runId, usage: latest } });
+    const prices = this.options.registry.instance(session.providerInstanceId)?.prices;
+    const usage = noteUsage(session, event, prices, this.options.orchestrator.state.runs.get(event.runId)?.modelSelection?.model ?? null, this.clock());
+    if (usage !== null) this.dispatch({ type: "provider-runtime.usage-reported", commandId, data: { threadId, runId: event.runId, usage } });
   }
 
   private async steerTurn({ threadId, runId, messageId, text }: EffectPayload<typeof EffectKind.steerTurn>, effect: EffectContext): Promise<void> {
@@ -542,6 +533,13 @@ export class ProviderSessionManager {
       return;
     }
     await session.runtime.interruptTurn({ runId });
+  }
+
+  /** Background work Loom cancelled: a driver that can stop it does; without a session (gone, or a restart) nothing runs it any more. */
+  private async cancelBackgroundWork({ threadId, runId, nativeTaskIds }: EffectPayload<typeof EffectKind.cancelBackgroundWork>): Promise<void> {
+    const session = this.sessions.get(threadId);
+    if (session === undefined || nativeTaskIds.length === 0) return;
+    await session.runtime.cancelBackgroundTasks?.({ runId, taskIds: nativeTaskIds });
   }
 
   private async respondRequest({ threadId, nativeRequestId, response }: EffectPayload<typeof EffectKind.respondRequest>): Promise<void> {
@@ -590,11 +588,6 @@ export class ProviderSessionManager {
   }
 }
 
-
 function duration(ms: number): string {
   return ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

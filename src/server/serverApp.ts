@@ -9,6 +9,7 @@ import { TitleRegenerations, reconcileTitleRegenerations } from "../app/threads/
 import { WorkflowRunner } from "../app/workflows/runner.js";
 import { DEFAULT_CONFIG_FILE } from "../config/config.js";
 import { LimitResumer } from "../scheduler/limitResumer.js";
+import { BackgroundSettler } from "../scheduler/backgroundSettler.js";
 import { shareLimitWindows } from "../app/limits/limitWindows.js";
 import { PullRequestWatcher } from "../scheduler/pullRequestWatcher.js";
 import { Scheduler } from "../scheduler/scheduler.js";
@@ -32,6 +33,7 @@ export interface ServerApp {
   readonly pullRequests: PullRequestWatcher;
   /** Resumes work a usage limit stopped once the limit resets. */
   readonly limitResumes: LimitResumer;
+  readonly backgroundSettles: BackgroundSettler;
   /** The webhook deliveries taken on this state dir, so a replay is refused (docs/schedules.md). */
   readonly webhookDeliveries: SqliteWebhookDeliveries;
 }
@@ -91,9 +93,10 @@ export async function buildApp(dir: StateDir, options: LoomServerOptions, parts:
   const scheduler = new Scheduler({ app, log, ...timers });
   const pullRequests = new PullRequestWatcher({ app, log, ...timers });
   const limitResumes = new LimitResumer({ app, log, ...timers });
+  const backgroundSettles = new BackgroundSettler({ app, log, ...timers });
   const titlesReconciled = await reconcileTitleRegenerations(ctx);
   if (titlesReconciled > 0) log(`loom: reconciled after restart: ${titlesReconciled} title regeneration(s) completed with the first-line title`);
-  return { app, titles, workflows, scheduler, pullRequests, limitResumes, webhookDeliveries };
+  return { app, titles, workflows, scheduler, pullRequests, limitResumes, backgroundSettles, webhookDeliveries };
 }
 
 /** The steps before the app that it is built on. */

@@ -91,6 +91,7 @@ export async function startServing(parts: ServerParts, address: ServerAddress, h
   await app.scheduler.start();
   await app.pullRequests.start();
   await app.limitResumes.start();
+  await app.backgroundSettles.start();
   await app.workflows.start();
   writeServerInfo(dir, { url: address.url, mcpUrl: address.mcpUrl, pid: process.pid, environmentId: base.environmentId, startedAt: new Date().toISOString() });
   log(`loom ${LOOM_VERSION} listening on ${address.url} (state: ${dir.root})`);
@@ -103,6 +104,7 @@ export async function stopServing(parts: ServerParts): Promise<void> {
   await app.scheduler.stop();
   await app.pullRequests.stop();
   await app.limitResumes.stop();
+  await app.backgroundSettles.stop();
   await app.workflows.stop();
   transports.idleSessions.close();
   await transports.mcp.close();

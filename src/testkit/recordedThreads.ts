@@ -125,6 +125,7 @@ export async function playRecordedThread(orchestrator: Orchestrator, threadId: s
         case "item.delta":
         case "item.output":
         case "limit":
+        case "background_task":
           break;
         default: {
           const unexpected: never = event;

@@ -1,4 +1,5 @@
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
+import type { AppThread } from "../../contracts/thread.js";
 import { ApprovalKind, type RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
 import { budgetReading, spendOf } from "../../core/budgets/budgets.js";
@@ -11,6 +12,7 @@ import { activeRunOf, runsOf } from "../../engine/queries.js";
 import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { runResultText } from "../threads/views.js";
 import { limitRecoveryView } from "../limits/limitView.js";
+import { backgroundWorkText } from "../threads/backgroundView.js";
 import { withoutSystemReminders } from "../../core/delegation/agentText.js";
 
 const APPROVAL_KINDS: ReadonlySet<string> = new Set(Object.values(ApprovalKind));
@@ -37,6 +39,12 @@ function childTasksUnfinished(state: OrchestrationState, task: DelegatedTask): b
     if (child.parentThreadId === task.childThreadId && child.resultContextTransferId === null) return true;
   }
   return false;
+}
+
+/** The child's run settling background work, while the task waits for its result. */
+function backgroundOf(state: Engine["state"], final: boolean, child: AppThread | undefined): Pick<DelegateTaskResult, "backgroundWork"> {
+  const text = final || child === undefined ? null : backgroundWorkText(state, child);
+  return text === null ? {} : { backgroundWork: text };
 }
 
 /** DelegateTaskResult (spec 000), read from the parent's durable projection. */
@@ -82,6 +90,7 @@ export function delegateTaskResult(view: Pick<Engine, "state" | "timeline">, tas
     waitTimedOut,
     ...structuredFields(task),
     ...(limit === null ? {} : { limitRecovery: limit }),
+    ...backgroundOf(state, final, child),
     ...(task.budget === undefined || task.budget === null
       ? {}
       : { budget: taskBudgetView(state, task, task.budget, new Date().toISOString()) }),

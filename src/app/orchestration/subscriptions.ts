@@ -154,9 +154,9 @@ export async function subscribeShell(
   return { close: () => subscription.close() };
 }
 
-/** The thread whose shell row an event may change: thread events, run events, execution nodes (a recorded wait opening or closing) and its workflows; others change no row. */
+/** The thread whose shell row an event may change: thread events, run events (a cancelled background task included), execution nodes (a recorded wait opening or closing) and its workflows; others change no row. */
 function threadOfShellEvent(state: Readonly<OrchestrationState>, event: StoredEvent): AppThread | undefined {
-  if (event.type.startsWith("thread.") || event.type.startsWith("workflow.") || event.type === "run.created" || event.type === "run.updated" || event.type === "node.updated") {
+  if (event.type.startsWith("thread.") || event.type.startsWith("workflow.") || event.type === "run.created" || event.type === "run.updated" || event.type === "run.background-work-cancelled" || event.type === "node.updated") {
     return state.threads.get(event.streamId);
   }
   return undefined;

@@ -1,5 +1,6 @@
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { AppThread } from "../../contracts/thread.js";
+import { holdsRun } from "../../core/run/backgroundTasks.js";
 import type { BackgroundWaitInput, BackgroundWaitOutput } from "../../contracts/tools/backgroundTools.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import type { AppContext } from "../context.js";
@@ -11,7 +12,7 @@ import { liveThreadOrFail } from "./authorize.js";
 
 /** Background tasks that hold a thread: a subagent or background_task always, a command or monitor only when awaited (spec 000). */
 export function holdingBackgroundTasks(thread: AppThread): AppThread["pendingBackgroundTasks"] {
-  return thread.pendingBackgroundTasks.filter((task) => task.kind === "subagent" || task.kind === "background_task" || task.awaited === true);
+  return thread.pendingBackgroundTasks.filter(holdsRun);
 }
 
 function unfinishedTasks(ctx: AppContext, threadId: string): DelegatedTask[] {

@@ -5,6 +5,7 @@ import type { Caller } from "../caller.js";
 import type { AppContext } from "../context.js";
 import { fail } from "../errors.js";
 import { limitMoveText, limitRecoveryView } from "../limits/limitView.js";
+import { backgroundWorkText } from "./backgroundView.js";
 
 /**
  * The thread tree for people: lineage (subagents, forks, handoffs) with each
@@ -70,6 +71,7 @@ function waitingOn(state: OrchestrationState, thread: AppThread, status: string,
     const busy = children.filter((c) => c.status !== "idle" && !TERMINAL.has(c.status)).length;
     return `children (${busy} working)`;
   }
+  if (status === "settling_background_work") return backgroundWorkText(state, thread) ?? "background work";
   if (status === "queued") return "queued";
   if (pending.length > 0) return `${pending.length} pending request${pending.length === 1 ? "" : "s"}`;
   return null;

@@ -7,6 +7,7 @@ import type { Timeline } from "../../engine/timeline.js";
 import type { ItemView, RunSummary, ThreadSummary } from "../../contracts/tools/toolOutputs.js";
 import { isEffectivelySnoozed, pendingBackgroundTaskCount, pendingRequestCount } from "./attention.js";
 import { limitRecoveryView } from "../limits/limitView.js";
+import { backgroundWorkText } from "./backgroundView.js";
 
 /** The first `say` text anywhere in a parsed JSON document, depth first. */
 function firstSay(value: unknown): string | null {
@@ -111,7 +112,14 @@ export function threadSummary(state: OrchestrationState, environmentId: string, 
     branch: thread.branch,
     ...((thread.workspace?.overlaps?.length ?? 0) > 0 ? { overlaps: thread.workspace!.overlaps! } : {}),
     ...limitField(state, thread),
+    ...backgroundField(state, thread),
   };
+}
+
+/** The work the thread's run settles, as reads show it, while it settles. */
+function backgroundField(state: OrchestrationState, thread: AppThread): Pick<ThreadSummary, "backgroundWork"> {
+  const text = backgroundWorkText(state, thread);
+  return text === null ? {} : { backgroundWork: text };
 }
 
 /** The thread's limit recovery as reads show it, when a limit holds it. */

@@ -84,6 +84,16 @@ export const RuntimeRequestDeliveryFailCommandSchema = command(
   "runtime-request.delivery.fail",
   z.object({ threadId: IdSchema, requestId: IdSchema, reason: z.string().min(1).max(2_000), callbackGone: z.boolean() }).strict(),
 );
+/**
+ * thread.background-work.settle (spec 004, internal): settle a run in
+ * settling_background_work. Its work is over, or, with `timedOut`, Loom
+ * stopped waiting for it at the run's backgroundSettleBy: the work still
+ * pending is cancelled and the run completes with a notice.
+ */
+export const ThreadBackgroundWorkSettleCommandSchema = command(
+  "thread.background-work.settle",
+  z.object({ threadId: IdSchema, runId: IdSchema, timedOut: z.boolean() }).strict(),
+);
 export const ThreadUserInputDismissCommandSchema = command(
   "thread.user-input.dismiss",
   z.object({ threadId: IdSchema, requestId: IdSchema, ceiling: CeilingSchema.optional() }).strict(),
@@ -96,6 +106,7 @@ export const ProviderSessionDetachCommandSchema = command(
 export type MessageDispatchCommand = z.infer<typeof MessageDispatchCommandSchema>;
 export type RunInterruptCommand = z.infer<typeof RunInterruptCommandSchema>;
 export type RuntimeRequestDeliveryFailCommand = z.infer<typeof RuntimeRequestDeliveryFailCommandSchema>;
+export type ThreadBackgroundWorkSettleCommand = z.infer<typeof ThreadBackgroundWorkSettleCommandSchema>;
 export type ThreadStopCommand = z.infer<typeof ThreadStopCommandSchema>;
 export type QueueResumeCommand = z.infer<typeof QueueResumeCommandSchema>;
 export type QueuedRunStartCommand = z.infer<typeof QueuedRunStartCommandSchema>;

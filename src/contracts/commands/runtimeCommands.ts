@@ -5,7 +5,7 @@ import { CheckpointFileSchema, CheckpointStatusSchema, CheckpointTriggerSchema }
 import { ProviderItemSchema, TurnEndStatus } from "../providerEvents.js";
 import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { OnCrashPolicySchema } from "../entities/runs.js";
-import { LimitCauseSchema } from "../thread.js";
+import { LimitCauseSchema, PendingBackgroundTaskKindSchema } from "../thread.js";
 
 /**
  * Runtime ingestion commands: how provider output and engine housekeeping
@@ -74,6 +74,24 @@ export const ItemCompletedCommandSchema = command(
   z.object({ threadId: IdSchema, runId: IdSchema, driver: z.string().min(1), nativeItemId: z.string().min(1), item: ProviderItemSchema }).strict(),
 );
 export type ItemCompletedCommand = z.infer<typeof ItemCompletedCommandSchema>;
+
+/** A driver reported background work of a run started or ended (docs/runs.md, "Background work"). */
+export const BackgroundTaskReportedCommandSchema = command(
+  "provider-runtime.background-task",
+  z
+    .object({
+      threadId: IdSchema,
+      runId: IdSchema,
+      driver: z.string().min(1),
+      nativeTaskId: z.string().min(1).max(512),
+      kind: PendingBackgroundTaskKindSchema,
+      awaited: z.boolean(),
+      status: z.enum(["started", "ended"]),
+      title: z.string().max(2_000).optional(),
+    })
+    .strict(),
+);
+export type BackgroundTaskReportedCommand = z.infer<typeof BackgroundTaskReportedCommandSchema>;
 
 export const TurnCompletedCommandSchema = command(
   "provider-runtime.turn-completed",

@@ -141,6 +141,8 @@ export const RunSchema = z.object({
   traceParent: TraceParentSchema.optional(),
   /** Each time the run was started again after its process was lost (onCrash resume), oldest first; absent when never. */
   resumes: z.array(CrashResumeSchema).optional(),
+  /** While settling_background_work: when Loom stops waiting for the background work and settles the run anyway (docs/runs.md, "Background work"). */
+  backgroundSettleBy: IsoTimeSchema.optional(),
   createdAt: IsoTimeSchema,
   updatedAt: IsoTimeSchema,
   startedAt: IsoTimeSchema.nullable(),

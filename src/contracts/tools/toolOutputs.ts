@@ -93,6 +93,11 @@ export const ThreadSummarySchema = z.object({
   overlaps: z.array(z.object({ threadId: z.string(), files: z.array(z.string()) })).optional(),
   /** A usage limit stopped the thread's work: when it resets and whether the work resumes by itself; absent otherwise. */
   limitRecovery: LimitRecoveryViewSchema.optional(),
+  /**
+   * Its run's turn is over and the run settles background work it awaits (docs/runs.md, "Background work"): what
+   * and until when, e.g. "settling background work: npm test (command); Loom stops waiting at 14:05 UTC"; absent otherwise.
+   */
+  backgroundWork: z.string().optional(),
 });
 export type ThreadSummary = z.infer<typeof ThreadSummarySchema>;
 
@@ -150,6 +155,8 @@ export const DelegateTaskResultSchema = z.object({
     .optional(),
   /** The child is waiting for a usage limit to reset (status `waiting`): when, and that its work resumes by itself then; absent otherwise. */
   limitRecovery: LimitRecoveryViewSchema.optional(),
+  /** The child's run settles background work (status `running`), as ThreadSummary.backgroundWork says it; absent otherwise. */
+  backgroundWork: z.string().optional(),
 });
 export type DelegateTaskResult = z.infer<typeof DelegateTaskResultSchema>;
 

@@ -67,6 +67,12 @@ export class Changes {
     return thread;
   }
 
+  /** Note a thread as an event other than a thread event leaves it (one carrying the thread beside other data); the caller records that event. */
+  recordThread(thread: AppThread): AppThread {
+    this.threads.set(thread.id, thread);
+    return thread;
+  }
+
   run(runId: string): Run | undefined {
     return this.runs.get(runId) ?? this.state.runs.get(runId);
   }

@@ -13,7 +13,7 @@ import { Changes } from "./changes.js";
 import { settleTask } from "../delegation/settle.js";
 import { stopTaskTree } from "../delegation/controls.js";
 import { stopWorkflowIn } from "../workflows/workflows.js";
-import { activeRun, queuedRuns, requestInterrupt, startNext, stopThreadWork, turnFacts } from "./lifecycle.js";
+import { activeRun, interruptSettlingRun, queuedRuns, requestInterrupt, startNext, stopThreadWork, turnFacts } from "./lifecycle.js";
 import { pendingLimitResume } from "./limitWait.js";
 
 /**
@@ -33,6 +33,12 @@ export function decideRunInterrupt(state: OrchestrationState, command: RunInterr
     return reject("run_not_active", `run ${run.id} is ${run.status}`);
   }
   if (run.interruptRequestedAt !== null) return reject("interrupt_already_requested", `run ${run.id} is already being interrupted`);
+  // Its turn is over: its background work is cancelled and it ends now, whatever the provider can interrupt.
+  if (run.status === "settling_background_work") {
+    interruptSettlingRun(changes, run, command.data.requestedBy ?? "user", command.data.reason ?? null);
+    settleTask(changes, run.threadId);
+    return changes.done();
+  }
   const facts = turnFacts(ctx, run);
   if (facts !== null && !facts.capabilities.interrupt) {
     return reject("thread_not_interruptible", `provider instance ${run.providerInstanceId ?? "?"} cannot interrupt a turn`);

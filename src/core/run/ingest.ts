@@ -21,6 +21,8 @@ import { resumeLostRun, resumeNotice, resumesAfterCrash } from "./crashResume.js
 import { recordLimitStop } from "./limitRecovery.js";
 import { settleTask } from "../delegation/settle.js";
 import { LOST_SESSION_REASONS, markLostNotices } from "../delegation/lostNotices.js";
+import { beginSettling, completeSettled, loseBackgroundWork } from "./backgroundWork.js";
+import { awaitsBackgroundWork } from "./backgroundTasks.js";
 
 type Found = { kind: "found"; changes: Changes; run: Run } | Rejected;
 
@@ -65,6 +67,8 @@ export function decideSessionReleased(state: OrchestrationState, command: Sessio
   changes.events.push(
     providerSessionEvent("provider-session.detached", { ...session, status: "released", updatedAt: ctx.now, releasedAt: ctx.now, releaseReason: reason }),
   );
+  // The background work the session's process ran ended with it; a run settling it completes.
+  if (loseBackgroundWork(changes, threadId, `session_${reason}`)) return changes.done();
   const run = activeRun(changes, threadId);
   if (run !== null && runIsOnSession(changes, run, session.id, session.providerInstanceId, reason)) {
     const endReason = reason === "idle_reaped" ? "session_reaped" : `session_${reason}`;
@@ -178,6 +182,11 @@ export function decideTurnCompleted(state: OrchestrationState, command: TurnComp
   const { status, error } = command.data;
   const attempt = openAttempt(changes, run.id);
   if (attempt !== undefined && command.data.usage !== undefined) recordUsage(changes, attempt, command.data.usage);
+  // Work the turn awaits still runs: the run settles it first (docs/runs.md, "Background work").
+  if (status === "completed" && run.interruptRequestedAt === null && awaitsBackgroundWork(changes, run)) {
+    beginSettling(changes, run);
+    return changes.done();
+  }
   if (status === "failed") {
     changes.addItem(run.threadId, run.id, { type: "error", code: "provider_error", message: error ?? "the provider reported a failure", detail: null });
   }
@@ -207,6 +216,11 @@ export function decideRunLost(state: OrchestrationState, command: RunLostCommand
   if (found.kind === "rejected") return found;
   const { changes, run } = found;
   const { status, reason, message, instanceOnCrash } = command.data;
+  // A settling run's turn was over: it does not run again, it completes without the background work it lost.
+  if (run.status === "settling_background_work") {
+    if (!loseBackgroundWork(changes, run.threadId, reason)) completeSettled(changes, run, "background_work_lost");
+    return changes.done();
+  }
   // A run lost with its server resumes as a new attempt where its policy says so (docs/runs.md, "Work after a crash").
   if (status === "interrupted" && resumesAfterCrash(changes, run, reason, instanceOnCrash)) {
     resumeLostRun(changes, run, reason, resumeNotice(reason, (run.resumes?.length ?? 0) + 1));

@@ -11,6 +11,7 @@ import type { Changes } from "./changes.js";
 import { closeRunWaits } from "./waits.js";
 import { cancelLimitResume } from "./limitWait.js";
 import { type BudgetAdjust, budgetPolicy, exhaustedBudget } from "../budgets/budgets.js";
+import { cancelBackgroundTasks, cancelHeldBackgroundWork, runBackgroundTasks } from "./backgroundTasks.js";
 
 /** A run between starting and its terminal event: it owns the thread's provider turn. */
 export function isActiveRunStatus(status: RunStatus): boolean {
@@ -172,6 +173,7 @@ export function endRun(changes: Changes, run: Run, end: RunEnd): Run {
   });
   expirePendingRequests(changes, ended);
   closeRunWaits(changes, ended);
+  cancelHeldBackgroundWork(changes, ended, end.endReason);
   releaseContext(changes, ended);
   captureAfterTurn(changes, run);
   startNext(changes, run.threadId);
@@ -228,6 +230,19 @@ export function requestInterrupt(changes: Changes, run: Run, requestedBy: Create
 }
 
 /**
+ * Interrupt a run settling background work: its turn is over, so no provider
+ * turn is asked to stop; every background task it started is cancelled (the
+ * driver told), and the run ends interrupted here.
+ */
+export function interruptSettlingRun(changes: Changes, run: Run, requestedBy: CreatedBy, reason: string | null): Run {
+  const asked = changes.updateRun(run, { interruptRequestedAt: changes.ctx.now });
+  changes.addItem(run.threadId, run.id, { type: "run_interrupt_request", requestedBy, reason });
+  cancelBackgroundTasks(changes, asked, runBackgroundTasks(changes, asked), "interrupted_by_user");
+  changes.addItem(run.threadId, run.id, { type: "run_interrupt_result", outcome: "interrupted", message: null });
+  return endRun(changes, asked, { status: "interrupted", endReason: "interrupted_by_user" });
+}
+
+/**
  * Stop a thread's work like a user's Stop: hold its queued runs and interrupt
  * the active one. A turn whose provider cannot be interrupted ends here and
  * its session is released, which ends the process. Returns the run it ended
@@ -240,6 +255,7 @@ export function stopThreadWork(changes: Changes, threadId: string, reason: strin
   }
   const active = activeRun(changes, threadId);
   if (active === null || active.interruptRequestedAt !== null) return null;
+  if (active.status === "settling_background_work") return interruptSettlingRun(changes, active, "user", reason);
   if (turnFacts(changes.ctx, active)?.capabilities.interrupt === false) {
     changes.addItem(active.threadId, active.id, { type: "system_notice", level: "warning", text: "Stopped. The provider cannot interrupt a turn, so its session was released." });
     const ended = endRun(changes, active, { status: "interrupted", endReason: "stopped_by_session_release" });

@@ -75,6 +75,9 @@ export function decideMessageDispatch(state: OrchestrationState, command: Messag
       if (active.interruptRequestedAt !== null) {
         return reject("thread_not_sendable", `a stop has already reached the active turn of thread ${thread.id}`);
       }
+      if (active.status === "settling_background_work") {
+        return reject("thread_not_sendable", `the turn of thread ${thread.id} is over and its run is settling background work: interrupt the run or queue the message`);
+      }
       if (controlMessage || controlTurn) return reject("thread_not_sendable", controlRefusal(controlMessage, "restart a turn", "restarted"));
       requestInterrupt(changes, active, command.data.createdBy ?? "user", "restarted with a new message");
       // A provider that can stop a turn but not restart it with new input: the

@@ -313,3 +313,28 @@ describe("claude session: approvals", () => {
     await expect(session.respondToRequest({ requestId: "claude-request:c1", response: { decision: "accept" } })).rejects.toMatchObject({ code: "request_not_found" });
   });
 });
+
+describe("claude session: background work", () => {
+  const system = { type: "system" as const, uuid: "00000000-0000-4000-8000-0000000000b1" as const, session_id: "s-1" };
+
+  it("reports a background Bash command of a turn, its end after the turn, and stops one Loom cancels with stopTask", async () => {
+    await session.startTurn({ runId: "run-1", input: "start the server and the tests" });
+    const sent = await fake.last.waitForReceived(1);
+    fake.last.send(
+      { ...system, subtype: "task_started", task_id: "bash_1", task_type: "local_bash", is_backgrounded: true, description: "npm run dev" } as unknown as SDKMessage,
+      { ...system, subtype: "task_started", task_id: "bash_2", task_type: "local_bash", is_backgrounded: true, description: "npm test" } as unknown as SDKMessage,
+      ...replayed("bash-approved", { turn: sent.uuid! }),
+    );
+    await turnEnd("run-1");
+    expect(events.filter((event) => event.type === "background_task")).toEqual([
+      { type: "background_task", runId: "run-1", taskId: "bash_1", kind: "command", awaited: false, status: "started", title: "npm run dev" },
+      { type: "background_task", runId: "run-1", taskId: "bash_2", kind: "command", awaited: false, status: "started", title: "npm test" },
+    ]);
+    fake.last.send({ ...system, subtype: "task_notification", task_id: "bash_2", status: "completed", output_file: "/tmp/o", summary: "passed" } as unknown as SDKMessage);
+    await until(() => events.find((event) => event.type === "background_task" && event.status === "ended"));
+    expect(events.filter((event) => event.type === "background_task").at(-1)).toMatchObject({ runId: "run-1", taskId: "bash_2", status: "ended" });
+    await session.cancelBackgroundTasks({ runId: "run-1", taskIds: ["bash_1", "bash_2", "bash_9"] });
+    // Only the task still running is stopped; Claude Code then settles it with a task_notification "stopped".
+    expect(fake.last.stoppedTasks).toEqual(["bash_1"]);
+  });
+});

@@ -3,6 +3,7 @@ import type { McpServerConfig, Options, Query, SDKMessage, SDKResultMessage, SDK
 import type { ProviderSessionRuntime } from "../adapter.js";
 import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { NormalizedProviderEvent, ProviderItem, TurnEndStatus } from "../events.js";
+import { ClaudeBackgroundTasks } from "./claudeBackgroundTasks.js";
 import { ClaudeTranscriptMapper, mapResult, runningCostUsd } from "./claudeEvents.js";
 import { ClaudePermissionBroker } from "./permissions.js";
 import type { ClaudeQueryHooks } from "./queryOptions.js";
@@ -88,6 +89,7 @@ interface LiveQuery {
 export class ClaudeSession implements ProviderSessionRuntime {
   private readonly permissions: ClaudePermissionBroker;
   private readonly mapper: ClaudeTranscriptMapper;
+  private readonly backgroundTasks = new ClaudeBackgroundTasks();
   private readonly stderrTail: string[] = [];
   private live: LiveQuery | null = null;
   private active: ActiveTurn | null = null;
@@ -223,6 +225,20 @@ export class ClaudeSession implements ProviderSessionRuntime {
     }
   }
 
+  /** Stops Claude Code's background tasks by task_id (stopTask); each then settles with a task_notification "stopped". */
+  async cancelBackgroundTasks(input: { readonly runId: string; readonly taskIds: readonly string[] }): Promise<void> {
+    this.assertOpen();
+    for (const taskId of input.taskIds) {
+      if (!this.backgroundTasks.isRunning(taskId)) continue;
+      try {
+        await this.currentLive().query.stopTask(taskId);
+      } catch (error) {
+        // Ended meanwhile, or the process is gone: nothing of it runs.
+        this.input.log(`loom: claude: session ${this.input.providerSessionId}: stopping background task ${taskId} failed: ${this.scrub(messageOf(error))}`);
+      }
+    }
+  }
+
   respondToRequest(input: { readonly requestId: string; readonly response: unknown }): Promise<void> {
     return settle(() => {
       this.assertOpen();
@@ -319,6 +335,12 @@ export class ClaudeSession implements ProviderSessionRuntime {
     }
     if (message.type === "result") {
       this.onResult(message);
+      return;
+    }
+    // Background work may end after its turn: its event names the run that started it, not the turn running now.
+    const background = this.backgroundTasks.map(message, this.active?.ended === false ? this.active.runId : null);
+    if (background !== null) {
+      this.input.onEvent(background);
       return;
     }
     const turn = this.active;

@@ -5,6 +5,7 @@ import { ProviderError, ProviderErrorCode } from "../adapter.js";
 import type { ProviderInstanceConfig } from "../../config/config.js";
 import type { NormalizedProviderEvent, ProviderItem } from "../events.js";
 import { ScriptedMcpClient } from "./mcpClient.js";
+import { BackgroundShells } from "./backgroundShells.js";
 import { optionsForSession, optionsOrNull } from "../kit/driverOptions.js";
 import { DEFAULT_SCRIPTED_CAPABILITIES, SCRIPTED_DRIVER, ScriptedOptionsSchema, scriptedOptions } from "./options.js";
 import type { ScriptedOptions } from "./options.js";
@@ -116,6 +117,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
   private readonly onEvent: (event: NormalizedProviderEvent) => void;
   private readonly cwd: string;
   private active: ActiveTurn | null = null;
+  private readonly background: BackgroundShells;
   private itemCounter = 0;
   private turnCounter = 0;
   private closed = false;
@@ -134,6 +136,7 @@ export class ScriptedSession implements ProviderSessionRuntime {
     this.onEvent = input.onEvent;
     const reachable = input.mcp !== null && options.capabilities.mcpTransport === "http";
     this.mcp = reachable && input.mcp !== null ? new ScriptedMcpClient(input.mcp) : null;
+    this.background = new BackgroundShells({ cwd: input.cwd, timeoutMs: options.commandTimeoutMs, emit: (event) => this.onEvent(event) });
   }
 
   startTurn(input: {
@@ -196,10 +199,17 @@ export class ScriptedSession implements ProviderSessionRuntime {
     });
   }
 
-  /** Interrupts a running turn (its turn.completed is the last event), then closes the MCP client. */
+  /** Kills the background shells the session's turns left running; each is reported ended. */
+  async cancelBackgroundTasks(input: { readonly runId: string; readonly taskIds: readonly string[] }): Promise<void> {
+    this.assertOpen();
+    await this.background.cancel(input.taskIds);
+  }
+
+  /** Interrupts a running turn (its turn.completed is the last event), kills its background shells, then closes the MCP client. */
   async stop(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.background.stopAll();
     const turn = this.active;
     if (turn !== null) {
       this.endTurn(turn, { status: "interrupted" });
@@ -221,6 +231,9 @@ export class ScriptedSession implements ProviderSessionRuntime {
         requests: this.requests,
         tools: this.mcp,
         emitItem: (item, itemId) => this.emitItem(turn, item, itemId),
+        startBackground: (command, kind, awaited) => {
+          if (!turn.ended) this.background.start(turn.runId, command, kind, awaited, env);
+        },
         nextItemId: () => this.nextItemId(),
         emitOutput: (itemId, text, command) => this.emit(turn, { type: "item.output", runId: turn.runId, itemId, text, command }),
         emitDelta: (itemId, text) => this.emit(turn, { type: "item.delta", runId: turn.runId, itemId, text }),

@@ -68,6 +68,21 @@ describe("parseTurnInput", () => {
     expect(plan).toEqual({ kind: "script", steps: expected });
   });
 
+  it("parses a background step with its defaults, and names what is wrong with a bad one", () => {
+    expect(parseTurnInput(script([{ background: "npm run dev" }, { background: "npm test", kind: "background_task", awaited: true }]))).toEqual({
+      kind: "script",
+      steps: [
+        { kind: "background", command: "npm run dev", taskKind: "command", awaited: false },
+        { kind: "background", command: "npm test", taskKind: "background_task", awaited: true },
+      ],
+    });
+    expect(parseTurnInput(script([{ background: "x", kind: "daemon" }]))).toEqual({
+      kind: "invalid",
+      message: "invalid script: script[0]: kind: must be one of background_task, command, monitor, subagent",
+    });
+    expect(parseTurnInput(script([{ background: "" }]))).toEqual({ kind: "invalid", message: "invalid script: script[0]: background: must not be empty" });
+  });
+
   it("accepts surrounding whitespace and an empty script", () => {
     expect(parseTurnInput(`  ${script([])}\n`)).toEqual({ kind: "script", steps: [] });
   });

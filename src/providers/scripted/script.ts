@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ApprovalRequestKind, CompactionItem, FileSearchItem, ProposedPlanItem, WebSearchItem } from "../events.js";
+import type { ApprovalRequestKind, BackgroundTaskKind, CompactionItem, FileSearchItem, ProposedPlanItem, WebSearchItem } from "../events.js";
 import { isVariableName, renderTemplate, resolveTemplates } from "./template.js";
 import type { ScriptVariables } from "./template.js";
 
@@ -18,6 +18,7 @@ export const ScriptStepKind = {
   approve: "approve",
   write: "write",
   run: "run",
+  background: "background",
   fail: "fail",
   next: "next",
   emit: "emit",
@@ -46,6 +47,8 @@ export type ScriptStep =
     }
   | { readonly kind: "write"; readonly path: string; readonly content: string }
   | { readonly kind: "run"; readonly command: string }
+  /** A shell command left running in the background (reported as background work); `awaited`: the turn's result waits for it. */
+  | { readonly kind: "background"; readonly command: string; readonly taskKind: BackgroundTaskKind; readonly awaited: boolean }
   | { readonly kind: "fail"; readonly message: string }
   /** The steps this session runs on its next turn whose input is not a script (a notice, a repair request). */
   | { readonly kind: "next"; readonly steps: readonly ScriptStep[] }
@@ -101,6 +104,11 @@ const StepSchemas = {
     write: z.strictObject({ path: NonEmpty, content: Text }, { error: objectError("{ path, content }") }),
   }),
   run: z.strictObject({ run: NonEmpty }),
+  background: z.strictObject({
+    background: NonEmpty,
+    kind: z.enum(["background_task", "command", "monitor", "subagent"], { error: "must be one of background_task, command, monitor, subagent" }).optional(),
+    awaited: z.boolean({ error: "must be true or false" }).optional(),
+  }),
   fail: z.strictObject({ fail: Text }),
   next: z.strictObject({ next: z.array(z.unknown(), { error: "must be a list of steps" }) }),
   emit: z.strictObject({
@@ -256,6 +264,8 @@ function toStep(kind: ScriptStepKind, raw: object): ScriptStep | string {
       return check(StepSchemas.write, raw, kind, (s) => ({ kind, path: s.write.path, content: s.write.content }));
     case "run":
       return check(StepSchemas.run, raw, kind, (s) => ({ kind, command: s.run }));
+    case "background":
+      return check(StepSchemas.background, raw, kind, (s) => ({ kind, command: s.background, taskKind: s.kind ?? "command", awaited: s.awaited ?? false }));
     case "fail":
       return check(StepSchemas.fail, raw, kind, (s) => ({ kind, message: s.fail }));
     case "next": {
@@ -315,6 +325,7 @@ export function resolveStep(step: ScriptStep, variables: ScriptVariables): Scrip
     case "write":
       return { ...step, path: render(step.path), content: render(step.content) };
     case "run":
+    case "background":
       return { ...step, command: render(step.command) };
     case "fail":
       return { ...step, message: render(step.message) };

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
-import type { ApprovalRequestKind, ProviderItem } from "../events.js";
+import type { ApprovalRequestKind, BackgroundTaskKind, ProviderItem } from "../events.js";
 import { writeFileInCwd } from "./fileWrite.js";
 import type { ToolCallResult } from "./mcpClient.js";
 import { toolResultValue } from "./mcpClient.js";
@@ -43,6 +43,9 @@ export interface StepContext {
   emitOutput(itemId: string, text: string, command: string): void;
   /** Stream a piece of the assistant message `itemId` to live subscribers (never stored). */
   emitDelta(itemId: string, text: string): void;
+
+  /** Leave a shell command running in the background: reported started now and ended when it exits, even after the turn. */
+  startBackground(command: string, kind: BackgroundTaskKind, awaited: boolean): void;
 
   /** Remember steps for the session's next turn whose input is not a script. */
   setNextSteps(steps: readonly ScriptStep[]): void;
@@ -106,6 +109,9 @@ export async function executeStep(step: ScriptStep, ctx: StepContext): Promise<S
       }, itemId);
       return CONTINUE;
     }
+    case "background":
+      ctx.startBackground(step.command, step.taskKind, step.awaited);
+      return CONTINUE;
     case "fail":
       return { kind: "fail", message: step.message };
     case "emit":

@@ -10,6 +10,8 @@ import type { QueryFunction } from "../session.js";
 export class FakeQuery {
   readonly received: SDKUserMessage[] = [];
   readonly interrupts: number[] = [];
+  /** Task ids the session asked to stop (Query.stopTask). */
+  readonly stoppedTasks: string[] = [];
   closed = false;
   private readonly outbox: (SDKMessage | { readonly end: Error | null })[] = [];
   private wake: (() => void) | null = null;
@@ -52,6 +54,10 @@ export class FakeQuery {
       interrupt: () => {
         this.interrupts.push(Date.now());
         return Promise.resolve(undefined);
+      },
+      stopTask: (taskId: string) => {
+        this.stoppedTasks.push(taskId);
+        return Promise.resolve();
       },
       initializationResult: () => (this.initFailure === null ? Promise.resolve({}) : Promise.reject(this.initFailure)),
       close: () => {
