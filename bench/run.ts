@@ -26,6 +26,7 @@ import { runSearchBench } from "./searchBench.js";
 import { runSimBench } from "./simBench.js";
 import { runTelemetryBench } from "./telemetryBench.js";
 import { runToolListBench } from "./toolListBench.js";
+import { runTranscriptEventsBench } from "./transcriptEventsBench.js";
 import { runSidebarBench, runUiBench } from "./uiBench.js";
 import { runWireBench } from "./wireBench.js";
 import { runWorkflowBench } from "./workflowBench.js";
@@ -42,6 +43,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
     await runMcpTaskBench({ delegations: quick ? 10 : 40, warmup: quick ? 2 : 5, childSleepMs: 200 });
   },
   toolList: () => runToolListBench(),
+  transcriptEvents: () => runTranscriptEventsBench({ turns: quick ? 5 : 20 }),
   fanout: async () => {
     await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3, checkpoints: true });
     await runFanoutBench({ sizes: [1, 4, 16], rounds: quick ? 1 : 3, checkpoints: false });

@@ -8,7 +8,7 @@ import { delegateTask } from "./delegation/delegate.js";
 import { resolveTaskId } from "./delegation/taskRefs.js";
 import { taskCancel, taskStatus } from "./delegation/tasks.js";
 import { cancelDurableTask, durableTaskResult, getDurableTask, listDurableTasks, watchDurableTask } from "./durableTasks/durableTasks.js";
-import { recordTaskHandle, startWaitTask } from "./durableTasks/toolTaskStart.js";
+import { recordTaskHandle, startDelegationTask, startWaitTask } from "./durableTasks/toolTaskStart.js";
 import { raiseBudget } from "./budgets/raise.js";
 import {
   closeGuestShare,
@@ -130,6 +130,7 @@ export function bindApp(ctx: AppContext, workflows: WorkflowRunner) {
     watchDurableTask: on(watchDurableTask),
     startWaitTask: on(startWaitTask),
     recordTaskHandle: on(recordTaskHandle),
+    startDelegationTask: on(startDelegationTask),
     raiseBudget: on(raiseBudget),
     resolveTaskId: on(resolveTaskId),
     getChildThreadBudget: on(getChildThreadBudget),

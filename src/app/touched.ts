@@ -44,6 +44,8 @@ export function touched(events: readonly StoredEvent[]): Touched {
       case "provider-thread.updated":
       case "provider-turn.updated":
       case "runtime-request.updated":
+      case "message.updated":
+      case "plan.updated":
       case "provider-session.attached":
       case "provider-session.updated":
       case "provider-session.detached":

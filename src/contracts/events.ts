@@ -22,6 +22,7 @@ import { ProviderLimitWindowSchema, type ProviderLimitWindow } from "./entities/
 import { WorkflowSchema, WorkflowStepSchema, type Workflow, type WorkflowStep } from "./entities/workflows.js";
 import { ScheduledFireSchema, ScheduledTaskSchema, type ScheduledFire, type ScheduledTask } from "./entities/scheduledTasks.js";
 import { ToolTaskSchema, type ToolTask } from "./entities/toolTasks.js";
+import { MessageRecordSchema, PlanRecordSchema, type MessageRecord, type PlanRecord } from "./entities/transcriptRecords.js";
 import { AppThreadSchema, PendingBackgroundTaskSchema } from "./thread.js";
 import { TurnItemSchema, type TurnItem } from "./turnItems.js";
 
@@ -90,6 +91,10 @@ export const SPEC_EVENT_SCHEMAS = {
   "provider-turn.updated": z.object({ providerTurn: ProviderTurnSchema }),
   "runtime-request.updated": z.object({ request: RuntimeRequestSchema }),
   "turn-item.updated": z.object({ item: TurnItemSchema }),
+  /** A user or assistant message after a change, beside the turn-item.updated of its item in the same commit: identity and state, no text (docs/wire.md, "Messages and plans"). */
+  "message.updated": z.object({ message: MessageRecordSchema }),
+  /** A proposed plan after a change, beside the turn-item.updated of its item in the same commit: identity, title and step statuses, no markdown. */
+  "plan.updated": z.object({ plan: PlanRecordSchema }),
   // Checkpoint and context transfer
   /** A thread's new checkpoint scope: the working tree its checkpoints snapshot. */
   "checkpoint-scope.created": z.object({ scope: CheckpointScopeSchema }),
@@ -238,6 +243,14 @@ export function providerTurnEvent(providerTurn: ProviderTurn): EventOf<"provider
 
 export function turnItemEvent(item: TurnItem): EventOf<"turn-item.updated"> {
   return { type: "turn-item.updated", streamId: item.threadId, data: { item } };
+}
+
+export function messageEvent(message: MessageRecord): EventOf<"message.updated"> {
+  return { type: "message.updated", streamId: message.threadId, data: { message } };
+}
+
+export function planEvent(plan: PlanRecord): EventOf<"plan.updated"> {
+  return { type: "plan.updated", streamId: plan.threadId, data: { plan } };
 }
 
 export function runtimeRequestEvent(request: RuntimeRequest): EventOf<"runtime-request.updated"> {

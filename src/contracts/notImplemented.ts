@@ -25,14 +25,10 @@ export interface NotImplementedEntry {
   readonly what: string;
 }
 
-export const NAMED_NOT_IMPLEMENTED = {
-  // Transcript records Loom keeps as turn items instead (user_message, assistant_message, proposed_plan, todo_list).
-  "message.updated": { kind: "event", what: "A user or assistant message record after a change; Loom's messages are turn items (turn-item.updated)." },
-  "plan.updated": { kind: "event", what: "A thread's plan record after a change; Loom's plans are proposed_plan and todo_list turn items (turn-item.updated)." },
-} as const satisfies { readonly [name: string]: NotImplementedEntry };
-export type NotImplementedName = keyof typeof NAMED_NOT_IMPLEMENTED;
+/** Empty while Loom implements every name of spec 004; a name the spec adds waits here until it is built. */
+export const NAMED_NOT_IMPLEMENTED: { readonly [name: string]: NotImplementedEntry } = {};
 
-const entries: { readonly [name: string]: NotImplementedEntry } = NAMED_NOT_IMPLEMENTED;
+const entries = NAMED_NOT_IMPLEMENTED;
 
 /** The listed entry for a name, if it is one. */
 export function notImplemented(name: string): NotImplementedEntry | undefined {

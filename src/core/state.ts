@@ -169,6 +169,10 @@ export function evolve(state: OrchestrationState, event: DomainEvent): Orchestra
     case "turn-item.updated":
       applyTurnItem(state, event.data.item);
       return state;
+    case "message.updated":
+    case "plan.updated":
+      // The entity's state is its turn item's, committed beside it (turn-item.updated).
+      return state;
     case "runtime-request.updated":
       state.runtimeRequests.set(event.data.request.id, event.data.request);
       return state;

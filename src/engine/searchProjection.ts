@@ -129,6 +129,8 @@ export class SearchProjection {
       case "provider-thread.updated":
       case "provider-turn.updated":
       case "runtime-request.updated":
+      case "message.updated":
+      case "plan.updated":
       case "provider-session.attached":
       case "provider-session.updated":
       case "provider-session.detached":

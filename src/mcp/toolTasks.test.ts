@@ -134,6 +134,24 @@ describe("delegate_task as an MCP task", () => {
     expect(statuses.filter((status, i) => status === statuses[i - 1])).toEqual([]);
   });
 
+  it("records the handle with the delegation itself, and gives one to a task a plain call with the same clientRequestId started", async () => {
+    h = await startDelegationHarness();
+    const parent = await liveParent();
+    const created = await delegateAsTask(parent.client, [{ say: "one" }], {}, 120_000);
+    const first = onlyTask(h, parent.threadId);
+    expect(created.task.taskId).toBe(first.taskId);
+    // One decision wrote both: the handle's times are the task's.
+    expect(h.state.toolTasks.get(first.taskId)).toMatchObject({ ownerThreadId: parent.threadId, work: { tool: "delegate_task" }, ttlMs: 120_000, createdAt: first.createdAt });
+
+    const plain = await parent.client.callTool({ name: "delegate_task", arguments: { task: childScript({ say: "two" }), target: { providerInstanceId: "b" }, clientRequestId: "plain-first" } });
+    expect(plain.isError).not.toBe(true);
+    const taskId = (plain.structuredContent as { taskId: string }).taskId;
+    expect(h.state.toolTasks.has(taskId)).toBe(false);
+    const retried = await delegateAsTask(parent.client, [{ say: "two" }], { clientRequestId: "plain-first" }, 90_000);
+    expect(retried.task).toMatchObject({ taskId, ttl: 90_000 });
+    expect(tasksOf(h, parent.threadId)).toHaveLength(2);
+  });
+
   it("cancels through tasks/cancel (task_cancel: the child stops), and refuses to cancel it again", async () => {
     h = await startDelegationHarness();
     const parent = await liveParent();

@@ -16,9 +16,10 @@ import { type TaskTiming, type WaitTaskStart, taskTiming } from "../app/durableT
 import { AppError, isUnexpectedFailure, toFailure } from "../app/errors.js";
 import { type Failure, FailureCode } from "../contracts/failures.js";
 import { BackgroundWaitInput } from "../contracts/tools/backgroundTools.js";
+import { DelegateTaskInput } from "../contracts/tools/delegationTools.js";
 import { ThreadSendInput, ThreadWaitInput } from "../contracts/tools/threadTools.js";
 import { TOOL_CONTRACTS, type ToolName } from "../contracts/tools/toolContracts.js";
-import { callerOfScope } from "./callerOfScope.js";
+import { callerOfCall, callerOfScope } from "./callerOfScope.js";
 import type { McpInvocationScope } from "./credentialRegistry.js";
 import type { McpToolContext } from "./toolkit.js";
 
@@ -35,7 +36,7 @@ import type { McpToolContext } from "./toolkit.js";
 /** The app operations the tasks/* methods are answered by. */
 export type McpTaskOperations = Pick<
   App,
-  "getDurableTask" | "durableTaskResult" | "listDurableTasks" | "cancelDurableTask" | "watchDurableTask" | "startWaitTask" | "recordTaskHandle"
+  "getDurableTask" | "durableTaskResult" | "listDurableTasks" | "cancelDurableTask" | "watchDurableTask" | "startWaitTask" | "recordTaskHandle" | "startDelegationTask"
 >;
 
 /** What the server advertises: tasks for tools/call, with tasks/list and tasks/cancel. */
@@ -44,7 +45,7 @@ export const TASKS_CAPABILITY: NonNullable<ServerCapabilities["tasks"]> = { list
 /** A tool whose own call makes its durable record: run it, then record the task's handle (its ttl and poll interval). */
 interface RecordedStart {
   readonly kind: "recorded";
-  readonly tool: "delegate_task" | "t3_workflow_start";
+  readonly tool: "t3_workflow_start";
   /** The task-less call whose answer names the record: it must return at once. */
   readonly argumentsOf: (args: Record<string, unknown>) => Record<string, unknown>;
   /** The record's id in the call's structuredContent: the MCP task id. */
@@ -57,10 +58,15 @@ interface WaitStart {
   readonly startOf: (input: unknown) => WaitTaskStart;
 }
 
+/** delegate_task: its validated input is delegated in mode async with the task's handle in the same command. */
+interface DelegationStart {
+  readonly kind: "delegation";
+}
+
 /** How each tool of TOOL_TASK_SUPPORT "optional" starts its durable record. */
-const TASK_STARTS: { readonly [N in TaskTool]: RecordedStart | WaitStart } = {
-  // mode async answers as soon as the task is recorded; clientRequestId keeps a retried call on the same task.
-  delegate_task: { kind: "recorded", tool: "delegate_task", argumentsOf: (args) => ({ ...args, mode: "async" }), taskIdOf: (result) => result.taskId },
+const TASK_STARTS: { readonly [N in TaskTool]: RecordedStart | WaitStart | DelegationStart } = {
+  // Answers as soon as the task and its handle are recorded; clientRequestId keeps a retried call on the same task.
+  delegate_task: { kind: "delegation" },
   t3_workflow_start: { kind: "recorded", tool: "t3_workflow_start", argumentsOf: (args) => ({ ...args, mode: "async" }), taskIdOf: (result) => result.workflowId },
   t3_thread_wait: { kind: "wait", startOf: (input) => ({ tool: "t3_thread_wait", input: ThreadWaitInput.parse(input) }) },
   t3_background_wait: { kind: "wait", startOf: (input) => ({ tool: "t3_background_wait", input: BackgroundWaitInput.parse(input) }) },
@@ -105,16 +111,33 @@ export async function callToolAsTask(
   try {
     const timing = taskTiming(task);
     const start = TASK_STARTS[name];
-    const taskId = start.kind === "wait" ? await operations.startWaitTask(caller, start.startOf(tools.parse(name, args, ctx)), timing) : await startRecorded(operations, tools, start, args, ctx, timing);
+    const taskId = await startTask(operations, tools, name, start, args, ctx, timing);
     return { task: mcpTask(operations.getDurableTask(caller, taskId)) };
   } catch (error) {
     throw jsonRpcErrorOf(error, `tools/call of ${name} as a task`, tools.log);
   }
 }
 
-async function startRecorded(operations: McpTaskOperations, tools: ToolCalls, start: RecordedStart, args: unknown, ctx: McpToolContext, timing: TaskTiming): Promise<string> {
+function startTask(operations: McpTaskOperations, tools: ToolCalls, name: TaskTool, start: RecordedStart | WaitStart | DelegationStart, args: unknown, ctx: McpToolContext, timing: TaskTiming): Promise<string> {
+  switch (start.kind) {
+    case "wait":
+      return operations.startWaitTask(callerOfScope(ctx.scope), start.startOf(tools.parse(name, args, ctx)), timing);
+    case "delegation":
+      refuseDryRun(name, args);
+      return operations.startDelegationTask(callerOfCall(ctx), DelegateTaskInput.parse(tools.parse(name, args, ctx)), timing);
+    case "recorded":
+      return startRecorded(operations, tools, start, args, ctx, timing);
+  }
+}
+
+function refuseDryRun(tool: TaskTool, args: unknown): void {
   const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
-  if (isObject && (args as Record<string, unknown>).dryRun === true) throw new McpError(ErrorCode.InvalidParams, `invalid_request: a dryRun of ${start.tool} records nothing, so it cannot be a task`);
+  if (isObject && (args as Record<string, unknown>).dryRun === true) throw new McpError(ErrorCode.InvalidParams, `invalid_request: a dryRun of ${tool} records nothing, so it cannot be a task`);
+}
+
+async function startRecorded(operations: McpTaskOperations, tools: ToolCalls, start: RecordedStart, args: unknown, ctx: McpToolContext, timing: TaskTiming): Promise<string> {
+  refuseDryRun(start.tool, args);
+  const isObject = typeof args === "object" && args !== null && !Array.isArray(args);
   const result = await tools.call(start.tool, isObject ? start.argumentsOf(args as Record<string, unknown>) : args, ctx);
   const content = result.structuredContent ?? {};
   if (result.isError === true) {

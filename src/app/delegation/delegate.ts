@@ -76,18 +76,40 @@ export async function delegateTask(ctx: AppContext, caller: Caller, input: Deleg
   const parent = requireOwningSession(ctx, caller);
   requireUsableSchema(input.outputSchema);
   if (input.dryRun === true) return dryRunDelegation(ctx, parent, input);
+  const task = await startTask(ctx, parent, input, undefined);
+  if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator, task, false);
+  return waitForTask(ctx, task.taskId, input.timeoutMs, wait, caller, parent.runId);
+}
+
+/** The bounds of the MCP task handle a delegation records with its own command (docs/mcp.md, "Tasks"). */
+export interface ToolTaskBounds {
+  readonly ttlMs: number;
+  readonly pollIntervalMs: number;
+}
+
+/**
+ * delegate_task served as an MCP task: the task-less call in mode async,
+ * whose delegated_task.request also records the task's handle, so the
+ * create is one commit. A retried call (its clientRequestId) answers the
+ * task it started and writes nothing.
+ */
+export async function delegateAsToolTask(ctx: AppContext, caller: Caller, input: TaskDelegation, toolTask: ToolTaskBounds): Promise<DelegatedTask> {
+  const parent = requireOwningSession(ctx, caller);
+  requireUsableSchema(input.outputSchema);
+  return startTask(ctx, parent, { ...input, mode: "async" }, toolTask);
+}
+
+async function startTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, toolTask: ToolTaskBounds | undefined): Promise<DelegatedTask> {
   // Keys are scoped to the parent thread, like the task ids they derive. mode and
   // timeoutMs only choose how this call answers: a retry may wait for the task it started.
   const { mode: _mode, timeoutMs: _timeoutMs, ...work } = input;
   const claim = claimRequest(ctx, parent.threadId, "delegate_task", work);
   const existing = input.clientRequestId === undefined ? undefined : ctx.orchestrator.state.tasks.get(taskIdFor(parent.threadId, input.clientRequestId));
-  const task = existing ?? (await requestTask(ctx, parent, input, claim));
-  if ((input.mode ?? "async") === "async") return delegateTaskResult(ctx.orchestrator, task, false);
-  return waitForTask(ctx, task.taskId, input.timeoutMs, wait, caller, parent.runId);
+  return existing ?? (await requestTask(ctx, parent, input, claim, toolTask));
 }
 
 /** The delegated_task.request a call records (its task id beside it), built the same for a dry run as for the real one. */
-async function taskRequest(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<{ command: Command; taskId: string }> {
+async function taskRequest(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null, toolTask?: ToolTaskBounds): Promise<{ command: Command; taskId: string }> {
   const target = await resolveTarget(ctx.registry, parent.acting, input.target);
   const modes = resolveModes(parent.acting, target.availability, input);
   const key = input.clientRequestId ?? freshUuid(ctx);
@@ -129,13 +151,14 @@ async function taskRequest(ctx: AppContext, parent: Parent, input: DelegateTaskI
         ...(input.onCrash === undefined ? {} : { onCrash: input.onCrash }),
         ...(input.target?.fallbacks === undefined ? {} : { fallbacks: input.target.fallbacks.map((f) => ({ providerInstanceId: f.providerInstanceId, model: f.model ?? null })) }),
         ...(target.failedOver === null ? {} : { startedOnFallback: target.failedOver }),
+        ...(toolTask === undefined ? {} : { toolTask: { ttlMs: toolTask.ttlMs, pollIntervalMs: toolTask.pollIntervalMs } }),
       },
     };
   return { command, taskId };
 }
 
-async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null): Promise<DelegatedTask> {
-  const { command, taskId } = await taskRequest(ctx, parent, input, claim);
+async function requestTask(ctx: AppContext, parent: Parent, input: DelegateTaskInput, claim: RequestClaim | null, toolTask: ToolTaskBounds | undefined): Promise<DelegatedTask> {
+  const { command, taskId } = await taskRequest(ctx, parent, input, claim, toolTask);
   try {
     const executed = await execute(ctx, command);
     return touched(executed.events).tasks.get(taskId) ?? ctx.orchestrator.state.tasks.get(taskId) ?? fail("orchestration_error", `task ${taskId} was not recorded`);

@@ -124,7 +124,8 @@ function viewOf(ctx: AppContext, caller: Caller, record: DurableRecord): Durable
  * interrupted task, and one whose cancel was asked for, are cancelled); an
  * unfinished task is input_required while its child waits on a question, or
  * on an approval this caller may decide (routed to the parent, or asked by
- * the owner), and working otherwise.
+ * the owner), and working otherwise (also while a usage limit holds the
+ * child and its work resumes by itself).
  */
 function delegatedStatus(caller: Caller, task: DelegatedTask, result: DelegateTaskResult): { status: DurableTaskStatus; statusMessage: string } {
   const child = `child thread ${task.childThreadId}`;
@@ -153,6 +154,8 @@ function delegatedStatus(caller: Caller, task: DelegatedTask, result: DelegateTa
     };
   }
   if (approval !== null) return { status: DurableTaskStatus.working, statusMessage: `${child} waits on the owner's approval (requestId ${approval.requestId})` };
+  // A child a usage limit stopped resumes by itself after the reset: the task waits, it has not failed (docs/mcp.md, "Tasks through a usage limit").
+  if (result.limitRecovery?.status === "waiting_on_limit") return { status: DurableTaskStatus.working, statusMessage: `${child} was stopped by a usage limit: ${result.limitRecovery.text}` };
   return { status: DurableTaskStatus.working, statusMessage: `${child} is ${result.status}` };
 }
 

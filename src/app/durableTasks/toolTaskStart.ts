@@ -1,10 +1,12 @@
 import { TOOL_TASK_BOUNDS, type ToolTaskWork } from "../../contracts/entities/toolTasks.js";
 import type { BackgroundWaitInput } from "../../contracts/tools/backgroundTools.js";
+import type { DelegateTaskInput } from "../../contracts/tools/delegationTools.js";
 import type { ThreadSendInput, ThreadWaitInput } from "../../contracts/tools/threadTools.js";
 import { joinId } from "../../core/ids.js";
 import { latestRunOf } from "../../engine/queries.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, execute, freshUuid } from "../context.js";
+import { delegateAsToolTask } from "../delegation/delegate.js";
 import { fail } from "../errors.js";
 import { liveThreadOrFail } from "../threads/authorize.js";
 import { sendToThread } from "../threads/writes.js";
@@ -78,6 +80,20 @@ export async function startWaitTask(ctx: AppContext, caller: Caller, start: Wait
   }
   await recordHandle(ctx, taskId, ownerThreadId, work, timing);
   return taskId;
+}
+
+/**
+ * delegate_task served as a task: the delegation records its handle in its
+ * own command (one commit). A task a plain call made first (a retry with
+ * its clientRequestId) gets its handle now. Returns the task id.
+ */
+export async function startDelegationTask(ctx: AppContext, caller: Caller, input: DelegateTaskInput, timing: TaskTiming): Promise<string> {
+  const { dryRun, ...rest } = input;
+  if (dryRun === true) fail("invalid_request", "a dryRun of delegate_task records nothing, so it cannot be a task");
+  // The request as given (a dryRun: false stays), so its clientRequestId fingerprint is the plain call's.
+  const task = await delegateAsToolTask(ctx, caller, dryRun === undefined ? rest : { ...rest, dryRun }, timing);
+  if (!ctx.orchestrator.state.toolTasks.has(task.taskId)) await recordTaskHandle(ctx, caller, "delegate_task", task.taskId, timing);
+  return task.taskId;
 }
 
 /** delegate_task or t3_workflow_start served as a task: its record exists (the async call made it); the handle keeps the task's timing. */

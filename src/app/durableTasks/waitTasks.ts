@@ -6,6 +6,7 @@ import { delegateTaskResult } from "../delegation/taskView.js";
 import { holdingBackgroundTasks, waitForBackgroundWork } from "../threads/backgroundWait.js";
 import { waitForThread } from "../threads/threadWait.js";
 import { UNOBSERVED_WAIT } from "../waits.js";
+import { runOfWork } from "./runOfWork.js";
 import type { DurableTaskStatus } from "./durableTasks.js";
 
 /**
@@ -33,10 +34,13 @@ const later = (a: string, b: string | undefined) => (b !== undefined && b > a ? 
 /** A run wait is input_required while the run waits on an answer (a question or an approval), answered through t3_pending_request_respond. */
 function runWaitView(ctx: AppContext, task: ToolTask, threadId: string, runId: string | null): WaitTaskView {
   if (runId === null) return { status: "completed", statusMessage: `thread ${threadId} had no run to wait for`, lastUpdatedAt: task.updatedAt };
-  const run = ctx.orchestrator.state.runs.get(runId);
-  const lastUpdatedAt = later(task.updatedAt, run?.updatedAt);
-  if (task.cancelledAt !== null) return { status: "cancelled", statusMessage: `the wait was cancelled; run ${runId} goes on`, lastUpdatedAt };
-  if (run === undefined || isTerminalRunStatus(run.status)) return { status: "completed", statusMessage: `run ${runId} is ${run?.status ?? "gone"}`, lastUpdatedAt };
+  // A run a usage limit stopped is waited through, as the plain call waits: its work's resumed run is the one followed.
+  const work = runOfWork(ctx, threadId, runId);
+  const run = work?.run;
+  const lastUpdatedAt = later(later(task.updatedAt, ctx.orchestrator.state.threads.get(threadId)?.updatedAt), run?.updatedAt);
+  if (task.cancelledAt !== null) return { status: "cancelled", statusMessage: `the wait was cancelled; run ${run?.id ?? runId} goes on`, lastUpdatedAt };
+  if (work?.limit != null) return { status: "working", statusMessage: `run ${work.run.id} was stopped by a usage limit: ${work.limit.text}`, lastUpdatedAt };
+  if (run === undefined || isTerminalRunStatus(run.status)) return { status: "completed", statusMessage: `run ${run?.id ?? runId} is ${run?.status ?? "gone"}`, lastUpdatedAt };
   if (run.status === "waiting_on_user_input" || run.status === "waiting_on_approval") {
     return {
       status: "input_required",
@@ -83,11 +87,11 @@ export async function waitTaskResult(ctx: AppContext, caller: Caller, work: Wait
   switch (work.tool) {
     case "t3_thread_wait":
       if (work.runId === null) return { threadId: work.threadId, runId: null, status: "idle", terminal: true, waitTimedOut: false, result: null, error: null, endReason: null };
-      return waitForThread(ctx, { threadId: work.threadId, runId: work.runId, timeoutMs: 0 }, UNOBSERVED_WAIT);
+      return waitForThread(ctx, { threadId: work.threadId, runId: runOfWork(ctx, work.threadId, work.runId)?.run.id ?? work.runId, timeoutMs: 0 }, UNOBSERVED_WAIT);
     case "t3_background_wait":
       return waitForBackgroundWork(ctx, caller, { threadId: work.threadId, timeoutMs: 0 }, UNOBSERVED_WAIT, work.taskIds);
     case "t3_thread_send": {
-      const run = work.runId === null ? undefined : ctx.orchestrator.state.runs.get(work.runId);
+      const run = work.runId === null ? undefined : runOfWork(ctx, work.threadId, work.runId)?.run;
       const { threadId, messageId, runId, delivery, commandId, sequence } = work;
       return { threadId, messageId, runId, delivery, runStatus: run?.status ?? null, commandId, sequence };
     }

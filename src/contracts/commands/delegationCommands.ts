@@ -4,6 +4,7 @@ import { DelegatedTaskRoleSchema, DelegationModeSchema, TaskFallbackSchema, Wake
 import { BudgetLimitsSchema } from "../entities/budgets.js";
 import { WorkflowStepRefSchema } from "../entities/workflows.js";
 import { OnCrashPolicySchema } from "../entities/runs.js";
+import { ToolTaskSchema } from "../entities/toolTasks.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 
 /**
@@ -57,6 +58,8 @@ export const DelegatedTaskRequestCommandSchema = command(
       /** target.fallbacks as asked: where the work may move when a usage limit stops it. */
       fallbacks: z.array(TaskFallbackSchema).max(8).optional(),
       startedOnFallback: z.object({ fromProviderInstanceId: IdSchema, reason: z.string().min(1).max(2_000) }).strict().optional(),
+      /** delegate_task served as an MCP task (docs/mcp.md, "Tasks"): the task's handle is recorded in this decision, with these bounds. */
+      toolTask: ToolTaskSchema.pick({ ttlMs: true, pollIntervalMs: true }).strict().optional(),
     })
     .strict(),
 );

@@ -18,7 +18,7 @@ import {
   step,
   steps,
 } from "../testing/delegationFixtures.js";
-import { aProviderThread, aRun, after, anItem, effects, itemEvent, runCreated, runUpdated } from "../testing/runFixtures.js";
+import { aProviderThread, aRun, after, anItem, effects, itemEvents, runCreated, runUpdated } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, given } from "../testing/scenario.js";
 
 const w = (prefix: string, n: number) => labelled("w", prefix, n);
@@ -133,13 +133,13 @@ describe("delegated_task.request", () => {
           nodeEvent(parentNode),
           nodeEvent(childNode),
           runCreated(run),
-          itemEvent(
+          ...itemEvents(
             anItem(CHILD, CHILD_RUN, 0, w("turn-item", 3), { type: "user_message", messageId: "message:t1", text: PROMPT, createdBy: "agent", creationSource: "mcp" }, { createdAt: NOW }),
           ),
           runUpdated(after(run, { status: "starting" })),
           subagentEvent(subagent, task),
-          itemEvent(anItem(ROOT, ROOT_RUN, 1, w("turn-item", 4), { type: "thread_created", childThreadId: CHILD, relation: "subagent", title: "Parser" }, { createdAt: NOW })),
-          itemEvent(
+          ...itemEvents(anItem(ROOT, ROOT_RUN, 1, w("turn-item", 4), { type: "thread_created", childThreadId: CHILD, relation: "subagent", title: "Parser" }, { createdAt: NOW })),
+          ...itemEvents(
             anItem(
               ROOT,
               ROOT_RUN,

@@ -1,7 +1,7 @@
 import type { DelegatedTaskRequestCommand } from "../../contracts/commands/delegationCommands.js";
 import { isTerminalDelegatedTaskStatus } from "../../contracts/entities/delegatedTasks.js";
 import type { ExecutionNode } from "../../contracts/entities/runs.js";
-import { contextTransferEvent, nodeEvent } from "../../contracts/events.js";
+import { contextTransferEvent, nodeEvent, toolTaskEvent } from "../../contracts/events.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { type DecideContext, type Decision, reject } from "../decision.js";
 import { Changes } from "../run/changes.js";
@@ -12,6 +12,7 @@ import { exhaustedBudget, exhaustedText, narrowedBudget } from "../budgets/budge
 import { stepBudget, workflowBudgetReached } from "../budgets/workflowBudget.js";
 import { forkTransfer } from "../lineage/fork.js";
 import { newThreadRecord } from "../thread/fresh.js";
+import { newToolTask } from "../toolTasks/toolTasks.js";
 
 /** How deep a thread sits below its root: 0 for a root, its task's depth for a child. */
 export function threadDepth(changes: Changes, threadId: string): number {
@@ -220,5 +221,7 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
       consumedAt: now,
     }),
   );
+  // delegate_task served as an MCP task: its handle in the same commit as the task (docs/mcp.md, "Tasks").
+  if (data.toolTask !== undefined) changes.events.push(toolTaskEvent(newToolTask({ taskId: data.taskId, ownerThreadId: parent.id, work: { tool: "delegate_task" }, ...data.toolTask }, now)));
   return changes.done();
 }

@@ -23,6 +23,7 @@ import {
 import type { AppThread } from "../../contracts/thread.js";
 import type { TurnItem } from "../../contracts/turnItems.js";
 import { type Accepted, type DecideContext, accept } from "../decision.js";
+import { itemEntityEvents } from "./itemEntities.js";
 import type { OrchestrationState } from "../state.js";
 
 /** Distributive Omit, so a union of item shapes stays a union. */
@@ -112,7 +113,7 @@ export class Changes {
       createdAt: existing?.createdAt ?? this.ctx.now,
       updatedAt: this.ctx.now,
     };
-    this.events.push(turnItemEvent(item));
+    this.events.push(turnItemEvent(item), ...itemEntityEvents(item));
     this.items.set(id, item);
     return item;
   }
@@ -120,7 +121,7 @@ export class Changes {
   /** Replace an item in place: same id and position. */
   updateItem<T extends TurnItem>(item: T, patch: Partial<T>): T {
     const next = { ...item, ...patch, updatedAt: this.ctx.now };
-    this.events.push(turnItemEvent(next));
+    this.events.push(turnItemEvent(next), ...itemEntityEvents(next));
     this.items.set(next.id, next);
     return next;
   }

@@ -20,6 +20,7 @@ import {
   attemptUpdated,
   effects,
   itemEvent,
+  itemEvents,
   requestEvent,
   runCreated,
   runUpdated,
@@ -162,7 +163,7 @@ describe("provider-runtime.item-completed", () => {
   ])("records a %s as its turn item with an id derived from the provider's", (_what, item, body) => {
     const state = given(...history)
       .when(completed("native-1", item))
-      .then([itemEvent(anItem(A, R0, 1, itemIdOf("native-1"), body, { createdAt: NOW }))]);
+      .then([...itemEvents(anItem(A, R0, 1, itemIdOf("native-1"), body, { createdAt: NOW }))]);
     expect(state.runs.get(R0)?.status).toBe("running");
   });
 
@@ -171,7 +172,7 @@ describe("provider-runtime.item-completed", () => {
     const body = { type: "assistant_message" as const, messageId: messageIdOf("native-1"), text: "Hello", streaming: false, createdBy: "agent" as const, creationSource: "provider" as const };
     const state = given(...first, itemEvent(aUserMessage(A, null, 2, "turn-item:later", "message:later", "later")))
       .when(completed("native-1", { kind: "assistant_message", text: "Hello" }), testContext(LATER))
-      .then([itemEvent(anItem(A, R0, 1, itemIdOf("native-1"), body, { createdAt: NOW, updatedAt: LATER }))]);
+      .then([...itemEvents(anItem(A, R0, 1, itemIdOf("native-1"), body, { createdAt: NOW, updatedAt: LATER }))]);
     expect(state.turnItems.get(A)?.map((item) => item.id)).toEqual(["turn-item:m0", itemIdOf("native-1"), "turn-item:later"]);
   });
 
@@ -179,7 +180,7 @@ describe("provider-runtime.item-completed", () => {
     const first = given(...history).when(completed("native-1", { kind: "reasoning", text: "a" })).thenHistory();
     given(...first)
       .when(completed("native-2", { kind: "reasoning", text: "b" }))
-      .then([itemEvent(anItem(A, R0, 2, itemIdOf("native-2"), { type: "reasoning", summary: null, text: "b", encryptedContentPresent: false }, { createdAt: NOW }))]);
+      .then([...itemEvents(anItem(A, R0, 2, itemIdOf("native-2"), { type: "reasoning", summary: null, text: "b", encryptedContentPresent: false }, { createdAt: NOW }))]);
     expect(itemIdOf("native-1", "run:1")).not.toBe(itemIdOf("native-1"));
   });
 
@@ -189,7 +190,7 @@ describe("provider-runtime.item-completed", () => {
       .when(completed("native-1", { kind: "reasoning", text: "a" }))
       .then([
         runUpdated(after(starting, { status: "running", startedAt: NOW })),
-        itemEvent(anItem(A, R0, 1, itemIdOf("native-1"), { type: "reasoning", summary: null, text: "a", encryptedContentPresent: false }, { createdAt: NOW })),
+        ...itemEvents(anItem(A, R0, 1, itemIdOf("native-1"), { type: "reasoning", summary: null, text: "a", encryptedContentPresent: false }, { createdAt: NOW })),
       ]);
   });
 
@@ -197,7 +198,7 @@ describe("provider-runtime.item-completed", () => {
     const waiting = aRun(thread, { id: R0, status: "waiting_on_approval" });
     given(...withRuns(thread, waiting))
       .when(completed("native-1", { kind: "reasoning", text: "a" }))
-      .then([itemEvent(anItem(A, R0, 1, itemIdOf("native-1"), { type: "reasoning", summary: null, text: "a", encryptedContentPresent: false }, { createdAt: NOW }))]);
+      .then([...itemEvents(anItem(A, R0, 1, itemIdOf("native-1"), { type: "reasoning", summary: null, text: "a", encryptedContentPresent: false }, { createdAt: NOW }))]);
   });
 
   it("rejects output for a run that already ended, a queued run, and an unknown run", () => {
@@ -223,7 +224,7 @@ describe("provider-runtime.turn-completed", () => {
     given(...withRuns(thread, running))
       .when(turnCompleted("failed", "model overloaded"))
       .then([
-        itemEvent(anItem(A, R0, 1, testId("turn-item", 1), { type: "error", code: "provider_error", message: "model overloaded", detail: null }, { createdAt: NOW })),
+        ...itemEvents(anItem(A, R0, 1, testId("turn-item", 1), { type: "error", code: "provider_error", message: "model overloaded", detail: null }, { createdAt: NOW })),
         runUpdated(after(running, { status: "failed", endReason: "provider_error", failure: { code: "provider_error", message: "model overloaded" }, endedAt: NOW })),
       ]);
   });
@@ -232,7 +233,7 @@ describe("provider-runtime.turn-completed", () => {
     given(...withRuns(thread, running))
       .when(turnCompleted("failed"))
       .then([
-        itemEvent(anItem(A, R0, 1, testId("turn-item", 1), { type: "error", code: "provider_error", message: "the provider reported a failure", detail: null }, { createdAt: NOW })),
+        ...itemEvents(anItem(A, R0, 1, testId("turn-item", 1), { type: "error", code: "provider_error", message: "the provider reported a failure", detail: null }, { createdAt: NOW })),
         runUpdated(after(running, { status: "failed", endReason: "provider_error", failure: { code: "provider_error", message: "the provider reported a failure" }, endedAt: NOW })),
       ]);
   });
@@ -242,7 +243,7 @@ describe("provider-runtime.turn-completed", () => {
     given(...withRuns(thread, stopping))
       .when(turnCompleted("interrupted"))
       .then([
-        itemEvent(anItem(A, R0, 1, testId("turn-item", 1), { type: "run_interrupt_result", outcome: "interrupted", message: null }, { createdAt: NOW })),
+        ...itemEvents(anItem(A, R0, 1, testId("turn-item", 1), { type: "run_interrupt_result", outcome: "interrupted", message: null }, { createdAt: NOW })),
         runUpdated(after(stopping, { status: "interrupted", endReason: "interrupted_by_user", endedAt: NOW })),
       ]);
     given(...withRuns(thread, running))
@@ -255,7 +256,7 @@ describe("provider-runtime.turn-completed", () => {
     given(...withRuns(thread, stopping))
       .when(turnCompleted("completed"))
       .then([
-        itemEvent(
+        ...itemEvents(
           anItem(A, R0, 1, testId("turn-item", 1), { type: "run_interrupt_result", outcome: "already_terminal", message: "the turn ended completed before the interrupt took effect" }, { createdAt: NOW }),
         ),
         runUpdated(after(stopping, { status: "completed", endReason: "completed", endedAt: NOW })),
@@ -283,8 +284,8 @@ describe("provider-runtime.turn-completed", () => {
       const state = given(...history)
         .when(turnCompleted("interrupted"))
         .then([
-          itemEvent({ ...command, status: "failed", updatedAt: NOW }),
-          itemEvent({ ...tool, status: "failed", updatedAt: NOW }),
+          ...itemEvents({ ...command, status: "failed", updatedAt: NOW }),
+          ...itemEvents({ ...tool, status: "failed", updatedAt: NOW }),
           runUpdated(after(running, { status: "interrupted", endReason: "interrupted", endedAt: NOW })),
         ]);
       const items = state.turnItems.get(A) ?? [];
@@ -296,8 +297,8 @@ describe("provider-runtime.turn-completed", () => {
       given(...history)
         .when(turnCompleted("completed"))
         .then([
-          itemEvent({ ...command, status: "completed", updatedAt: NOW }),
-          itemEvent({ ...tool, status: "completed", updatedAt: NOW }),
+          ...itemEvents({ ...command, status: "completed", updatedAt: NOW }),
+          ...itemEvents({ ...tool, status: "completed", updatedAt: NOW }),
           runUpdated(after(running, { status: "completed", endReason: "completed", endedAt: NOW })),
         ]);
     });
@@ -325,7 +326,7 @@ describe("provider-runtime.turn-completed", () => {
       .then([
         runUpdated(after(waiting, { status: "interrupted", endReason: "interrupted", endedAt: NOW })),
         requestEvent(after(request, { status: "expired", resolvedAt: NOW })),
-        itemEvent(after(item, { status: "expired" })),
+        ...itemEvents(after(item, { status: "expired" })),
       ]);
     expect(state.runtimeRequests.get("runtime-request:old")?.status).toBe("resolved");
   });
@@ -457,7 +458,7 @@ describe("provider-runtime.run-lost", () => {
       .when(lost("interrupted", "server_restarted", "Loom restarted"))
       .then(
         [
-          itemEvent(anItem(A, R0, 2, testId("turn-item", 1), { type: "system_notice", level: "warning", text: "Loom restarted" }, { createdAt: NOW })),
+          ...itemEvents(anItem(A, R0, 2, testId("turn-item", 1), { type: "system_notice", level: "warning", text: "Loom restarted" }, { createdAt: NOW })),
           runUpdated(after(running, { status: "interrupted", endReason: "server_restarted", endedAt: NOW })),
           runUpdated(after(next, { status: "starting", queueRank: null })),
         ],
@@ -470,7 +471,7 @@ describe("provider-runtime.run-lost", () => {
     given(...withRuns(thread, starting))
       .when(lost("failed", "session_start_failed", "the agent CLI is not installed"))
       .then([
-        itemEvent(anItem(A, R0, 1, testId("turn-item", 1), { type: "system_notice", level: "warning", text: "the agent CLI is not installed" }, { createdAt: NOW })),
+        ...itemEvents(anItem(A, R0, 1, testId("turn-item", 1), { type: "system_notice", level: "warning", text: "the agent CLI is not installed" }, { createdAt: NOW })),
         runUpdated(
           after(starting, { status: "failed", endReason: "session_start_failed", failure: { code: "session_start_failed", message: "the agent CLI is not installed" }, endedAt: NOW }),
         ),

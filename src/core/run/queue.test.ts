@@ -3,7 +3,7 @@ import type { Run } from "../../contracts/entities/runs.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { RejectionCode } from "../rejections.js";
 import { cmd, existing } from "../testing/fixtures.js";
-import { aProviderThread, aRun, aUserMessage, after, effects, itemEvent, runCreated, runUpdated } from "../testing/runFixtures.js";
+import { aProviderThread, aRun, aUserMessage, after, effects, itemEvent, itemEvents, runCreated, runUpdated } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, given, testContext } from "../testing/scenario.js";
 
 const A = "thread:a";
@@ -154,7 +154,7 @@ describe("queued-run.edit", () => {
   it("replaces the message text in place: same item id and position", () => {
     const state = given(...withRuns(thread, active, q1))
       .when(cmd("queued-run.edit", { threadId: A, runId: "run:1", text: "better words" }))
-      .then([itemEvent(after(messageOf(thread, q1, 1), { text: "better words" }))]);
+      .then([...itemEvents(after(messageOf(thread, q1, 1), { text: "better words" }))]);
     const items = state.turnItems.get(A)!;
     expect(items).toHaveLength(2);
     expect(items[1]).toMatchObject({ id: "turn-item:run:1", position: 1, text: "better words", runId: "run:1" });
@@ -185,7 +185,7 @@ describe("queued-message.promote-to-steer", () => {
       .then(
         [
           runUpdated(after(q1, { status: "cancelled", queueRank: null, endReason: "promoted_to_steer", endedAt: NOW })),
-          itemEvent(after(messageOf(thread, q1, 1), { runId: "run:0" })),
+          ...itemEvents(after(messageOf(thread, q1, 1), { runId: "run:0" })),
         ],
         [effects.steerTurn(A, "run:0", "message:1", "text of run:1")],
       );
@@ -203,7 +203,7 @@ describe("queued-message.promote-to-steer", () => {
       .then(
         [
           runUpdated(after(q1, { status: "cancelled", queueRank: null, endReason: "promoted_to_steer", endedAt: NOW })),
-          itemEvent(after(messageOf(thread, q1, 1), { runId: "run:0", text: "edited" })),
+          ...itemEvents(after(messageOf(thread, q1, 1), { runId: "run:0", text: "edited" })),
         ],
         [effects.steerTurn(A, "run:0", "message:1", "edited")],
       );

@@ -3,7 +3,7 @@ import type { Run } from "../../contracts/entities/runs.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { RejectionCode } from "../rejections.js";
 import { aThread, cmd, existing } from "../testing/fixtures.js";
-import { aProviderThread, aRun, aUserMessage, after, anItem, effects, itemEvent, runCreated, runUpdated, testId } from "../testing/runFixtures.js";
+import { aProviderThread, aRun, aUserMessage, after, anItem, effects, itemEvent, itemEvents, runCreated, runUpdated, testId } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, given } from "../testing/scenario.js";
 
 const A = "thread:a";
@@ -37,7 +37,7 @@ describe("message.dispatch, auto", () => {
     const message = aUserMessage(A, R, 0, I, M, "hello", { createdAt: NOW });
     const state = given(existing(thread))
       .when(dispatch("hello"))
-      .then([runCreated(created), itemEvent(message), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
+      .then([runCreated(created), ...itemEvents(message), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
     expect(state.runs.get(R)?.status).toBe("starting");
     expect(state.turnItems.get(A)).toEqual([message]);
     expect(state.threadRuns.get(A)).toEqual([R]);
@@ -50,7 +50,7 @@ describe("message.dispatch, auto", () => {
     const message = aUserMessage(A, R0, 1, testId("turn-item", 2), testId("message", 1), "also this", { createdAt: NOW });
     const state = given(...history)
       .when(dispatch("also this"))
-      .then([itemEvent(message)], [effects.steerTurn(A, R0, testId("message", 1), "also this")]);
+      .then([...itemEvents(message)], [effects.steerTurn(A, R0, testId("message", 1), "also this")]);
     expect([...state.runs.keys()]).toEqual([R0]);
     expect(state.turnItems.get(A)?.[1]?.runId).toBe(R0);
   });
@@ -61,7 +61,7 @@ describe("message.dispatch, auto", () => {
     const created = sent(thread, R, M, { ordinal: 2 });
     const state = given(...history)
       .when(dispatch("next"))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 1, I, M, "next", { createdAt: NOW })), runUpdated({ ...created, queueRank: 0 })]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 1, I, M, "next", { createdAt: NOW })), runUpdated({ ...created, queueRank: 0 })]);
     expect(state.runs.get(R0)?.status).toBe("running");
     expect(state.threads.get(A)?.queuedRuns).toEqual([{ runId: R, held: false }]);
   });
@@ -77,7 +77,7 @@ describe("message.dispatch, auto", () => {
     const created = sent(thread, R, M, { ordinal: 2 });
     given(...history)
       .when(dispatch("next"))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 1, I, M, "next", { createdAt: NOW })), runUpdated({ ...created, queueRank: 0 })]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 1, I, M, "next", { createdAt: NOW })), runUpdated({ ...created, queueRank: 0 })]);
   });
 
   it("queues behind the runs already queued, with the next ordinal", () => {
@@ -87,7 +87,7 @@ describe("message.dispatch, auto", () => {
     const created = sent(thread, R, M, { ordinal: 3 });
     const state = given(...history, runCreated(queued), itemEvent(aUserMessage(A, "run:1", 1, "turn-item:1", "message:1", "second")))
       .when(dispatch("third"))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 2, I, M, "third", { createdAt: NOW })), runUpdated({ ...created, queueRank: 1 })]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 2, I, M, "third", { createdAt: NOW })), runUpdated({ ...created, queueRank: 1 })]);
     expect(state.threads.get(A)?.queuedRuns).toEqual([
       { runId: "run:1", held: false },
       { runId: R, held: false },
@@ -101,7 +101,7 @@ describe("message.dispatch, auto", () => {
     const created = sent(thread, R, M, { ordinal: 3 });
     given(existing(thread), runCreated(done), runCreated(cancelled))
       .when(dispatch("again"))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 0, I, M, "again", { createdAt: NOW })), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 0, I, M, "again", { createdAt: NOW })), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
   });
 
   it("starts at once when the only queued runs are held by a Stop; they stay held", () => {
@@ -110,7 +110,7 @@ describe("message.dispatch, auto", () => {
     const created = sent(thread, R, M, { ordinal: 2 });
     const state = given(existing(thread), runCreated(held), itemEvent(aUserMessage(A, "run:1", 0, "turn-item:1", "message:1", "held")))
       .when(dispatch("now"))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 1, I, M, "now", { createdAt: NOW })), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 1, I, M, "now", { createdAt: NOW })), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
     expect(state.threads.get(A)?.queuedRuns).toEqual([{ runId: "run:1", held: true }]);
   });
 
@@ -121,7 +121,7 @@ describe("message.dispatch, auto", () => {
     given(...history, existing(switched))
       .when(dispatch("steer me"))
       .then(
-        [itemEvent(aUserMessage(A, R0, 1, testId("turn-item", 2), testId("message", 1), "steer me", { createdAt: NOW }))],
+        [...itemEvents(aUserMessage(A, R0, 1, testId("turn-item", 2), testId("message", 1), "steer me", { createdAt: NOW }))],
         [effects.steerTurn(A, R0, testId("message", 1), "steer me")],
       );
   });
@@ -132,7 +132,7 @@ describe("message.dispatch, auto", () => {
     const created = sent(switched, R, M, { ordinal: 2 });
     given(...history, existing(switched))
       .when(dispatch("next"))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 1, I, M, "next", { createdAt: NOW })), runUpdated({ ...created, queueRank: 0 })]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 1, I, M, "next", { createdAt: NOW })), runUpdated({ ...created, queueRank: 0 })]);
   });
 });
 
@@ -142,7 +142,7 @@ describe("message.dispatch, queue", () => {
     const created = sent(thread, R, M);
     given(existing(thread))
       .when(dispatch("hello", { mode: "queue" }))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 0, I, M, "hello", { createdAt: NOW })), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 0, I, M, "hello", { createdAt: NOW })), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
   });
 
   it("makes a separate follow-up run even when the running turn could be steered", () => {
@@ -151,7 +151,7 @@ describe("message.dispatch, queue", () => {
     const created = sent(thread, R, M, { ordinal: 2 });
     given(...history)
       .when(dispatch("later", { mode: "queue" }))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 1, I, M, "later", { createdAt: NOW })), runUpdated({ ...created, queueRank: 0 })]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 1, I, M, "later", { createdAt: NOW })), runUpdated({ ...created, queueRank: 0 })]);
   });
 });
 
@@ -161,7 +161,7 @@ describe("message.dispatch, steer", () => {
     given(...history)
       .when(dispatch("turn left", { mode: "steer" }))
       .then(
-        [itemEvent(aUserMessage(A, R0, 1, testId("turn-item", 2), testId("message", 1), "turn left", { createdAt: NOW }))],
+        [...itemEvents(aUserMessage(A, R0, 1, testId("turn-item", 2), testId("message", 1), "turn left", { createdAt: NOW }))],
         [effects.steerTurn(A, R0, testId("message", 1), "turn left")],
       );
   });
@@ -216,11 +216,11 @@ describe("message.dispatch, restart", () => {
       .then(
         [
           runUpdated(after(run, { interruptRequestedAt: NOW })),
-          itemEvent(
+          ...itemEvents(
             anItem(A, R0, 3, interruptItem, { type: "run_interrupt_request", requestedBy: "user", reason: "restarted with a new message" }, { createdAt: NOW }),
           ),
           runCreated(created),
-          itemEvent(aUserMessage(A, RR, 4, RI, RM, "start over", { createdAt: NOW })),
+          ...itemEvents(aUserMessage(A, RR, 4, RI, RM, "start over", { createdAt: NOW })),
           runUpdated(after(q1, { queueRank: 1 })),
           runUpdated(after(q2, { queueRank: 2 })),
           runUpdated({ ...created, queueRank: 0 }),
@@ -240,9 +240,9 @@ describe("message.dispatch, restart", () => {
       .then(
         [
           runUpdated(after(run, { interruptRequestedAt: NOW })),
-          itemEvent(anItem(A, R0, 1, interruptItem, { type: "run_interrupt_request", requestedBy: "agent", reason: "restarted with a new message" }, { createdAt: NOW })),
+          ...itemEvents(anItem(A, R0, 1, interruptItem, { type: "run_interrupt_request", requestedBy: "agent", reason: "restarted with a new message" }, { createdAt: NOW })),
           runCreated(created),
-          itemEvent({ ...aUserMessage(A, RR, 2, RI, RM, "start over", { createdAt: NOW }), createdBy: "agent" }),
+          ...itemEvents({ ...aUserMessage(A, RR, 2, RI, RM, "start over", { createdAt: NOW }), createdBy: "agent" }),
           runUpdated({ ...created, queueRank: 0 }),
         ],
         [effects.interruptTurn(A, R0)],
@@ -282,14 +282,14 @@ describe("message.dispatch, ids and provenance", () => {
     const message = { ...aUserMessage(A, "run:client", 0, testId("turn-item", 1), "message:client", "hi", { createdAt: NOW }), createdBy: "agent" as const, creationSource: "mcp" as const };
     given(existing(thread))
       .when(dispatch("hi", { messageId: "message:client", runId: "run:client", runKind: "system_follow_up", createdBy: "agent", creationSource: "mcp" }))
-      .then([runCreated(created), itemEvent(message), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, "run:client")]);
+      .then([runCreated(created), ...itemEvents(message), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, "run:client")]);
   });
 
   it("uses the given messageId when steering", () => {
     const { history } = busy(aProviderThread(A, "steerable"));
     given(...history)
       .when(dispatch("more", { messageId: "message:client" }))
-      .then([itemEvent(aUserMessage(A, R0, 1, testId("turn-item", 1), "message:client", "more", { createdAt: NOW }))], [effects.steerTurn(A, R0, "message:client", "more")]);
+      .then([...itemEvents(aUserMessage(A, R0, 1, testId("turn-item", 1), "message:client", "more", { createdAt: NOW }))], [effects.steerTurn(A, R0, "message:client", "more")]);
   });
 
   it("rejects a runId that already exists", () => {
@@ -314,7 +314,7 @@ describe("message.dispatch, refusals", () => {
     const created = sent(thread, R, M, { providerInstanceId: "plain", modelSelection: null });
     given(existing(thread))
       .when(dispatch("hi"))
-      .then([runCreated(created), itemEvent(aUserMessage(A, R, 0, I, M, "hi", { createdAt: NOW })), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
+      .then([runCreated(created), ...itemEvents(aUserMessage(A, R, 0, I, M, "hi", { createdAt: NOW })), runUpdated({ ...created, status: "starting" })], [effects.startTurn(A, R)]);
   });
 
   it("rejects a thread that does not exist", () => {

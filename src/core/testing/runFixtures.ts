@@ -4,6 +4,7 @@ import type { ExecutionNode, Run, RunAttempt } from "../../contracts/entities/ru
 import type { RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
 import {
   type EventOf,
+  type KnownDomainEvent,
   type ProviderSessionEvent,
   type RunAttemptEvent,
   type RunEvent,
@@ -17,6 +18,7 @@ import type { AppThread } from "../../contracts/thread.js";
 import type { TurnItem, TurnItemOf } from "../../contracts/turnItems.js";
 import { derive } from "../ids.js";
 import type { TurnItemBody } from "../run/changes.js";
+import { itemEntityEvents } from "../run/itemEntities.js";
 import { CREATED_AT, aThread } from "./fixtures.js";
 import { TEST_NOW } from "./scenario.js";
 
@@ -110,6 +112,9 @@ export function aUserMessage(
 }
 
 export const itemEvent = (item: TurnItem): EventOf<"turn-item.updated"> => turnItemEvent(item);
+
+/** What a decision commits for an item: its turn-item.updated, then the message or plan record it stands for (src/core/run/itemEntities.ts). */
+export const itemEvents = (item: TurnItem): KnownDomainEvent[] => [turnItemEvent(item), ...itemEntityEvents(item)];
 
 /** A pending, blocking approval request on `run`, created at CREATED_AT. */
 export function aRequest(run: Run, overrides: Partial<RuntimeRequest> & { id: string }): RuntimeRequest {

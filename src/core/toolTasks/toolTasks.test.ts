@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type ToolTask, TOOL_TASK_BOUNDS } from "../../contracts/entities/toolTasks.js";
 import { toolTaskEvent } from "../../contracts/events.js";
 import { RejectionCode } from "../rejections.js";
+import { ROOT, ROOT_RUN, delegate, rootWithRun } from "../testing/delegationFixtures.js";
 import { cmd, existing } from "../testing/fixtures.js";
 import { aProviderThread, aRun, runCreated } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, given, testContext } from "../testing/scenario.js";
@@ -69,5 +70,34 @@ describe("tool-task.cancel", () => {
     given(...base).when(cmd("tool-task.cancel", { taskId: "tool-task:none" })).thenRejects(RejectionCode.taskNotFound);
     const handle: ToolTask = { ...waitTask, taskId: "task:d", work: { tool: "delegate_task" } };
     given(...base, toolTaskEvent(handle)).when(cmd("tool-task.cancel", { taskId: handle.taskId })).thenRejects(RejectionCode.taskNotCancellable);
+  });
+});
+
+describe("delegated_task.request served as an MCP task", () => {
+  it("records the task's handle in the delegation's own decision, last, owned by the parent thread", () => {
+    const request = delegate("t1", ROOT, ROOT_RUN, { toolTask: { ttlMs: ttl.max, pollIntervalMs: poll.default } });
+    const scenario = given(...rootWithRun()).when(request);
+    if (scenario.decision.kind !== "accepted") throw new Error(`rejected: ${scenario.decision.rejection.code}`);
+    const events = scenario.decision.events;
+    const handle: ToolTask = {
+      taskId: "subagent:t1",
+      ownerThreadId: ROOT,
+      work: { tool: "delegate_task" },
+      ttlMs: ttl.max,
+      pollIntervalMs: poll.default,
+      createdAt: NOW,
+      expiresAt: new Date(Date.parse(NOW) + ttl.max).toISOString(),
+      updatedAt: NOW,
+      cancelledAt: null,
+    };
+    expect(events.at(-1)).toEqual(toolTaskEvent(handle));
+    expect(events.filter((event) => event.type === "tool-task.updated")).toHaveLength(1);
+    expect(events.some((event) => event.type === "subagent.updated")).toBe(true);
+  });
+
+  it("records no handle for a plain delegation", () => {
+    const scenario = given(...rootWithRun()).when(delegate("t1"));
+    if (scenario.decision.kind !== "accepted") throw new Error(`rejected: ${scenario.decision.rejection.code}`);
+    expect(scenario.decision.events.some((event) => event.type === "tool-task.updated")).toBe(false);
   });
 });

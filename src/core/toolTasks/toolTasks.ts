@@ -14,7 +14,7 @@ import type { OrchestrationState } from "../state.js";
  * is written, and the first call's ttl and poll interval stand.
  */
 export function decideToolTaskCreate(state: OrchestrationState, command: ToolTaskCreateCommand, ctx: DecideContext): Decision {
-  const { taskId, ownerThreadId, work, ttlMs, pollIntervalMs } = command.data;
+  const { taskId, ownerThreadId, work } = command.data;
   const known = state.toolTasks.get(taskId);
   if (known !== undefined) {
     if (known.ownerThreadId === ownerThreadId && known.work.tool === work.tool) return accept([]);
@@ -22,9 +22,13 @@ export function decideToolTaskCreate(state: OrchestrationState, command: ToolTas
   }
   const refused = workRefusal(state, ownerThreadId, taskId, work);
   if (refused !== null) return refused;
-  const expiresAt = new Date(Date.parse(ctx.now) + ttlMs).toISOString();
-  const task: ToolTask = { taskId, ownerThreadId, work, ttlMs, pollIntervalMs, createdAt: ctx.now, expiresAt, updatedAt: ctx.now, cancelledAt: null };
-  return accept([toolTaskEvent(task)]);
+  return accept([toolTaskEvent(newToolTask(command.data, ctx.now))]);
+}
+
+/** A handle created now, expiring ttlMs later; also delegated_task.request's own, for delegate_task served as a task (one commit). */
+export function newToolTask(fields: Pick<ToolTask, "taskId" | "ownerThreadId" | "work" | "ttlMs" | "pollIntervalMs">, now: string): ToolTask {
+  const { taskId, ownerThreadId, work, ttlMs, pollIntervalMs } = fields;
+  return { taskId, ownerThreadId, work, ttlMs, pollIntervalMs, createdAt: now, expiresAt: new Date(Date.parse(now) + ttlMs).toISOString(), updatedAt: now, cancelledAt: null };
 }
 
 function workRefusal(state: OrchestrationState, ownerThreadId: string | null, taskId: string, work: ToolTaskWork): Decision | null {

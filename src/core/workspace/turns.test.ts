@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Run } from "../../contracts/entities/runs.js";
 import { RejectionCode } from "../rejections.js";
 import { cmd, existing } from "../testing/fixtures.js";
-import { aProviderThread, aRun, aUserMessage, effects, itemEvent, runCreated, runUpdated, testId } from "../testing/runFixtures.js";
+import { aProviderThread, aRun, aUserMessage, effects, itemEvents, runCreated, runUpdated, testId } from "../testing/runFixtures.js";
 import { TEST_NOW as NOW, fold, given } from "../testing/scenario.js";
 import { aWorkspace, checkpointContext, workspaceEffects } from "../testing/workspaceFixtures.js";
 import { RUNTIME_MODE_WRITES } from "./turns.js";
@@ -17,7 +17,7 @@ describe("a turn with checkpoints on", () => {
     given(existing(thread))
       .when(cmd("message.dispatch", { threadId: A, text: "go" }), ctx)
       .then(
-        [runCreated(run), itemEvent(aUserMessage(A, run.id, 0, testId("turn-item", 3), run.messageId!, "go", { createdAt: NOW })), runUpdated({ ...run, status: "starting" })],
+        [runCreated(run), ...itemEvents(aUserMessage(A, run.id, 0, testId("turn-item", 3), run.messageId!, "go", { createdAt: NOW })), runUpdated({ ...run, status: "starting" })],
         [workspaceEffects.capture(A, run.id, "turn_start", testId("checkpoint", 4)), effects.startTurn(A, run.id)],
       );
   });
