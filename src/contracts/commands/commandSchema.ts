@@ -7,8 +7,13 @@ import { TraceParentSchema } from "../traceContext.js";
  * its parents'), so the bound leaves room for several entity ids.
  */
 export const CommandIdSchema = z.string().min(1).max(4_096);
-/** An entity id inside a command (thread, run, task, request ...). */
-export const IdSchema = z.string().min(1).max(512);
+/**
+ * An entity id inside a command (thread, run, task, request ...). Derived
+ * ids nest the ids they are derived from, escaped (a provider session's
+ * holds its thread's, which may hold a workflow's and its parent's), so the
+ * bound leaves room for a few levels.
+ */
+export const IdSchema = z.string().min(1).max(2_048);
 
 /**
  * The idempotency claim a tool call's first command carries (spec 000, Policy
