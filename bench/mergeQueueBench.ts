@@ -6,6 +6,7 @@ import { LoomMcpClient } from "../src/client/loomMcpClient.js";
 import { startLoomServer } from "../src/server/loomServer.js";
 import { TEST_GIT_ENV, gitSync, initRepo, tempDir } from "../src/testkit/gitRepo.js";
 import { script } from "../src/testkit/loomHarness.js";
+import { isOpenMergeStatus } from "../src/contracts/entities/mergeQueue.js";
 import { commitWorktreeChanges } from "../src/workspaces/commitChanges.js";
 import { now, percentile, printTable, seconds } from "./stats.js";
 
@@ -109,9 +110,122 @@ export async function runMergeQueueBench(options: MergeQueueBenchOptions): Promi
   }
 }
 
+export interface MergeIntegrationBenchOptions {
+  readonly children: number;
+  /** How many of them write the same place of one file (all but the first conflict). */
+  readonly overlapping: number;
+}
+
+/** The check of every merge: no conflict marker left, the file's own lines kept. */
+const INTEGRATION_CHECK = `! grep -qE '^(<<<<<<<|=======|>>>>>>>)' child-lines.txt && grep -qx shared child-lines.txt && grep -qx 'anchor 0' child-lines.txt`;
+
+/** After the set: every child's line is in the parent's file. */
+function allLinesKept(text: string, children: number): boolean {
+  const lines = new Set(text.split("\n"));
+  return Array.from({ length: children }, (_, i) => `line of child ${i}`).every((line) => lines.has(line));
+}
+
+/**
+ * The integration set (docs/workspaces.md, "Resolver tasks"): `children`
+ * worktree children each add their own line to one file, `overlapping` of
+ * them at the same place of it (every such child but the first conflicts),
+ * the others after a line of their own; the check of every merge asks for
+ * no conflict marker, and at the end every child's line must be there. All are merged through the queue with a scripted
+ * resolver that keeps both sides of a conflict (drops the marker lines).
+ * The figure is the share merged with the check green and no person's edit,
+ * against the bare way on a clone in the same run (`git merge` of each
+ * branch in turn, then the check, `--abort` on a conflict). Goal ≥ 90%.
+ */
+export async function runMergeIntegrationBench(options: MergeIntegrationBenchOptions): Promise<void> {
+  const dir = tempDir("bench-merge-integration");
+  try {
+    const repo = join(dir.path, "repo");
+    // The overlapping children write after "shared"; each other child after its own anchor line, far enough apart to merge cleanly.
+    const anchors = Array.from({ length: options.children }, (_, i) => `anchor ${i}\n${"-\n".repeat(3)}`).join("");
+    initRepo(repo, { "child-lines.txt": `shared\n${"-\n".repeat(3)}${anchors}`, "README.md": "bench\n" });
+    const check = INTEGRATION_CHECK;
+    const stateDir = join(dir.path, "state");
+    writeFileSync(join(dir.path, "config.json"), JSON.stringify({ projects: [{ id: "repo", root: repo, checkCommand: check }] }));
+    const server = await startLoomServer({ stateDir, cwd: dir.path, configPath: join(dir.path, "config.json") });
+    const token = readFileSync(join(stateDir, "owner-token"), "utf8").trim();
+    const client = await LoomMcpClient.connect(server.mcpUrl, token, "loom-bench");
+    try {
+      const base = readFileSync(join(repo, "child-lines.txt"), "utf8");
+      const delegations = Array.from({ length: options.children }, (_, i) => {
+        const after = i < options.overlapping ? "shared\n" : `anchor ${i}\n`;
+        const content = base.replace(after, `${after}line of child ${i}\n`);
+        return { call: "delegate_task", args: { task: script({ write: { path: "child-lines.txt", content } }, { say: "done" }), title: `Child ${i}`, isolation: "worktree", clientRequestId: `c${i}` } };
+      });
+      const parent = await client.ok<{ threadId: string }>("t3_thread_launch", { projectId: "repo", title: "Integration parent", message: script(...delegations, { say: "delegated" }) });
+      const state = () => server.orchestrator.state;
+      const idle = (id: string) => {
+        const runs = [...state().runs.values()].filter((r) => r.threadId === id);
+        return runs.length > 0 && runs.every((r) => r.endedAt !== null);
+      };
+      const children = await until(() => {
+        const kids = [...state().threads.values()].filter((thread) => thread.lineage.parentThreadId === parent.threadId);
+        return kids.length === options.children && kids.every((kid) => idle(kid.id)) && idle(parent.threadId) ? kids : null;
+      });
+      for (const child of children) await commitWorktreeChanges({ worktreePath: child.worktreePath!, message: `child ${child.title}` });
+      const copy = join(dir.path, "copy");
+      await run("git", ["clone", "-q", repo, copy], { env: TEST_GIT_ENV });
+      let bareMerged = 0;
+      for (const child of children) {
+        const merged = await run("git", ["merge", "-q", "--no-edit", `origin/${child.branch!}`], { cwd: copy, env: TEST_GIT_ENV }).then(
+          () => true,
+          async () => {
+            await run("git", ["merge", "--abort"], { cwd: copy, env: TEST_GIT_ENV });
+            return false;
+          },
+        );
+        if (merged) bareMerged += 1;
+      }
+      const bareGreen = await run("/bin/sh", ["-c", check], { cwd: copy }).then(
+        () => allLinesKept(readFileSync(join(copy, "child-lines.txt"), "utf8"), options.children),
+        () => false,
+      );
+
+      // The resolver keeps both sides: the marker lines go, every line stays.
+      const resolver = { providerInstanceId: "scripted", instructions: script({ run: "sed -i -e '/^<<<<<<< /d' -e '/^=======$/d' -e '/^>>>>>>> /d' child-lines.txt" }, { say: "kept both sides" }) };
+      const start = now();
+      for (const child of children) {
+        const res = await fetch(`${server.url}/api/orchestration/threads/${encodeURIComponent(child.id)}/merge-into-parent`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ onRefused: "resolver", resolver }),
+        });
+        await res.json();
+      }
+      const entries = await until(() => {
+        const all = [...state().mergeQueueEntries.values()].filter((entry) => entry.parentThreadId === parent.threadId);
+        return all.length === options.children && all.every((entry) => !isOpenMergeStatus(entry.status)) ? all : null;
+      });
+      const elapsed = seconds(start);
+      const green = entries.filter((entry) => entry.status === "merged" && (entry.result?.check?.exitCode ?? 0) === 0);
+      const resolved = green.filter((entry) => entry.resolution?.status === "resolved").length;
+      const parentGreen = await run("/bin/sh", ["-c", check], { cwd: repo }).then(
+        () => allLinesKept(readFileSync(join(repo, "child-lines.txt"), "utf8"), options.children),
+        () => false,
+      );
+      const share = (n: number) => `${((100 * n) / options.children).toFixed(0)}%`;
+      printTable(`Merge integration (${options.children} children, ${options.overlapping} overlapping one place, a scripted resolver)`, [
+        ["measure", "merged, check green", "share", "through a resolver", "at the end: check green, every child's line", "s for the set"],
+        ["git merge --no-edit of each branch in turn, no resolver (baseline)", String(bareMerged), share(bareMerged), "0", bareGreen ? "yes" : "no", "-"],
+        ["the merge queue, onRefused resolver", String(green.length), share(green.length), String(resolved), parentGreen ? "yes" : "no", elapsed.toFixed(1)],
+      ]);
+      if (gitSync(repo, "status", "--porcelain") !== "") throw new Error("the parent's checkout is not clean after the integration set");
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  } finally {
+    dir.remove();
+  }
+}
+
 /** The probe's value once it has one; the bench's setup waits on state, not on time. */
 async function until<T>(probe: () => T | null): Promise<T> {
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + 300_000;
   for (;;) {
     const value = probe();
     if (value !== null) return value;

@@ -9,7 +9,7 @@ import { runBudgetBench } from "./budgetBench.js";
 import { runCompressionBench } from "./compressionBench.js";
 import { runCoreBench } from "./coreBench.js";
 import { runCheckedMergeBench } from "./checkedMergeBench.js";
-import { runMergeQueueBench } from "./mergeQueueBench.js";
+import { runMergeIntegrationBench, runMergeQueueBench } from "./mergeQueueBench.js";
 import { runCheckpointBench } from "./checkpointBench.js";
 import { runFanoutBench } from "./fanoutBench.js";
 import { runHandoffBench } from "./handoffBench.js";
@@ -66,6 +66,7 @@ const BENCHMARKS: Readonly<Record<string, () => Promise<void>>> = {
       await runMergeQueueBench({ children: quick ? 8 : 16, overlapping: quick ? 2 : 4, check });
     }
   },
+  mergeIntegration: () => runMergeIntegrationBench({ children: quick ? 8 : 16, overlapping: quick ? 4 : 8 }),
   scale: () => runScaleBench({ small: 1_000, large: quick ? 20_000 : 100_000, calls: quick ? 100 : 400, warmup: quick ? 20 : 50 }),
   agentStartup: () => runAgentStartupBench(),
   agentPool: () => runAgentPoolBench({ sizes: [1, 4], rounds: quick ? 1 : 3 }),

@@ -20,6 +20,8 @@ const entry = (overrides: Partial<MergeQueueEntryView>): MergeQueueEntryView => 
   reason: null,
   check: null,
   childRunId: null,
+  resolverThreadId: null,
+  resolverStatus: null,
   log: ["2026-12-07T10:00:00.000Z queued"],
   ...overrides,
 });
@@ -33,6 +35,7 @@ describe("loom merges", () => {
         entry({ status: "merged", outcome: "fast_forward", commit: "0123456789abcdef", log: ["t0 queued", "t1 merging", "t2 merged (fast_forward, parent at 0123456789abcdef)"] }),
         entry({ entryId: "merge:p:b:2", childThreadId: "thread:b", status: "conflict", workspaceCode: "workspace_merge_conflict", files: ["a.txt", "b.txt"] }),
         entry({ entryId: "merge:p:c:3", childThreadId: "thread:c" }),
+        entry({ entryId: "merge:p:d:4", childThreadId: "thread:d", status: "resolving", onRefused: "resolver", resolverThreadId: "thread:r", resolverStatus: "running" }),
       ],
     });
     expect(text.split("\n")).toEqual([
@@ -43,6 +46,8 @@ describe("loom merges", () => {
       "merge:p:b:2  conflict  thread:b -> thread:p  workspace_merge_conflict: a.txt, b.txt",
       "    2026-12-07T10:00:00.000Z queued",
       "merge:p:c:3  queued  thread:c -> thread:p",
+      "    2026-12-07T10:00:00.000Z queued",
+      "merge:p:d:4  resolving  thread:d -> thread:p  resolver thread:r running",
       "    2026-12-07T10:00:00.000Z queued",
       "1 open",
       "",

@@ -63,7 +63,8 @@ export function formatMergeQueue(answer: MergeQueueOutput): string {
 }
 
 function detailOf(entry: MergeQueueEntryView): string {
-  if (entry.status === "merged") return `  ${entry.outcome ?? "?"} ${entry.commit?.slice(0, 12) ?? ""}`;
-  if (entry.workspaceCode !== null) return `  ${entry.workspaceCode}${entry.files.length > 0 ? `: ${entry.files.join(", ")}` : ""}`;
-  return "";
+  const resolver = entry.resolverThreadId === null ? "" : `  resolver ${entry.resolverThreadId} ${entry.resolverStatus ?? "?"}`;
+  if (entry.status === "merged") return `  ${entry.outcome ?? "?"} ${entry.commit?.slice(0, 12) ?? ""}${resolver}`;
+  if (entry.workspaceCode !== null) return `  ${entry.workspaceCode}${entry.files.length > 0 ? `: ${entry.files.join(", ")}` : ""}${resolver}`;
+  return resolver;
 }

@@ -113,6 +113,8 @@ export const ProjectEntrySchema = z.strictObject({
   checkCommand: NonEmptySchema.optional(),
   /** The check is stopped (and the merge refused) after this long. */
   checkTimeoutMs: positiveMs(CONFIG_MAXIMUMS.setupTimeoutMs).optional(),
+  /** Who resolves a refused merge queued with onRefused resolver and no resolver of its own (docs/workspaces.md, "Resolver tasks"). */
+  resolver: z.strictObject({ providerInstanceId: IdSchema, model: NonEmptySchema.optional(), instructions: NonEmptySchema.optional() }).optional(),
 });
 
 export const WorkspacesSchema = z.strictObject({
@@ -336,6 +338,8 @@ export interface ProjectConfig {
   readonly checkCommand?: string;
   /** Default DEFAULT_SETUP_TIMEOUT_MS. */
   readonly checkTimeoutMs?: number;
+  /** The resolver of refused merges queued with onRefused resolver and none of their own. */
+  readonly resolver?: { readonly providerInstanceId: string; readonly model?: string; readonly instructions?: string };
 }
 
 export interface WorkspacesConfig {
@@ -523,6 +527,7 @@ function resolveConfig(file: z.output<typeof LoomConfigSchema>, source: string |
       ...(p.setupTimeoutMs === undefined ? {} : { setupTimeoutMs: p.setupTimeoutMs }),
       ...(p.checkCommand === undefined ? {} : { checkCommand: p.checkCommand }),
       ...(p.checkTimeoutMs === undefined ? {} : { checkTimeoutMs: p.checkTimeoutMs }),
+      ...(p.resolver === undefined ? {} : { resolver: p.resolver }),
     };
   });
   const defaultRoot = resolve(cwd);

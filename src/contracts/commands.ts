@@ -160,6 +160,9 @@ export const LOOM_COMMAND_SCHEMAS = commandTable({
   "merge-queue.cancel": mergeQueue.MergeQueueCancelCommandSchema,
   "merge-queue.start": mergeQueue.MergeQueueStartCommandSchema,
   "merge-queue.finish": mergeQueue.MergeQueueFinishCommandSchema,
+  "merge-queue.resolve": mergeQueue.MergeQueueResolveCommandSchema,
+  "merge-queue.resolved": mergeQueue.MergeQueueResolvedCommandSchema,
+  "merge-queue.ready": mergeQueue.MergeQueueReadyCommandSchema,
 } as const);
 
 /** Every command this build can decide, and its schema. */

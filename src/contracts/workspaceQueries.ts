@@ -85,8 +85,21 @@ export const MergeIntoParentInput = z
     /** Commit the child's uncommitted changes on its branch first (default true). */
     commitChild: z.boolean().optional(),
     message: z.string().min(1).max(10_000).optional(),
-    /** A conflict or a failed check: answer it (report, the default), or hand it back to the child as a run with what stood in the way (child). */
-    onRefused: z.enum(["report", "child"]).optional(),
+    /**
+     * A conflict or a failed check: answer it (report, the default), hand it
+     * back to the child as a run with what stood in the way (child), or to a
+     * resolver thread working on the merge in progress (resolver, with `resolver` or the project's).
+     */
+    onRefused: z.enum(["report", "child", "resolver"]).optional(),
+    /** onRefused resolver: the provider instance (and model) of the resolver thread, and what it is told after Loom's account of the merge. */
+    resolver: z
+      .object({
+        providerInstanceId: z.string().min(1).max(512),
+        model: z.string().min(1).max(200).optional(),
+        instructions: z.string().min(1).max(20_000).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type MergeIntoParentInput = z.infer<typeof MergeIntoParentInput>;
@@ -105,8 +118,11 @@ export type MergeCheck = z.infer<typeof MergeCheckSchema>;
 export const MergeIntoParentOutput = z.object({
   threadId: z.string(),
   parentThreadId: z.string(),
-  /** returned_to_child: refused (onRefused child); the parent is as it was, `returnedToChild` says why and which run the child got. */
-  outcome: z.enum(["up_to_date", "fast_forward", "merge_commit", "returned_to_child"]),
+  /**
+   * returned_to_child: refused (onRefused child); the parent is as it was, `returnedToChild` says why and which run the child got.
+   * handed_to_resolver: refused (onRefused resolver); the parent is as it was, `resolver` names the thread working on it, and the entry merges once it ends.
+   */
+  outcome: z.enum(["up_to_date", "fast_forward", "merge_commit", "returned_to_child", "handed_to_resolver"]),
   /** The parent worktree's HEAD after the merge, and before it. */
   commit: z.string(),
   previousHead: z.string(),
@@ -120,6 +136,7 @@ export const MergeIntoParentOutput = z.object({
   returnedToChild: z
     .object({ runId: z.string().nullable(), workspaceCode: z.string(), files: z.array(z.string()), check: MergeCheckSchema.nullable() })
     .optional(),
+  resolver: z.object({ threadId: z.string(), taskId: z.string(), runId: z.string(), workspaceCode: z.string(), files: z.array(z.string()) }).optional(),
 });
 export type MergeIntoParentOutput = z.infer<typeof MergeIntoParentOutput>;
 

@@ -61,7 +61,8 @@ import {
   decideWorkflowStepStart,
   decideWorkflowStop,
 } from "./workflows/workflows.js";
-import { decideMergeQueueCancel, decideMergeQueueEnqueue, decideMergeQueueFinish, decideMergeQueueStart } from "./workspace/mergeQueue.js";
+import { decideMergeQueueCancel, decideMergeQueueEnqueue, decideMergeQueueFinish, decideMergeQueueReady, decideMergeQueueStart } from "./workspace/mergeQueue.js";
+import { decideMergeQueueResolve, decideMergeQueueResolved } from "./workspace/mergeResolution.js";
 import { decideToolTaskCancel, decideToolTaskCreate } from "./toolTasks/toolTasks.js";
 import { ceilingRejection } from "./policy/ceiling.js";
 import { decideBackgroundTaskReported, decideBackgroundWorkSettle } from "./run/backgroundWork.js";
@@ -336,6 +337,12 @@ function decideCommand(state: OrchestrationState, command: Command, ctx: DecideC
       return decideMergeQueueStart(state, command, ctx);
     case "merge-queue.finish":
       return decideMergeQueueFinish(state, command, ctx);
+    case "merge-queue.resolve":
+      return decideMergeQueueResolve(state, command, ctx);
+    case "merge-queue.resolved":
+      return decideMergeQueueResolved(state, command, ctx);
+    case "merge-queue.ready":
+      return decideMergeQueueReady(state, command, ctx);
     // Tool calls served as MCP tasks (toolTasks/toolTasks.ts)
     case "tool-task.create":
       return decideToolTaskCreate(state, command, ctx);

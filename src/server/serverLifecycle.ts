@@ -84,6 +84,7 @@ export async function startServing(parts: ServerParts, address: ServerAddress, h
   providers.worker.start();
   await reactors.reactor.start();
   await reactors.budgets.start();
+  await reactors.mergeQueue.start();
   // The index catches up in the background; searches wait briefly for it and say when it is not complete yet.
   reactors.search.start().catch((error: unknown) => log(`loom: the search index could not start: ${error instanceof Error ? error.message : String(error)}`));
   providers.sessions.startReaper();
@@ -114,6 +115,7 @@ export async function stopServing(parts: ServerParts): Promise<void> {
   await new Promise<void>((resolve) => transports.http.close(() => resolve()));
   reactors.reactor.stop();
   reactors.budgets.stop();
+  reactors.mergeQueue.stop();
   await app.titles.close();
   // Stop claiming effects first: releasing a session ends its run and starts the
   // thread's next queued one, whose provider.turn.start must not open a new session.

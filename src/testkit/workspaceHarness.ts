@@ -27,6 +27,8 @@ export interface RepoHarnessOptions {
   readonly checkCommand?: string;
   /** More `workspaces` config (checkpoints stay on). */
   readonly workspaces?: Readonly<Record<string, unknown>>;
+  /** More fields of the project's entry (e.g. its merge `resolver`). */
+  readonly project?: Readonly<Record<string, unknown>>;
 }
 
 export async function startRepoHarness(options: RepoHarnessOptions = {}): Promise<RepoHarness> {
@@ -40,6 +42,7 @@ export async function startRepoHarness(options: RepoHarnessOptions = {}): Promis
     ...(options.setup === undefined ? {} : { setup: options.setup }),
     ...(options.setupTimeoutMs === undefined ? {} : { setupTimeoutMs: options.setupTimeoutMs }),
     ...(options.checkCommand === undefined ? {} : { checkCommand: options.checkCommand }),
+    ...options.project,
   };
   try {
     const h = await LoomHarness.start({ config: { projects: [project], workspaces: { ...options.workspaces, checkpoints: true } } });

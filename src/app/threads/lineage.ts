@@ -19,6 +19,7 @@ import { type ActingCaller, type Caller, ceilingOf, resolveCaller } from "../cal
 import { type AppContext, execute, requestIds } from "../context.js";
 import { fail } from "../errors.js";
 import { availableProvider, resolveTarget } from "../policy.js";
+import { enqueueWhenIdle } from "../workspaces/mergeQueue.js";
 import { touched } from "../touched.js";
 import { authorizeChange, liveThreadOrFail } from "./authorize.js";
 import { actorOf, sentMessage } from "./sent.js";
@@ -221,11 +222,14 @@ export async function mergeBack(ctx: AppContext, caller: Caller, input: ThreadMe
   });
   const created = [...touched(executed.events).transfers.values()].find((t) => t.kind === "merge_back") ?? (transferId === undefined ? undefined : ctx.orchestrator.state.transfers.get(transferId));
   const transfer = created === undefined ? fail("orchestration_error", `the merge back of thread ${thread.id} recorded no transfer`) : (ctx.orchestrator.state.transfers.get(created.id) ?? created);
+  // A worktree child's branch goes to its parent's merge queue too (docs/workspaces.md, "The merge queue").
+  const mergeQueueEntry = await enqueueWhenIdle(ctx, thread);
   return {
     threadId: thread.id,
     sourceThreadId: source.id,
     commandId: executed.receipt.commandId,
     sequence: executed.receipt.sequence,
     transfer: transferView(transfer, thread.id, false),
+    mergeQueueEntry,
   };
 }

@@ -1,5 +1,6 @@
 import { type MergeQueueEntry, MergeQueueStatus, isOpenMergeStatus } from "../../contracts/entities/mergeQueue.js";
 import type { MergeQueueEntryView, MergeQueueInput, MergeQueueOutput } from "../../contracts/tools/mergeQueueTools.js";
+import type { AppThread } from "../../contracts/thread.js";
 import type { MergeIntoParentInput } from "../../contracts/workspaceQueries.js";
 import { joinId } from "../../core/ids.js";
 import { mergeQueueOf } from "../../core/workspace/mergeQueue.js";
@@ -7,6 +8,7 @@ import { type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, execute, freshUuid } from "../context.js";
 import { AppError, fail } from "../errors.js";
 import { childAndParent, requireIdle } from "./mergeChild.js";
+import { handedToResolver, resolverOf } from "./resolver.js";
 import { requireOwner } from "./worktrees.js";
 
 /**
@@ -20,6 +22,7 @@ export async function enqueueMerge(ctx: AppContext, caller: Caller, input: Merge
   requireOwner(caller, "merging a worktree");
   const { child, parent } = childAndParent(ctx, input.threadId);
   requireIdle(ctx, [child, parent]);
+  const resolver = await resolverOf(ctx, caller, parent, input);
   const entryId = joinId("merge", parent.id, child.id, freshUuid(ctx));
   await execute(ctx, {
     type: "merge-queue.enqueue",
@@ -29,11 +32,35 @@ export async function enqueueMerge(ctx: AppContext, caller: Caller, input: Merge
       entryId,
       childThreadId: child.id,
       onRefused: input.onRefused ?? "report",
+      ...(resolver === null ? {} : { resolver }),
       commitChild: input.commitChild ?? true,
       message: input.message ?? null,
     },
   });
   return ctx.orchestrator.state.mergeQueueEntries.get(entryId) ?? fail("orchestration_error", `merge queue entry ${entryId} was not recorded`);
+}
+
+/**
+ * t3_thread_merge_back of a worktree child: its branch is queued in its
+ * parent's merge queue (the caller was allowed to change the parent). Called
+ * from a run still going, the entry waits until neither thread has a run,
+ * then merges as any other (a refusal is recorded on the entry). A branch
+ * already open in the queue is answered with its entry. Null for a thread
+ * without a worktree of its own.
+ */
+export async function enqueueWhenIdle(ctx: AppContext, child: AppThread): Promise<{ entryId: string; status: MergeQueueEntry["status"] } | null> {
+  const parentId = child.lineage.parentThreadId;
+  if (child.workspace?.strategy !== "worktree" || child.worktreePath === null || parentId === null) return null;
+  const open = mergeQueueOf(ctx.orchestrator.state, parentId).find((entry) => entry.childThreadId === child.id && isOpenMergeStatus(entry.status));
+  if (open !== undefined) return { entryId: open.entryId, status: open.status };
+  const entryId = joinId("merge", parentId, child.id, freshUuid(ctx));
+  await execute(ctx, {
+    type: "merge-queue.enqueue",
+    commandId: joinId("cmd", entryId),
+    data: { parentThreadId: parentId, entryId, childThreadId: child.id, onRefused: "report", commitChild: true, message: null, waitForIdle: true },
+  });
+  const entry = ctx.orchestrator.state.mergeQueueEntries.get(entryId) ?? fail("orchestration_error", `merge queue entry ${entryId} was not recorded`);
+  return { entryId, status: entry.status };
 }
 
 /** Ended entries listed without a parent: the newest. */
@@ -65,11 +92,11 @@ export async function mergeQueue(ctx: AppContext, caller: Caller, input: MergeQu
   return { threadId: parent.id, entries: (input.includeEnded === false ? entries.filter((entry) => isOpenMergeStatus(entry.status)) : entries).map(entryView), open };
 }
 
-/** Resolves with the entry once it has ended (merged, refused, cancelled), read from the log as it commits. */
+/** Resolves with the entry once it has ended (merged, refused, cancelled) or waits on its resolver, read from the log as it commits. */
 export function mergeEnded(ctx: Pick<AppContext, "orchestrator">, entryId: string): Promise<MergeQueueEntry> {
   const ended = (): MergeQueueEntry | null => {
     const entry = ctx.orchestrator.state.mergeQueueEntries.get(entryId);
-    return entry !== undefined && !isOpenMergeStatus(entry.status) ? entry : null;
+    return entry !== undefined && (!isOpenMergeStatus(entry.status) || entry.status === MergeQueueStatus.resolving) ? entry : null;
   };
   const now = ended();
   if (now !== null) return Promise.resolve(now);
@@ -86,6 +113,7 @@ export function mergeEnded(ctx: Pick<AppContext, "orchestrator">, entryId: strin
 
 /** An ended entry as merge-into-parent answers it: its result, or its refusal as the AppError the merge threw. */
 export function answerOf(entry: MergeQueueEntry): NonNullable<MergeQueueEntry["result"]> {
+  if (entry.status === MergeQueueStatus.resolving && entry.resolution != null) return handedToResolver(entry, entry.resolution);
   if (entry.result !== null && (entry.status === MergeQueueStatus.merged || entry.status === MergeQueueStatus.returnedToChild)) return entry.result;
   if (entry.status === MergeQueueStatus.cancelled) fail("invalid_request", `merge queue entry ${entry.entryId} was cancelled`);
   const failure = entry.failure ?? { code: "orchestration_error", message: `merge queue entry ${entry.entryId} ended ${entry.status} without a reason`, workspaceCode: null, files: [], check: null };
@@ -118,6 +146,8 @@ export function entryView(entry: MergeQueueEntry): MergeQueueEntryView {
     reason: failure?.message ?? null,
     check: failure?.check ?? result?.check ?? null,
     childRunId: result?.returnedToChild?.runId ?? null,
+    resolverThreadId: entry.resolution?.threadId ?? null,
+    resolverStatus: entry.resolution?.status ?? null,
     log: entry.log,
   };
 }

@@ -1,5 +1,5 @@
 import type { EffectPayload } from "../../contracts/effects.js";
-import { type MergeQueueEndStatus, type MergeQueueFailure, MergeQueueStatus, isOpenMergeStatus } from "../../contracts/entities/mergeQueue.js";
+import { type MergeQueueEndStatus, type MergeQueueFailure, MergeQueueStatus, isPendingMergeStatus } from "../../contracts/entities/mergeQueue.js";
 import type { MergeIntoParentOutput } from "../../contracts/workspaceQueries.js";
 import { joinId } from "../../core/ids.js";
 import { CheckFailedError } from "../../workspaces/checkedMerge.js";
@@ -7,6 +7,8 @@ import { WorkspaceErrorCode, isWorkspaceError } from "../../workspaces/errors.js
 import { AppError } from "../errors.js";
 import { FAILURE_OF_WORKSPACE_ERROR } from "./failures.js";
 import { type MergeContext, mergeChild } from "./mergeChild.js";
+import { handToResolver, mergeResolved } from "./resolver.js";
+import { RETURNABLE } from "./returnToChild.js";
 
 /** The most characters of a check's output an entry keeps: its tail. */
 export const ENTRY_CHECK_OUTPUT_CHARS = 8_000;
@@ -23,15 +25,30 @@ type MergeRequest = EffectPayload<"merge-queue.merge">;
  */
 export async function mergeQueuedEntry(ctx: MergeContext, { parentThreadId, entryId }: MergeRequest): Promise<void> {
   const entry = ctx.orchestrator.state.mergeQueueEntries.get(entryId);
-  if (entry === undefined || !isOpenMergeStatus(entry.status)) return;
+  if (entry === undefined || !isPendingMergeStatus(entry.status)) return;
   const attempt = entry.attempts + 1;
-  const start = await ctx.orchestrator.dispatch({ type: "merge-queue.start", commandId: joinId("cmd", "merge-queue-start", entryId, attempt), data: { parentThreadId, entryId } });
-  if (start.status === "rejected") return;
-  const ended = await mergeChild(ctx, entry.childThreadId, { commitChild: entry.commitChild, message: entry.message, onRefused: entry.onRefused }).then(
+  // The log's length tells a start after the entry waited again for its threads from the one before it.
+  const start = await ctx.orchestrator.dispatch({ type: "merge-queue.start", commandId: joinId("cmd", "merge-queue-start", entryId, attempt, String(entry.log.length)), data: { parentThreadId, entryId } });
+  if (start.status === "rejected" || ctx.orchestrator.state.mergeQueueEntries.get(entryId)?.status !== MergeQueueStatus.merging) return;
+  const resolution = entry.resolution ?? null;
+  // A resolved entry merges its resolver's branch; a refusal of that ends it (one resolver per entry).
+  const merged =
+    resolution?.status === "resolved"
+      ? mergeResolved(ctx, entry, resolution)
+      : mergeChild(ctx, entry.childThreadId, { commitChild: entry.commitChild, message: entry.message, onRefused: entry.onRefused === "child" ? "child" : "report" });
+  const ended = await merged.then(
     (result): Ending => ({ status: result.outcome === "returned_to_child" ? MergeQueueStatus.returnedToChild : MergeQueueStatus.merged, result, failure: result.returnedToChild === undefined ? null : returnedFailure(result) }),
-    (error: unknown): Ending => refusal(error),
+    async (error: unknown): Promise<Ending | null> => {
+      const ending = refusal(error);
+      if (resolution !== null) return { ...ending, failure: ending.failure === null ? null : { ...ending.failure, message: `the resolver's merge (thread ${resolution.threadId}) was refused: ${ending.failure.message}` } };
+      if (entry.onRefused !== "resolver" || !isWorkspaceError(error) || !RETURNABLE.has(error.code)) return ending;
+      const refused = await handToResolver(ctx, entry, error);
+      if (refused === null) return null;
+      return { ...ending, failure: ending.failure === null ? null : { ...ending.failure, message: `${ending.failure.message} (no resolver could take it: ${refused})` } };
+    },
   );
-  await finishEntry(ctx, parentThreadId, entryId, attempt, ended);
+  // Handed to its resolver: the entry waits on it, at the queue's head.
+  if (ended !== null) await finishEntry(ctx, parentThreadId, entryId, attempt, ended);
 }
 
 /** An entry whose effect failed for good ends `failed` with the reason, so the queue moves on. */

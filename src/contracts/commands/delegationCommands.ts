@@ -60,6 +60,8 @@ export const DelegatedTaskRequestCommandSchema = command(
       startedOnFallback: z.object({ fromProviderInstanceId: IdSchema, reason: z.string().min(1).max(2_000) }).strict().optional(),
       /** delegate_task served as an MCP task (docs/mcp.md, "Tasks"): the task's handle is recorded in this decision, with these bounds. */
       toolTask: ToolTaskSchema.pick({ ttlMs: true, pollIntervalMs: true }).strict().optional(),
+      /** A merge queue's resolver (merge-queue.resolve): the entry it resolves, and the merge in progress its worktree starts at instead of a checkpoint of the parent. */
+      mergeResolution: z.object({ entryId: IdSchema, baseCommit: z.string().min(1) }).strict().optional(),
     })
     .strict(),
 );

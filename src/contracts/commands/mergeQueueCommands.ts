@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { MergeQueueEndStatusSchema, MergeQueueFailureSchema } from "../entities/mergeQueue.js";
-import { MergeIntoParentOutput } from "../workspaceQueries.js";
+import { MergeQueueEndStatusSchema, MergeQueueFailureSchema, MergeResolverSchema, OnRefusedSchema } from "../entities/mergeQueue.js";
+import { MergeCheckSchema, MergeIntoParentOutput } from "../workspaceQueries.js";
 import { IdSchema, commandSchema as command } from "./commandSchema.js";
 
 /**
@@ -18,14 +18,21 @@ export const MergeQueueEnqueueCommandSchema = command(
     .object({
       ...Entry,
       childThreadId: IdSchema,
-      onRefused: z.enum(["report", "child"]),
+      onRefused: OnRefusedSchema,
+      /** onRefused resolver: who resolves (required then, absent otherwise). */
+      resolver: MergeResolverSchema.optional(),
       commitChild: z.boolean(),
       message: z.string().min(1).max(10_000).nullable(),
+      /** Queued from a run still going (t3_thread_merge_back): while either thread has a run, the entry waits `waiting_for_idle` instead of joining the queue. */
+      waitForIdle: z.boolean().optional(),
     })
     .strict(),
 );
 
-/** Take a queued entry out of the queue. */
+/** Neither thread of an entry waiting for idle threads has a run going or queued any more: it joins the queue. */
+export const MergeQueueReadyCommandSchema = command("merge-queue.ready", z.object(Entry).strict());
+
+/** Take a queued (or waiting) entry out of the queue. */
 export const MergeQueueCancelCommandSchema = command("merge-queue.cancel", z.object(Entry).strict());
 
 /** The queue begins merging an entry (again, after a cut-short attempt). */
@@ -44,6 +51,41 @@ export const MergeQueueFinishCommandSchema = command(
     .strict(),
 );
 
+/**
+ * The merging entry was refused (a conflict, a failed check) and goes to its
+ * resolver: a delegated child of the parent (delegated_task.request, with its
+ * budgets and privilege ceiling) in a worktree at `baseCommit`, the merge in
+ * progress. The entry waits `resolving` and the queue moves on.
+ */
+export const MergeQueueResolveCommandSchema = command(
+  "merge-queue.resolve",
+  z
+    .object({
+      ...Entry,
+      baseCommit: z.string().min(1),
+      parentCommit: z.string().min(1),
+      childCommit: z.string().min(1),
+      workspaceCode: z.string().min(1),
+      files: z.array(z.string()),
+      check: MergeCheckSchema.nullable(),
+      /** The resolver's ids, its message (the instructions) and its brief (Loom's account of the merge, the context of its run). */
+      taskId: IdSchema,
+      resolverThreadId: IdSchema,
+      resolverRunId: IdSchema,
+      resolverMessageId: IdSchema,
+      title: z.string().min(1).max(500),
+      prompt: z.string().min(1).max(210_000),
+      brief: z.string().min(1).max(200_000),
+    })
+    .strict(),
+);
+
+/** The resolver's task ended: a completed one queues the entry again (it merges the resolver's branch), any other ends it failed. */
+export const MergeQueueResolvedCommandSchema = command("merge-queue.resolved", z.object(Entry).strict());
+
+export type MergeQueueReadyCommand = z.infer<typeof MergeQueueReadyCommandSchema>;
+export type MergeQueueResolveCommand = z.infer<typeof MergeQueueResolveCommandSchema>;
+export type MergeQueueResolvedCommand = z.infer<typeof MergeQueueResolvedCommandSchema>;
 export type MergeQueueEnqueueCommand = z.infer<typeof MergeQueueEnqueueCommandSchema>;
 export type MergeQueueCancelCommand = z.infer<typeof MergeQueueCancelCommandSchema>;
 export type MergeQueueStartCommand = z.infer<typeof MergeQueueStartCommandSchema>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ContextTransferKindSchema, HandoffStrategySchema, RunOrdinalRangeSchema } from "../entities/contextTransfers.js";
+import { MergeQueueStatusSchema } from "../entities/mergeQueue.js";
 import { InteractionModeSchema, RuntimeModeSchema } from "../modes.js";
 import { TargetInput } from "./threadTools.js";
 import { ThreadStatusSchema } from "./toolOutputs.js";
@@ -99,5 +100,10 @@ export const ThreadMergeBackOutput = z.object({
   commandId: z.string(),
   sequence: z.number().int(),
   transfer: TransferViewSchema,
+  /**
+   * A worktree child's branch, queued in its parent's merge queue (t3_merge_queue lists it): `waiting_for_idle` while
+   * either thread has a run going, then queued and merged with the project's check. Null for a thread without a worktree of its own.
+   */
+  mergeQueueEntry: z.object({ entryId: z.string(), status: MergeQueueStatusSchema }).nullable(),
 });
 export type ThreadMergeBackOutput = z.infer<typeof ThreadMergeBackOutput>;

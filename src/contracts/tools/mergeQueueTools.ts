@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MergeQueueStatusSchema } from "../entities/mergeQueue.js";
+import { MergeQueueStatusSchema, OnRefusedSchema } from "../entities/mergeQueue.js";
 import { MergeCheckSchema } from "../workspaceQueries.js";
 
 /** t3_merge_queue, the HTTP merge-queue routes and `loom merges` (docs/workspaces.md, "The merge queue"). */
@@ -23,7 +23,7 @@ export const MergeQueueEntryView = z.object({
   parentThreadId: z.string(),
   childThreadId: z.string(),
   status: MergeQueueStatusSchema,
-  onRefused: z.enum(["report", "child"]),
+  onRefused: OnRefusedSchema,
   enqueuedAt: z.string(),
   startedAt: z.string().nullable(),
   endedAt: z.string().nullable(),
@@ -41,6 +41,9 @@ export const MergeQueueEntryView = z.object({
   check: MergeCheckSchema.nullable(),
   /** returned_to_child: the child's run that has the refusal as its brief. */
   childRunId: z.string().nullable(),
+  /** onRefused resolver: the resolver thread handed the refused merge, and where it stands (running, resolved, failed). */
+  resolverThreadId: z.string().nullable(),
+  resolverStatus: z.enum(["running", "resolved", "failed"]).nullable(),
   log: z.array(z.string()),
 });
 export type MergeQueueEntryView = z.infer<typeof MergeQueueEntryView>;

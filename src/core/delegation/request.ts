@@ -39,7 +39,11 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
   const workflow = data.workflowStep === undefined ? undefined : state.workflows.get(data.workflowStep.workflowId);
   const forWorkflow = workflow !== undefined && workflow.status === "running" && workflow.parentThreadId === parent.id && workflow.parentRunId === data.parentRunId;
   if (data.workflowStep !== undefined && !forWorkflow) return reject("workflow_not_running", `workflow ${data.workflowStep.workflowId} of thread ${parent.id} is not running`);
-  if (parentRun === undefined || parentRun.threadId !== parent.id || (!forWorkflow && !isActiveRunStatus(parentRun.status))) {
+  // A merge queue's resolver is delegated while the parent is idle (a merge needs it idle): it hangs off the parent's last run.
+  const resolving = data.mergeResolution === undefined ? undefined : state.mergeQueueEntries.get(data.mergeResolution.entryId);
+  const forMerge = resolving !== undefined && resolving.parentThreadId === parent.id && resolving.status === "merging";
+  if (data.mergeResolution !== undefined && !forMerge) return reject("merge_entry_not_open", `merge queue entry ${data.mergeResolution.entryId} of thread ${parent.id} is not merging`);
+  if (parentRun === undefined || parentRun.threadId !== parent.id || (!forWorkflow && !forMerge && !isActiveRunStatus(parentRun.status))) {
     return reject("parent_not_active", `run ${data.parentRunId} is not an active run of thread ${parent.id}`);
   }
   if (state.tasks.has(data.taskId)) return reject("task_already_exists", `task ${data.taskId} already exists`);
@@ -114,9 +118,9 @@ export function decideDelegatedTaskRequest(state: OrchestrationState, command: D
           strategy: "worktree" as const,
           status: "pending" as const,
           repoPath: data.workspaceRepoPath!,
-          baseRef: null,
+          baseRef: data.mergeResolution?.baseCommit ?? null,
           startFromOrigin: false,
-          baseCheckpointId: ctx.allocate.checkpoint(),
+          baseCheckpointId: data.mergeResolution === undefined ? ctx.allocate.checkpoint() : null,
         }
       : parent.workspace === undefined
         ? undefined

@@ -20,6 +20,7 @@ import { turnItemBody } from "./providerItems.js";
 import { resumeLostRun, resumeNotice, resumesAfterCrash } from "./crashResume.js";
 import { recordLimitStop } from "./limitRecovery.js";
 import { settleTask } from "../delegation/settle.js";
+import { noteFileChanges } from "../workspace/overlaps.js";
 import { LOST_SESSION_REASONS, markLostNotices } from "../delegation/lostNotices.js";
 import { beginSettling, completeSettled, loseBackgroundWork } from "./backgroundWork.js";
 import { awaitsBackgroundWork } from "./backgroundTasks.js";
@@ -171,6 +172,8 @@ export function decideItemCompleted(state: OrchestrationState, command: ItemComp
   const outputStreamId = () => derive.outputStreamOfItem({ turnItemId: itemId });
   const planId = () => joinId("plan", "turn-item", itemId);
   changes.addItem(run.threadId, run.id, turnItemBody(item, messageId, requestId, outputStreamId, planId), itemId);
+  // A worktree child's file changes meet its siblings' as they happen (docs/workspaces.md, "Overlap awareness").
+  if (item.kind === "file_change") noteFileChanges(changes, run.threadId, item.changes.map((change) => change.path));
   return changes.done();
 }
 

@@ -4,7 +4,7 @@ import type { DomainEvent } from "../../contracts/events.js";
 import type { AppThread } from "../../contracts/thread.js";
 import type { MergeIntoParentOutput } from "../../contracts/workspaceQueries.js";
 import { cmd, existing } from "../testing/fixtures.js";
-import { aProviderThread } from "../testing/runFixtures.js";
+import { aProviderThread, aRun, runUpdated } from "../testing/runFixtures.js";
 import { TEST_NOW, fold, given } from "../testing/scenario.js";
 import { aWorkspace } from "../testing/workspaceFixtures.js";
 import { mergeQueueOf, mergeQueueStream } from "./mergeQueue.js";
@@ -105,6 +105,26 @@ describe("the merge queue of a parent workspace", () => {
     expect(entry(after, "merge:a").log.at(-1)).toContain("merging again (attempt 2)");
     // The next one waits while the head merges.
     given(...after).when(start("merge:b")).thenRejects("merge_entry_not_open");
+  });
+
+  it("holds an entry queued from a run still going until both threads are idle, and again when a run began before it started", () => {
+    const busyChild = [...threads, runUpdated(aRun(child("thread:a"), { id: "run:a", status: "running" }))];
+    const waitFor = cmd("merge-queue.enqueue", { parentThreadId: PARENT, entryId: "merge:a", childThreadId: "thread:a", onRefused: "report", commitChild: true, message: null, waitForIdle: true });
+    const waiting = given(...busyChild).when(waitFor);
+    expect(waiting.decision).toMatchObject({ kind: "accepted", effects: [] });
+    expect(entry(waiting.thenHistory(), "merge:a")).toMatchObject({ status: "waiting_for_idle", waitForIdle: true });
+    const ready = cmd("merge-queue.ready", { parentThreadId: PARENT, entryId: "merge:a" });
+    given(...waiting.thenHistory()).when(ready).thenRejects("merge_entry_not_open");
+    const idle = [...waiting.thenHistory(), runUpdated(aRun(child("thread:a"), { id: "run:a", status: "completed" }))];
+    const joined = given(...idle).when(ready);
+    expect(joined.decision).toMatchObject({ kind: "accepted", effects: [effect("merge:a")] });
+    expect(entry(joined.thenHistory(), "merge:a")).toMatchObject({ status: "queued" });
+    // A run began on the parent before the merge started: the entry waits again, nothing is begun.
+    const busyAgain = [...joined.thenHistory(), runUpdated(aRun(aProviderThread(PARENT), { id: "run:p", status: "running" }))];
+    const held = given(...busyAgain).when(start("merge:a")).thenHistory();
+    expect(entry(held, "merge:a")).toMatchObject({ status: "waiting_for_idle", attempts: 0 });
+    // It can be cancelled while it waits.
+    expect(entry(given(...held).when(cmd("merge-queue.cancel", { parentThreadId: PARENT, entryId: "merge:a" })).thenHistory(), "merge:a")).toMatchObject({ status: "cancelled" });
   });
 
   it("cancels a queued entry, beginning the next one when it was the head, and refuses to cancel a merging one", () => {

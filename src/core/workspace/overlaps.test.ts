@@ -73,4 +73,34 @@ describe("overlap awareness between worktree siblings", () => {
     expect(grown.threads.get(ONE)?.workspace?.overlaps).toEqual([{ threadId: TWO, files: ["b.txt", "shared.txt"] }]);
     expect(notices(grown, PARENT)).toHaveLength(1);
   });
+
+  it("tells an overlap as a running turn's file change is recorded, once per pair and file set, not once per item", () => {
+    const parent = aProviderThread(PARENT);
+    const one = child(ONE);
+    const two = child(TWO);
+    const twoScope = aScope(two, "checkpoint-scope:two");
+    const earlier = aCheckpoint(twoScope, 0, { id: "checkpoint:two", trigger: "turn_end", files: [file("shared.txt")] });
+    const edit = (n: number, path: string) =>
+      cmd("provider-runtime.item-completed", { threadId: ONE, runId: "run:one", driver: "scripted", nativeItemId: `item-${n}`, item: { kind: "file_change", changes: [{ path, kind: "update", additions: 1, deletions: 0 }] } });
+    const base = [existing(parent), existing(one), existing(two), scopeCreated(twoScope), captured(earlier), runCreated(aRun(one, { id: "run:one", status: "running" }))];
+    // The agent reports the path absolute, in its own worktree.
+    const first = given(...base).when(edit(1, "/wt/thread:one/shared.txt")).thenHistory();
+    const state = fold(...first);
+    expect(state.threads.get(ONE)?.workspace?.overlaps).toEqual([{ threadId: TWO, files: ["shared.txt"] }]);
+    expect(state.threads.get(TWO)?.workspace?.overlaps).toEqual([{ threadId: ONE, files: ["shared.txt"] }]);
+    for (const id of [ONE, TWO, PARENT]) expect(notices(state, id)).toHaveLength(1);
+    // The same file edited again, then a file of its own: nothing more to tell.
+    const later = fold(...given(...given(...first).when(edit(2, "shared.txt")).thenHistory()).when(edit(3, "mine.txt")).thenHistory());
+    for (const id of [ONE, TWO, PARENT]) expect(notices(later, id)).toHaveLength(1);
+    // The sibling's file change on a file the first changed mid-turn is weighed from its side.
+    const backwards = given(...base).when(edit(1, "other.txt")).thenHistory();
+    const fromTwo = fold(
+      ...given(...backwards, runCreated(aRun(two, { id: "run:two", status: "running" })))
+        .when(cmd("provider-runtime.item-completed", { threadId: TWO, runId: "run:two", driver: "scripted", nativeItemId: "item-9", item: { kind: "file_change", changes: [{ path: "other.txt", kind: "update", additions: 1, deletions: 0 }] } }))
+        .thenHistory(),
+    );
+    expect(fromTwo.threads.get(TWO)?.workspace?.overlaps).toEqual([{ threadId: ONE, files: ["other.txt"] }]);
+    expect(fromTwo.threads.get(ONE)?.workspace?.overlaps).toEqual([{ threadId: TWO, files: ["other.txt"] }]);
+    expect(notices(fromTwo, PARENT)).toHaveLength(1);
+  });
 });
