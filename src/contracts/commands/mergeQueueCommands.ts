@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { MergeQueueEndStatusSchema, MergeQueueFailureSchema, MergeResolverSchema, OnRefusedSchema } from "../entities/mergeQueue.js";
-import { MergeCheckSchema, MergeIntoParentOutput } from "../workspaceQueries.js";
+import { MergeQueueEndStatusSchema, MergeQueueFailureSchema, MergeResolutionSchema, MergeResolverSchema, OnRefusedSchema } from "../entities/mergeQueue.js";
+import { MergeIntoParentOutput } from "../workspaceQueries.js";
 import { IdSchema, commandSchema as command } from "./commandSchema.js";
 
 /**
@@ -55,19 +55,16 @@ export const MergeQueueFinishCommandSchema = command(
  * The merging entry was refused (a conflict, a failed check) and goes to its
  * resolver: a delegated child of the parent (delegated_task.request, with its
  * budgets and privilege ceiling) in a worktree at `baseCommit`, the merge in
- * progress. The entry waits `resolving` and the queue moves on.
+ * progress. The entry waits `resolving` at the head of its queue, so the
+ * resolver's result lands on the state it resolved against.
  */
 export const MergeQueueResolveCommandSchema = command(
   "merge-queue.resolve",
   z
     .object({
       ...Entry,
-      baseCommit: z.string().min(1),
-      parentCommit: z.string().min(1),
-      childCommit: z.string().min(1),
-      workspaceCode: z.string().min(1),
-      files: z.array(z.string()),
-      check: MergeCheckSchema.nullable(),
+      /** The merge in progress the resolver's worktree starts at, as its resolution records it. */
+      ...MergeResolutionSchema.pick({ baseCommit: true, parentCommit: true, childCommit: true, workspaceCode: true, files: true, check: true }).shape,
       /** The resolver's ids, its message (the instructions) and its brief (Loom's account of the merge, the context of its run). */
       taskId: IdSchema,
       resolverThreadId: IdSchema,
