@@ -16,7 +16,7 @@ import { activeRunOf } from "../../engine/queries.js";
 import { type HoldOutcome, holdTasks } from "./taskHolds.js";
 import { titleFromText } from "../threads/views.js";
 import { type WaitContext, waitBudget, waitUntil } from "../waits.js";
-import { delegateTaskResult } from "./taskView.js";
+import { delegateTaskResult, delegatedTaskProgress } from "./taskView.js";
 import { probeWorkingTree } from "../../workspaces/repository.js";
 import { workspacePathOf } from "../workspaces/paths.js";
 
@@ -215,9 +215,10 @@ export async function waitForTask(ctx: AppContext, taskId: string, timeoutMs: nu
   const holds = await holdTasks(ctx, [taskId], waitingRun);
   let outcome: HoldOutcome = { took: [], owed: [] };
   try {
+    // Checked after every commit while the wait lasts: the in-memory progress alone, not the full result (which reads the latest run's text).
     const ready = () => {
-      const result = current();
-      return result.workState === "result_available" || result.hasPendingQuestion || result.pendingApproval !== null;
+      const progress = delegatedTaskProgress(ctx.orchestrator.state, ctx.orchestrator.state.tasks.get(taskId)!);
+      return progress.final || progress.question !== undefined || progress.approval !== undefined;
     };
     const waitForResult = () => waitUntil(ctx, wait, waitBudget(ctx, timeoutMs), ready, () => current().limitRecovery?.text ?? `task ${taskId} is ${current().status}`);
     // A wait that blocks is recorded on the caller's active run (blockedOnThreadWait).

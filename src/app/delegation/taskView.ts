@@ -1,7 +1,8 @@
 import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import type { AppThread } from "../../contracts/thread.js";
 import { ApprovalKind, type RuntimeRequest } from "../../contracts/entities/runtimeRequests.js";
-import { isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import { type Run, isTerminalRunStatus } from "../../contracts/entities/runs.js";
+import type { LimitRecoveryView } from "../../contracts/tools/toolOutputs.js";
 import { budgetReading, spendOf } from "../../core/budgets/budgets.js";
 import type { BudgetLimits } from "../../contracts/entities/budgets.js";
 import type { OrchestrationState } from "../../core/state.js";
@@ -47,13 +48,35 @@ function backgroundOf(state: Engine["state"], final: boolean, child: AppThread |
   return text === null ? {} : { backgroundWork: text };
 }
 
-/** DelegateTaskResult (spec 000), read from the parent's durable projection. */
-export function delegateTaskResult(view: Pick<Engine, "state" | "timeline">, task: DelegatedTask, waitTimedOut: boolean): DelegateTaskResult {
-  const { state, timeline } = view;
+/**
+ * Where a delegated task's work stands, from in-memory state alone: what its
+ * status reads (task_status's, an MCP task's). An MCP task's status is read
+ * after every commit while it is watched or awaited, so this leaves out what
+ * only the full result needs (the latest run's text, the budget).
+ */
+export interface DelegatedTaskProgress {
+  /** The child's result has reached the parent (resultContextTransferId). */
+  readonly final: boolean;
+  readonly status: DelegatedTask["status"];
+  /** The child's blocking question, pending. */
+  readonly question: RuntimeRequest | undefined;
+  /** The child's pending approval. */
+  readonly approval: (RuntimeRequest & { kind: ApprovalKind }) | undefined;
+  readonly active: Run | null;
+  readonly child: AppThread | undefined;
+  /** The usage limit the child's stopped work waits on, resuming by itself. */
+  readonly limit: LimitRecoveryView | null;
+}
+
+export function delegatedTaskProgress(state: OrchestrationState, task: DelegatedTask): DelegatedTaskProgress {
   const final = task.resultContextTransferId !== null;
-  const requests = [...state.runtimeRequests.values()].filter((r) => r.threadId === task.childThreadId && r.status === "pending");
-  const question = requests.find((r) => r.kind === "user_input" && r.blocking);
-  const approval = requests.find(isApproval);
+  let question: RuntimeRequest | undefined;
+  let approval: (RuntimeRequest & { kind: ApprovalKind }) | undefined;
+  for (const request of state.runtimeRequests.values()) {
+    if (request.threadId !== task.childThreadId || request.status !== "pending") continue;
+    if (question === undefined && request.kind === "user_input" && request.blocking) question = request;
+    if (approval === undefined && isApproval(request)) approval = request;
+  }
   const active = activeRunOf(state, task.childThreadId);
   const original = task.childRunId === null ? undefined : state.runs.get(task.childRunId);
   // A child a usage limit stopped waits for the reset and resumes by itself: the task waits, it has not failed.
@@ -65,6 +88,13 @@ export function delegateTaskResult(view: Pick<Engine, "state" | "timeline">, tas
     else if (question !== undefined || approval !== undefined || limit !== null) status = "waiting";
     else status = "running";
   }
+  return { final, status, question, approval, active, child, limit };
+}
+
+/** DelegateTaskResult (spec 000), read from the parent's durable projection. */
+export function delegateTaskResult(view: Pick<Engine, "state" | "timeline">, task: DelegatedTask, waitTimedOut: boolean): DelegateTaskResult {
+  const { state, timeline } = view;
+  const { final, status, question, approval, active, child, limit } = delegatedTaskProgress(state, task);
   const workState: DelegateTaskResult["workState"] = final ? "result_available" : active === null && childTasksUnfinished(state, task) ? "waiting_for_children" : "working";
   const terminalRuns = runsOf(state, task.childThreadId).filter((run) => isTerminalRunStatus(run.status) && run.kind !== "system_follow_up");
   const latest = terminalRuns[terminalRuns.length - 1] ?? null;

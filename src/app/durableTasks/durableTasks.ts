@@ -2,11 +2,10 @@ import type { DelegatedTask } from "../../contracts/entities/delegatedTasks.js";
 import { TOOL_TASK_BOUNDS, type ToolTask } from "../../contracts/entities/toolTasks.js";
 import type { Workflow } from "../../contracts/entities/workflows.js";
 import type { OrchestrationState } from "../../core/state.js";
-import type { DelegateTaskResult } from "../../contracts/tools/toolOutputs.js";
 import { type Caller, resolveCaller } from "../caller.js";
 import { type AppContext, execute, freshUuid } from "../context.js";
 import { fail } from "../errors.js";
-import { delegateTaskResult } from "../delegation/taskView.js";
+import { type DelegatedTaskProgress, delegatedTaskProgress } from "../delegation/taskView.js";
 import { taskCancel, taskStatus } from "../delegation/tasks.js";
 import { stopWorkflow, workflowStatus } from "../workflows/start.js";
 import { type WaitContext, waitUntil } from "../waits.js";
@@ -114,7 +113,7 @@ function viewOf(ctx: AppContext, caller: Caller, record: DurableRecord): Durable
     const { status, statusMessage, lastUpdatedAt } = waitTaskView(ctx, record.handle, record.work);
     return { taskId: record.handle.taskId, status, statusMessage, createdAt: record.handle.createdAt, lastUpdatedAt, ...timing };
   }
-  const { status, statusMessage } = record.kind === "delegated_task" ? delegatedStatus(caller, record.task, delegateTaskResult(ctx.orchestrator, record.task, false)) : workflowStatusOf(ctx, caller, record.workflow);
+  const { status, statusMessage } = record.kind === "delegated_task" ? delegatedStatus(caller, record.task, delegatedTaskProgress(ctx.orchestrator.state, record.task)) : workflowStatusOf(ctx, caller, record.workflow);
   const { createdAt, updatedAt } = record.kind === "delegated_task" ? record.task : record.workflow;
   return { taskId: recordId(record), status, statusMessage, createdAt, lastUpdatedAt: updatedAt, ...timing };
 }
@@ -127,10 +126,10 @@ function viewOf(ctx: AppContext, caller: Caller, record: DurableRecord): Durable
  * the owner), and working otherwise (also while a usage limit holds the
  * child and its work resumes by itself).
  */
-function delegatedStatus(caller: Caller, task: DelegatedTask, result: DelegateTaskResult): { status: DurableTaskStatus; statusMessage: string } {
+function delegatedStatus(caller: Caller, task: DelegatedTask, progress: DelegatedTaskProgress): { status: DurableTaskStatus; statusMessage: string } {
   const child = `child thread ${task.childThreadId}`;
-  if (result.workState === "result_available") {
-    const summary = result.summary ?? "no summary";
+  if (progress.final) {
+    const summary = task.summary ?? "no summary";
     if (task.cancelRequestedAt !== null || task.status === "cancelled" || task.status === "interrupted") {
       return { status: DurableTaskStatus.cancelled, statusMessage: `task ${task.status}: ${summary}` };
     }
@@ -140,23 +139,23 @@ function delegatedStatus(caller: Caller, task: DelegatedTask, result: DelegateTa
   if (task.cancelRequestedAt !== null) {
     return { status: DurableTaskStatus.cancelled, statusMessage: `cancellation requested; ${child} is stopping` };
   }
-  if (result.hasPendingQuestion) {
+  if (progress.question !== undefined) {
     return {
       status: DurableTaskStatus.input_required,
       statusMessage: `${child} asks a question: read it with t3_pending_request_list and t3_pending_request_read (threadId ${task.childThreadId}), answer with t3_pending_request_respond`,
     };
   }
-  const approval = result.pendingApproval;
-  if (approval !== null && (caller.kind === "owner" || task.approvalRouting === "parent")) {
+  const { approval } = progress;
+  if (approval !== undefined && (caller.kind === "owner" || task.approvalRouting === "parent")) {
     return {
       status: DurableTaskStatus.input_required,
-      statusMessage: `${child} asks for approval (${approval.kind}, requestId ${approval.requestId}): decide with t3_pending_request_respond`,
+      statusMessage: `${child} asks for approval (${approval.kind}, requestId ${approval.id}): decide with t3_pending_request_respond`,
     };
   }
-  if (approval !== null) return { status: DurableTaskStatus.working, statusMessage: `${child} waits on the owner's approval (requestId ${approval.requestId})` };
+  if (approval !== undefined) return { status: DurableTaskStatus.working, statusMessage: `${child} waits on the owner's approval (requestId ${approval.id})` };
   // A child a usage limit stopped resumes by itself after the reset: the task waits, it has not failed (docs/mcp.md, "Tasks through a usage limit").
-  if (result.limitRecovery?.status === "waiting_on_limit") return { status: DurableTaskStatus.working, statusMessage: `${child} was stopped by a usage limit: ${result.limitRecovery.text}` };
-  return { status: DurableTaskStatus.working, statusMessage: `${child} is ${result.status}` };
+  if (progress.limit?.status === "waiting_on_limit") return { status: DurableTaskStatus.working, statusMessage: `${child} was stopped by a usage limit: ${progress.limit.text}` };
+  return { status: DurableTaskStatus.working, statusMessage: `${child} is ${progress.status}` };
 }
 
 /**
@@ -170,7 +169,7 @@ function workflowStatusOf(ctx: AppContext, caller: Caller, workflow: Workflow): 
       for (const step of workflow.steps) {
         const task = step.taskId === null ? undefined : ctx.orchestrator.state.tasks.get(step.taskId);
         if (task === undefined || task.resultContextTransferId !== null) continue;
-        const waiting = delegatedStatus(caller, task, delegateTaskResult(ctx.orchestrator, task, false));
+        const waiting = delegatedStatus(caller, task, delegatedTaskProgress(ctx.orchestrator.state, task));
         if (waiting.status === DurableTaskStatus.input_required) return { status: waiting.status, statusMessage: `workflow step ${step.index}${step.label === null ? "" : ` (${step.label})`}: ${waiting.statusMessage}` };
       }
       return { status: DurableTaskStatus.working, statusMessage: `workflow ${workflow.workflowId} is running${workflow.currentPhase === null ? "" : ` (phase ${workflow.currentPhase})`}` };
