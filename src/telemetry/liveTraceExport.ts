@@ -38,6 +38,8 @@ export class LiveTraceExport {
   private subscription: Subscription | null = null;
   private readonly worker: ExportWorker;
   private readonly sampled: (traceId: string, caller: Parameters<ReturnType<typeof traceSampler>>[1]) => boolean;
+  /** always_on: every tree is exported, so no decision is asked for or kept. */
+  private readonly samplesAll: boolean;
   private readonly decisions = new Map<string, boolean>();
   private readonly sent = new Set<string>();
   private readonly counts = { ended: 0, exported: 0 };
@@ -51,6 +53,7 @@ export class LiveTraceExport {
       onExported: (count) => (this.counts.exported += count),
     });
     this.sampled = traceSampler(options.settings);
+    this.samplesAll = options.settings.sampler === "always_on";
   }
 
   /** Follow the log after `from` (default: its current head); resolves once the subscription is live and the export worker has started. */
@@ -61,6 +64,7 @@ export class LiveTraceExport {
 
   /** Whether the tree of `threadId` is exported (the sampler's decision for its trace). */
   isSampled(traceId: string, threadId: string): boolean {
+    if (this.samplesAll) return true;
     const known = this.decisions.get(traceId);
     if (known !== undefined) return known;
     const decision = this.sampled(traceId, callerOfTree(this.options.orchestrator.state, threadId));
