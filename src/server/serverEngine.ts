@@ -51,7 +51,7 @@ export async function openEngine(dir: StateDir, setup: ServerConfig, base: Serve
   // Before runs are reconciled: worktrees a cut-short preparation made are recorded on their thread first.
   const workspaceReport = await reconcileWorkspacesOnBoot({ orchestrator, workspaces, projects: config.projects }, base.bootId, log);
   if (workspaceReport.adopted + workspaceReport.removedHalfMade + workspaceReport.stoppedSetups > 0) {
-    log(`loom: workspaces after restart: ${workspaceReport.adopted} worktree(s) recorded, ${workspaceReport.removedHalfMade} half-made removed, ${workspaceReport.stoppedSetups} setup(s) stopped`);
+    log(`loom: workspaces after restart: ${workspaceReport.adopted} worktree(s) recorded, ${workspaceReport.removedHalfMade} half-made removed, ${workspaceReport.stoppedSetups} setup or check command(s) stopped`);
   }
   if (!base.backend.shared) {
     await base.credentials.revokeAllThreadCredentials();

@@ -32,6 +32,8 @@ export interface CheckedMergeInput extends MergeWorktreeInput {
   readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Called as the setup and the check start, with the process group each runs in and its folder: a caller that may die first can stop the group later. */
+  readonly onSpawn?: (processGroupId: number, cwd: string) => void;
 }
 
 export interface CheckReport {
@@ -60,6 +62,7 @@ export async function mergeWithCheck(input: CheckedMergeInput): Promise<CheckedM
       ...(input.env === undefined ? {} : { env: input.env }),
       ...(input.timeoutMs === undefined ? {} : { timeoutMs: input.timeoutMs }),
       ...(input.signal === undefined ? {} : { signal: input.signal }),
+      ...(input.onSpawn === undefined ? {} : { onSpawn: (pid: number) => input.onSpawn?.(pid, scratch) }),
     });
     return { command, outcome: ran.outcome, exitCode: ran.exitCode, durationMs: Math.round(ran.durationMs), output: ran.outputTail };
   };

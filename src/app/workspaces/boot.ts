@@ -8,7 +8,7 @@ import { managedDirOf } from "./paths.js";
 import { stopLeftoverSetups } from "./setupNotes.js";
 
 export interface WorkspaceBootReport {
-  /** Setup commands a killed predecessor left running, now stopped. */
+  /** Setup and merge check commands a killed predecessor left running, now stopped. */
   readonly stoppedSetups: number;
   /** Worktrees made by a preparation that was cut short, now recorded on their thread. */
   readonly adopted: number;

@@ -14,6 +14,7 @@ import { agentWorktreeEnvironment } from "./isolation.js";
 import { oneAtATime } from "./mergeTurns.js";
 import { type WorkspaceLayout, mergeScratchDir, mergeScratchName, projectOf, workspacePathOf } from "./paths.js";
 import { RETURNABLE, returnToChild } from "./returnToChild.js";
+import { forgetSetup, noteSetup } from "./setupNotes.js";
 
 /** What a merge reads: the engine, the projects and where worktrees go (the app's context, or the workspace effects'). */
 export type MergeContext = WorkspaceLayout & Pick<AppContext, "orchestrator">;
@@ -69,6 +70,8 @@ export async function mergeChild(ctx: MergeContext, childThreadId: string, optio
     if (project?.checkCommand === undefined) return { ...(await mergeChildWorktree(target)), check: null };
     const check = project.checkCommand;
     // The check runs with the child's ports and names: the child is idle, its block is free to use.
+    // Noted while it runs, as a setup is, so a restart after a kill stops the check this process left running in the scratch worktree.
+    const note = `merge-check:${scratchDir}/${scratchName}`;
     return oneAtATime(join(scratchDir, scratchName), () =>
       mergeWithCheck({
         ...target,
@@ -78,7 +81,8 @@ export async function mergeChild(ctx: MergeContext, childThreadId: string, optio
         scratchName,
         env: agentWorktreeEnvironment(ctx.workspaces, child),
         timeoutMs: project.checkTimeoutMs ?? DEFAULT_SETUP_TIMEOUT_MS,
-      }),
+        onSpawn: (pid, cwd) => noteSetup(ctx.workspaces.setupRunDir, note, { pid, cwd }),
+      }).finally(() => forgetSetup(ctx.workspaces.setupRunDir, note)),
     );
   };
   const parentHead = (await openWorkingTree(parentPath)).head;

@@ -13,14 +13,16 @@ import { type ServedLoom, ServeRig } from "../../testkit/serveRig.js";
 /**
  * kill -9 the built `loom serve` (SQLite) while the first of two queued
  * merges runs its check, and restart on the same state dir: the merging
- * entry is begun again (attempt 2) as the server starts, the queued one
- * behind it is still there, and both land, in order.
+ * entry is begun again (attempt 2) as the server starts, after the check
+ * the killed server left running was stopped; the queued one behind it is
+ * still there, and both land, in order.
  */
 
 let folder: ReturnType<typeof tempDir>;
 let repo: string;
 let gate: string;
 let started: string;
+let pids: string;
 let rig: ServeRig;
 
 beforeEach(() => {
@@ -29,8 +31,9 @@ beforeEach(() => {
   initRepo(repo, { "README.md": "hello\n", "base.txt": "ok\n" });
   gate = join(folder.path, "go");
   started = join(folder.path, "started");
-  // Only the first merge (the one bringing x.txt first) holds its check until the test lets it go.
-  const checkCommand = `if [ -f x.txt ] && [ ! -f y.txt ]; then touch '${started}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; fi; echo checked`;
+  pids = join(folder.path, "check.pids");
+  // Only the first merge (the one bringing x.txt first) holds its check until the test lets it go; each such check notes its shell's pid.
+  const checkCommand = `if [ -f x.txt ] && [ ! -f y.txt ]; then echo $$ >> '${pids}'; touch '${started}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; fi; echo checked`;
   writeFileSync(join(folder.path, "config.json"), JSON.stringify({ projects: [{ id: "repo", root: repo, checkCommand }] }));
   rig = new ServeRig(join(folder.path, "state"), "merge-queue-restart-test");
 });
@@ -42,6 +45,17 @@ afterEach(async () => {
 function serve(): Promise<ServedLoom> {
   return rig.start({ args: ["--config", join(folder.path, "config.json")] });
 }
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const checkPids = () => (existsSync(pids) ? readFileSync(pids, "utf8").trim().split("\n").filter(Boolean).map(Number) : []);
 
 const queueOf = (client: LoomMcpClient, threadId: string) => client.ok<MergeQueueOutput>("t3_merge_queue", { threadId });
 
@@ -87,15 +101,23 @@ describe("a restart in the middle of the merge queue", () => {
     const before = await queueOf(first.client, parent.threadId);
     expect(before.entries.map((entry) => entry.status)).toEqual(["merging", "queued"]);
 
+    const [orphan] = checkPids();
+    expect(orphan).toBeDefined();
     first.serve.child.kill("SIGKILL");
     await waitForExit(first.serve.child);
     await Promise.all(asked);
     expect(gitSync(repo, "rev-parse", "HEAD")).toBe(head);
+    // The check runs in its own process group, so it outlives the killed server.
+    expect(alive(orphan!)).toBe(true);
 
     const second = await serve();
     const resumed = await pollUntil(() => queueOf(second.client, parent.threadId), (q) => q.entries[0]?.attempts === 2, "the cut-short merge begun again", 30_000);
     expect(resumed.entries.map((entry) => entry.status)).toEqual(["merging", "queued"]);
     expect(resumed.entries[0]!.log.at(-1)).toContain("merging again (attempt 2)");
+    // The check the killed server left running in the scratch worktree was stopped as the server started, before its merge began again.
+    expect(second.serve.stderr()).toContain("1 setup or check command(s) stopped");
+    await pollUntil(() => alive(orphan!), (running) => !running, "the orphaned check to be stopped", 15_000);
+    await pollUntil(() => checkPids().length, (count) => count === 2, "the cut-short merge's check running again", 30_000);
     writeFileSync(gate, "");
     const ended = await pollUntil(() => queueOf(second.client, parent.threadId), (q) => q.open === 0, "both merged", 30_000);
     expect(ended.entries.map((entry) => [entry.childThreadId, entry.status, entry.attempts])).toEqual([

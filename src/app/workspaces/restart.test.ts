@@ -86,7 +86,7 @@ describe("restart in the middle of a prepared run", () => {
     expect(alive(setupPid)).toBe(true);
 
     const second = await serve();
-    expect(second.serve.stderr()).toContain("1 setup(s) stopped");
+    expect(second.serve.stderr()).toContain("1 setup or check command(s) stopped");
     await untilTrue(() => !alive(setupPid), "the orphaned setup to be stopped");
     const lost = await second.client.ok<ReadResult>("t3_thread_read", { threadId, view: "activity" });
     expect(lost.runs[0]).toMatchObject({ runId, status: "interrupted", endReason: "server_restarted" });

@@ -3,9 +3,10 @@ import { mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync,
 import { join } from "node:path";
 
 /**
- * A note per running setup command (its process group and folder), so a Loom
- * killed mid-setup can stop the group its predecessor left running: setup
- * commands run in their own process group, which outlives a killed parent.
+ * A note per running setup command, and per merge check (its process group
+ * and folder), so a Loom killed mid-setup or mid-check can stop the group its
+ * predecessor left running: these commands run in their own process group,
+ * which outlives a killed parent.
  * A group is only stopped when /proc shows its leader still working in the
  * noted folder, so a reused pid is never hit.
  */
