@@ -13,7 +13,8 @@ import { script } from "../testkit/loomHarness.js";
  * per-turn checkpoints, whose agent is the scripted driver writing files:
  * a turn's diff and the whole thread's, side by side and unified, a
  * confirmed rollback that restores the files on disk, the queue editor, the
- * search box over the search methods, and the schedules and providers views.
+ * search box over the search methods, and the schedules and providers views;
+ * a merge refused for a conflict, handed back to the child from the UI.
  */
 
 const ui = signedInPage({ providers: [{ id: "scripted", driver: "scripted" }], workspaces: { checkpoints: true } }, { repoFiles: { "README.md": "hello\n" } });
@@ -217,7 +218,7 @@ describe("diffs and rollback in chromium", () => {
     expect(errors.splice(0)).toEqual(["console: Failed to load resource: the server responded with a status of 409 (Conflict)"]);
   }, 60_000);
 
-  it("marks worktree siblings that changed the same file in their headers, naming the file, and opens the other from the mark", async () => {
+  it("marks worktree siblings that changed the same file in their headers, naming the file, opens the other from the mark, and hands a refused merge back", async () => {
     const child = (content: string) => script({ write: { path: "overlap.txt", content } }, { say: "Wrote it." });
     await launchFromUi(
       page,
@@ -242,7 +243,27 @@ describe("diffs and rollback in chromium", () => {
     await page.locator(".thread-head h2", { hasText: other }).waitFor({ timeout: UI_WAIT });
     await expect.poll(() => page.getByTestId("overlap").innerText(), { timeout: UI_WAIT }).toBe(`⚠ overlaps ${here}: overlap.txt`);
     expect(errors.splice(0)).toEqual([]);
-  }, 60_000);
+
+    // Merged one after the other: the second meets the first's overlap.txt, is refused with nothing changed, and can be handed on.
+    const said = page.locator(".merge-result");
+    await page.getByRole("button", { name: "Merge into parent" }).click();
+    await expect.poll(() => said.innerText(), { timeout: UI_WAIT }).toMatch(/^Merged into "Overlap parent": (fast-forward|merge commit), 1 file$/);
+    const landed = readFileSync(join(ui.loom.projectDir, "overlap.txt"), "utf8");
+    await page.getByTestId("overlap").click();
+    await page.locator(".thread-head h2", { hasText: here }).waitFor({ timeout: UI_WAIT });
+    expect(await said.count()).toBe(0);
+    await page.getByRole("button", { name: "Merge into parent" }).click();
+    await expect.poll(() => said.innerText(), { timeout: UI_WAIT }).toBe("workspace_conflict: the merge has conflicts in: overlap.txt");
+    expect(await page.getByRole("button", { name: "Resolve with an agent" }).getAttribute("title")).toContain("a resolver thread on scripted");
+    await page.screenshot({ path: join(shots, "merge-refused.png") });
+    await page.getByRole("button", { name: "Hand back to this thread" }).click();
+    await expect.poll(() => said.innerText(), { timeout: UI_WAIT }).toBe("Not merged: handed back to this thread (overlap.txt), with a run to resolve it; merge again once it is done");
+    expect(await said.getAttribute("class")).not.toContain("error-text");
+    expect(await page.getByRole("button", { name: "Hand back to this thread" }).count()).toBe(0);
+    expect(readFileSync(join(ui.loom.projectDir, "overlap.txt"), "utf8")).toBe(landed);
+    // The refused merge is the one failed request the browser reports.
+    expect(errors.splice(0)).toEqual(["console: Failed to load resource: the server responded with a status of 409 (Conflict)"]);
+  }, 90_000);
 
   it("launches a thread in a new worktree from a base ref, picked in the new-thread dialog", async () => {
     const base = gitSync(ui.loom.projectDir, "rev-parse", "HEAD");

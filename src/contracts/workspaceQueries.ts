@@ -115,6 +115,14 @@ export const MergeCheckSchema = z.object({
 });
 export type MergeCheck = z.infer<typeof MergeCheckSchema>;
 
+/**
+ * The workspace codes (`details.workspaceCode` of a refused merge) that
+ * `onRefused: "child"` or `"resolver"` hands on: a conflict or a failed
+ * check. Other refusals are the person's to settle. The codes are
+ * src/workspaces/errors.ts's, which checks them.
+ */
+export const HANDED_ON_WORKSPACE_CODES = ["workspace_merge_conflict", "workspace_check_failed"] as const;
+
 export const MergeIntoParentOutput = z.object({
   threadId: z.string(),
   parentThreadId: z.string(),

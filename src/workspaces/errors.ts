@@ -1,3 +1,5 @@
+import { HANDED_ON_WORKSPACE_CODES } from "../contracts/workspaceQueries.js";
+
 /**
  * Local errors of the workspaces library. Each carries a stable string code
  * and, where the failure is about particular files, the list of them. A
@@ -46,6 +48,9 @@ export const WorkspaceErrorCode = {
   checkFailed: "workspace_check_failed",
 } as const;
 export type WorkspaceErrorCode = (typeof WorkspaceErrorCode)[keyof typeof WorkspaceErrorCode];
+
+/** The refusals of a merge that can be handed on (src/contracts/workspaceQueries.ts); the Set's type checks each is a WorkspaceErrorCode. */
+export const HANDED_ON_REFUSALS: ReadonlySet<string> = new Set<WorkspaceErrorCode>(HANDED_ON_WORKSPACE_CODES);
 
 /** Whether calling again with the same input may succeed (the compiler checks the table is total). */
 const RETRYABLE: { readonly [K in WorkspaceErrorCode]: boolean } = {

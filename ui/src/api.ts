@@ -78,7 +78,19 @@ export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A JSON call to the owner's HTTP API with the session cookie (writes add the CSRF header); a failure's message on error. */
+/** A failed HTTP API call: the failure's code, message and details as the server answered them. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    readonly reason: string,
+    readonly details: Readonly<Record<string, unknown>>,
+  ) {
+    super(`${code}: ${reason}`);
+    this.name = "ApiError";
+  }
+}
+
+/** A JSON call to the owner's HTTP API with the session cookie (writes add the CSRF header); an ApiError on error. */
 export async function callApi<T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<T> {
   const res = await fetch(path, {
     method,
@@ -88,7 +100,7 @@ export async function callApi<T>(method: "GET" | "POST" | "PATCH" | "DELETE", pa
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   if (res.status === 401) throw new SignedOutError("signed out");
-  const answer = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-  if (!res.ok) throw new Error(`${answer?.error?.code ?? `HTTP ${res.status}`}: ${answer?.error?.message ?? path}`);
+  const answer = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } } | null;
+  if (!res.ok) throw new ApiError(answer?.error?.code ?? `HTTP ${res.status}`, answer?.error?.message ?? path, answer?.error?.details ?? {});
   return answer as T;
 }

@@ -171,7 +171,13 @@ export function ThreadView(props: {
           </button>
           <ThreadActions client={client} threadId={threadId} row={props.threads.get(threadId)} />
           {thread.branch && thread.lineage.parentThreadId !== null ? (
-            <MergeAction threadId={threadId} parentTitle={props.threads.get(thread.lineage.parentThreadId)?.title ?? "the parent"} />
+            <MergeAction
+              key={threadId}
+              threadId={threadId}
+              parentTitle={props.threads.get(thread.lineage.parentThreadId)?.title ?? "the parent"}
+              resolverInstanceId={thread.modelSelection?.providerInstanceId ?? thread.providerInstanceId ?? null}
+              open={props.open}
+            />
           ) : null}
           {thread.branch ? <PullRequestAction threadId={threadId} base={thread.lineage.parentThreadId === null ? null : "the parent's branch"} /> : null}
           <button onClick={() => archiveSubtree(client, thread.title, threadId, thread.archivedAt === null, props.threads)}>{thread.archivedAt === null ? "Archive" : "Unarchive"}</button>

@@ -2,7 +2,7 @@ import type { AppThread } from "../../contracts/thread.js";
 import type { MergeCheck } from "../../contracts/workspaceQueries.js";
 import { joinId } from "../../core/ids.js";
 import { CheckFailedError } from "../../workspaces/checkedMerge.js";
-import { type WorkspaceError, WorkspaceErrorCode } from "../../workspaces/errors.js";
+import { HANDED_ON_REFUSALS, type WorkspaceError } from "../../workspaces/errors.js";
 import { type AppContext, execute } from "../context.js";
 import { sentMessage } from "../threads/sent.js";
 
@@ -14,7 +14,7 @@ import { sentMessage } from "../threads/sent.js";
  * worktree; the merge is then asked for again. Only a conflict or a failed
  * check goes back: other refusals are the person's to settle.
  */
-export const RETURNABLE: ReadonlySet<string> = new Set([WorkspaceErrorCode.mergeConflict, WorkspaceErrorCode.checkFailed]);
+export const RETURNABLE: ReadonlySet<string> = HANDED_ON_REFUSALS;
 
 export interface ReturnedToChild {
   readonly runId: string | null;
