@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 /** The built CLI entry; tests that spawn processes run after `npm run build`. */
@@ -45,4 +46,13 @@ export function waitForExit(child: ChildProcess): Promise<{ code: number | null;
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   }
   return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+/** Whether `pid` is running: not gone, nor a zombie waiting to be reaped (an orphan's reaper may be slow, or absent in a container). */
+export function processAlive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") !== true;
+  } catch {
+    return false;
+  }
 }

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BackgroundWaitOutput } from "../../contracts/tools/backgroundTools.js";
 import { dump } from "../../testkit/agentHarness.js";
 import { LoomHarness, script } from "../../testkit/loomHarness.js";
+import { processAlive } from "../../testkit/loomProcess.js";
 import { ManualClock } from "../../testkit/manualClock.js";
 
 /**
@@ -28,15 +29,6 @@ afterEach(async () => {
 
 /** A shell that writes its pid, then runs until the file `name` exists. */
 const waitsFor = (name: string) => `echo $$ > ${name}.pid; while [ ! -f ${name} ]; do sleep 0.05; done`;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A thread whose turn leaves `waitsFor(name)` running, awaited, and says so; resolves once its run is settling. */
 async function settlingThread(name: string) {
@@ -114,11 +106,11 @@ describe("a run whose turn leaves awaited work running", () => {
 
   it("is interrupted by t3_thread_interrupt: its shell is killed, the cancellation recorded, nothing left pending", async () => {
     const { threadId, run, pid } = await settlingThread("never-b");
-    expect(alive(pid)).toBe(true);
+    expect(processAlive(pid)).toBe(true);
     await loom.owner.ok("t3_thread_interrupt", { threadId });
     expect(await loom.waitForEnd(run.id, 20_000)).toMatchObject({ status: "interrupted", endReason: "interrupted_by_user" });
     expect(pending(threadId)).toEqual([]);
-    await loom.until(() => !alive(pid), "the background shell to be killed", 20_000);
+    await loom.until(() => !processAlive(pid), "the background shell to be killed", 20_000);
     expect(await cancellations(threadId)).toMatchObject([{ runId: run.id, reason: "interrupted_by_user", cancelled: [{ nativeTaskId: "bg-1" }] }]);
   });
 
@@ -133,7 +125,7 @@ describe("a run whose turn leaves awaited work running", () => {
     expect(await loom.waitForEnd(run.id, 20_000)).toMatchObject({ status: "completed", endReason: "background_work_timed_out" });
     expect(notices(threadId).join("\n")).toMatch(/stopped waiting for this run's background work after 30 minutes and cancelled it/);
     expect(pending(threadId)).toEqual([]);
-    await loom.until(() => !alive(pid), "the background shell to be killed", 20_000);
+    await loom.until(() => !processAlive(pid), "the background shell to be killed", 20_000);
   });
 
   it("across a restart: the work ended with the old server, so the restarted one finds the run completed, the loss recorded", async () => {
@@ -143,6 +135,6 @@ describe("a run whose turn leaves awaited work running", () => {
     expect(pending(threadId)).toEqual([]);
     expect(notices(threadId).join("\n")).toMatch(/background work ended with its provider session/);
     expect(await cancellations(threadId)).toMatchObject([{ runId: run.id, cancelled: [{ nativeTaskId: "bg-1" }] }]);
-    await loom.until(() => !alive(pid), "the background shell to be gone", 20_000);
+    await loom.until(() => !processAlive(pid), "the background shell to be gone", 20_000);
   });
 });

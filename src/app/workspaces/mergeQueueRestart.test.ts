@@ -5,7 +5,7 @@ import type { MergeQueueOutput } from "../../contracts/tools/mergeQueueTools.js"
 import type { ThreadListOutput } from "../../contracts/tools/threadTools.js";
 import { gitSync, initRepo, tempDir } from "../../testkit/gitRepo.js";
 import { script } from "../../testkit/loomHarness.js";
-import { waitForExit } from "../../testkit/loomProcess.js";
+import { processAlive, waitForExit } from "../../testkit/loomProcess.js";
 import type { LoomMcpClient } from "../../testkit/mcpClient.js";
 import { pollUntil } from "../../testkit/poll.js";
 import { type ServedLoom, ServeRig } from "../../testkit/serveRig.js";
@@ -44,15 +44,6 @@ afterEach(async () => {
 
 function serve(): Promise<ServedLoom> {
   return rig.start({ args: ["--config", join(folder.path, "config.json")] });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const checkPids = () => (existsSync(pids) ? readFileSync(pids, "utf8").trim().split("\n").filter(Boolean).map(Number) : []);
@@ -108,7 +99,7 @@ describe("a restart in the middle of the merge queue", () => {
     await Promise.all(asked);
     expect(gitSync(repo, "rev-parse", "HEAD")).toBe(head);
     // The check runs in its own process group, so it outlives the killed server.
-    expect(alive(orphan!)).toBe(true);
+    expect(processAlive(orphan!)).toBe(true);
 
     const second = await serve();
     const resumed = await pollUntil(() => queueOf(second.client, parent.threadId), (q) => q.entries[0]?.attempts === 2, "the cut-short merge begun again", 30_000);
@@ -116,7 +107,7 @@ describe("a restart in the middle of the merge queue", () => {
     expect(resumed.entries[0]!.log.at(-1)).toContain("merging again (attempt 2)");
     // The check the killed server left running in the scratch worktree was stopped as the server started, before its merge began again.
     expect(second.serve.stderr()).toContain("1 setup or check command(s) stopped");
-    await pollUntil(() => alive(orphan!), (running) => !running, "the orphaned check to be stopped", 15_000);
+    await pollUntil(() => processAlive(orphan!), (running) => !running, "the orphaned check to be stopped", 15_000);
     await pollUntil(() => checkPids().length, (count) => count === 2, "the cut-short merge's check running again", 30_000);
     writeFileSync(gate, "");
     const ended = await pollUntil(() => queueOf(second.client, parent.threadId), (q) => q.open === 0, "both merged", 30_000);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RESTART_PREPARATION_NOTICE } from "../../engine/reconcile.js";
 import { gitSync, initRepo, tempDir } from "../../testkit/gitRepo.js";
-import { waitForExit } from "../../testkit/loomProcess.js";
+import { processAlive, waitForExit } from "../../testkit/loomProcess.js";
 import { type ServedLoom, ServeRig } from "../../testkit/serveRig.js";
 import type { LoomMcpClient } from "../../testkit/mcpClient.js";
 import { pollUntil } from "../../testkit/poll.js";
@@ -50,15 +50,6 @@ function readUntil(client: LoomMcpClient, threadId: string, done: (result: ReadR
   return pollUntil(() => client.ok<ReadResult>("t3_thread_read", { threadId, view: "activity" }), done, `thread ${threadId}`, 15_000);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function untilTrue(probe: () => boolean, what: string): Promise<void> {
   await pollUntil(probe, (held) => held, what, 15_000);
 }
@@ -78,16 +69,16 @@ describe("restart in the middle of a prepared run", () => {
     // The server notes the setup's process group when the spawn returns; the shell may write its pid first.
     const notes = join(stateDir, "run", "setup");
     await untilTrue(() => existsSync(notes) && readdirSync(notes).some((name) => name.endsWith(".json")), "the server to note the running setup");
-    expect(alive(setupPid)).toBe(true);
+    expect(processAlive(setupPid)).toBe(true);
 
     first.serve.child.kill("SIGKILL");
     await waitForExit(first.serve.child);
     // The setup runs in its own process group, so it outlives the killed server.
-    expect(alive(setupPid)).toBe(true);
+    expect(processAlive(setupPid)).toBe(true);
 
     const second = await serve();
     expect(second.serve.stderr()).toContain("1 setup or check command(s) stopped");
-    await untilTrue(() => !alive(setupPid), "the orphaned setup to be stopped");
+    await untilTrue(() => !processAlive(setupPid), "the orphaned setup to be stopped");
     const lost = await second.client.ok<ReadResult>("t3_thread_read", { threadId, view: "activity" });
     expect(lost.runs[0]).toMatchObject({ runId, status: "interrupted", endReason: "server_restarted" });
     expect(lost.items.find((item) => item.type === "system_notice" && item.runId === runId)?.text).toBe(RESTART_PREPARATION_NOTICE);

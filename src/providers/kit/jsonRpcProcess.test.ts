@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { processAlive } from "../../testkit/loomProcess.js";
 import { describe, expect, it } from "vitest";
 import { pollUntil } from "../../testkit/poll.js";
 import { piRpcDialect } from "../pi/rpcDialect.js";
@@ -71,15 +71,6 @@ function start(script: string, overrides: Partial<JsonRpcProcessOptions> = {}): 
   return { rpc, seen };
 }
 
-/** Running, not a zombie waiting to be reaped (an orphan's reaper may be slow, or absent in a container). */
-function alive(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z") !== true;
-  } catch {
-    return false;
-  }
-}
-
 describe("JsonRpcProcess", () => {
   it("reads a line split across chunks whole, a U+2028 inside it included, and keeps arrival order", async () => {
     const { rpc, seen } = start(SPLIT_WRITER);
@@ -105,7 +96,7 @@ describe("JsonRpcProcess", () => {
     await expect.poll(() => seen.exits.length).toBe(1);
     const pid = (seen.notifications[0]?.params as { pid: number }).pid;
     expect(typeof pid).toBe("number");
-    await pollUntil(() => alive(pid), (running) => !running, `grandchild ${pid} to be killed`);
+    await pollUntil(() => processAlive(pid), (running) => !running, `grandchild ${pid} to be killed`);
     expect(rpc.isRunning).toBe(false);
     expect(await rpc.request("anything", {}).catch((error: unknown) => error)).toMatchObject({ code: "closed", message: "anything: the test peer exited (code 0)" });
   });
