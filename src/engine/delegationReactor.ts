@@ -6,7 +6,8 @@ import { toDomainEvent } from "../contracts/events.js";
 import type { Subscription } from "../store/eventStore.js";
 import { lastLostNoticeRun } from "../core/delegation/lostNotices.js";
 import type { Orchestrator } from "./orchestrator.js";
-import { isHeld } from "../core/delegation/holds.js";
+import { completionGoesThroughTask, isHeld } from "../core/delegation/holds.js";
+import { isTerminalRunStatus } from "../contracts/entities/runs.js";
 
 /**
  * Turns delegation facts into notices for parents (DESIGN.md §5): a task
@@ -55,9 +56,13 @@ export class DelegationReactor {
     this.subscription?.close();
   }
 
-  /** Deliver a pending result now unless a wait holds it (the wait's end is a subagent.updated, so it is looked at again then). */
+  /**
+   * Deliver a pending result now unless a wait holds it (the wait's end is a
+   * subagent.updated, so it is looked at again then) or it goes through its
+   * MCP task (looked at again when the calling run leaves its turn).
+   */
   private deliverCompletion(task: DelegatedTask): void {
-    if (task.completionDelivery !== "pending" || isHeld(task)) return;
+    if (task.completionDelivery !== "pending" || isHeld(task) || completionGoesThroughTask(this.orchestrator.state, task)) return;
     // After a lost delivery the command id names the lost run, so each loss is answered once and repeats change nothing.
     const lost = lastLostNoticeRun(task.notices, "completion", null);
     const commandId = lost === null ? `cmd:deliver:${task.taskId}` : `cmd:deliver:${task.taskId}:after:${lost}`;
@@ -94,8 +99,20 @@ export class DelegationReactor {
     } else if (event.type === "runtime-request.updated") {
       const request = this.orchestrator.state.runtimeRequests.get(event.data.request.id);
       if (request !== undefined) this.routeQuestion(request);
-    } else if (event.type === "run.updated" && CATCH_UP_STATUSES.has(event.data.run.status)) {
-      this.catchUpQuestions(event.data.run.id);
+    } else if (event.type === "run.updated") {
+      const { id, status } = event.data.run;
+      if (CATCH_UP_STATUSES.has(status)) this.catchUpQuestions(id);
+      if (status === "settling_background_work" || isTerminalRunStatus(status)) this.deliverTaskResults(id);
+    }
+  }
+
+  /** A run left its turn: the results of the MCP tasks it made and never read are noticed now. */
+  private deliverTaskResults(runId: string): void {
+    const state = this.orchestrator.state;
+    for (const handle of state.toolTasks.values()) {
+      if (handle.work.tool !== "delegate_task") continue;
+      const task = state.tasks.get(handle.taskId);
+      if (task?.parentRunId === runId) this.deliverCompletion(task);
     }
   }
 

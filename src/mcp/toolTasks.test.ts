@@ -200,6 +200,27 @@ describe("delegate_task as an MCP task", () => {
     expect(h.state.lastSequence).toBe(sequence);
   });
 
+  it("hands the result over through tasks/result, not as a notice, while the calling turn goes on; a result left unread is noticed once that turn ends", async () => {
+    h = await startDelegationHarness();
+    const parent = await liveParent();
+    const read = await delegateAsTask(parent.client, [{ say: "read by the host" }]);
+    const unread = await delegateAsTask(parent.client, [{ say: "left unread" }]);
+    await waitForResult(h, read.task.taskId);
+    await waitForResult(h, unread.task.taskId);
+    const result = await parent.client.experimental.tasks.getTaskResult(read.task.taskId, CallToolResultSchema);
+    expect(result.structuredContent).toMatchObject({ summary: "read by the host" });
+    // The read acknowledged it; a notice the reactor sent when the child finished would have been decided before it.
+    expect(h.state.tasks.get(read.task.taskId)).toMatchObject({ completionDelivery: "acknowledged", notices: [] });
+    expect(h.state.tasks.get(unread.task.taskId)).toMatchObject({ completionDelivery: "pending", notices: [] });
+
+    const owner = await sdkClient(h.ownerToken);
+    await owner.callTool({ name: "t3_thread_interrupt", arguments: { threadId: parent.threadId } });
+    const noticed = await pollUntil(() => h.state.tasks.get(unread.task.taskId)!, (task) => task.completionDelivery !== "pending", "the unread result noticed");
+    expect(noticed.completionDelivery).toBe("delivered");
+    expect(noticed.notices).toMatchObject([{ kind: "completion" }]);
+    expect(h.state.tasks.get(read.task.taskId)!.notices).toEqual([]);
+  });
+
   it("answers tasks/get and tasks/result for a task created before a restart", async () => {
     h = await startDelegationHarness();
     const parent = await liveParent();

@@ -8,7 +8,7 @@ import { APPROVALS_WITHIN_MODE, type ApprovalKind, isApprovalKind, type RuntimeR
 import type { RuntimeMode } from "../../contracts/modes.js";
 import type { OrchestrationState } from "../state.js";
 import { settleTask } from "./settle.js";
-import { isHeld } from "./holds.js";
+import { completionGoesThroughTask, isHeld } from "./holds.js";
 import { MAX_NOTICE_REDELIVERIES } from "./lostNotices.js";
 import { withoutSystemReminders } from "./agentText.js";
 
@@ -83,6 +83,7 @@ export function decideDeliverTaskNotice(state: OrchestrationState, command: Deli
   if (command.data.kind === "completion") {
     if (task.completionDelivery !== "pending") return reject("delivery_not_pending", `task ${task.taskId} delivery is ${task.completionDelivery}`);
     if (isHeld(task)) return reject("delivery_held", `a wait holds task ${task.taskId}: its result goes through that wait`);
+    if (completionGoesThroughTask(state, task)) return reject("delivery_held", `task ${task.taskId} is an MCP task of a run still in its turn: its result goes through tasks/result`);
     const sent = deliver(changes, task, `Task "${task.title}" finished: ${task.status}`, completionText(task), null);
     const transfer = task.resultContextTransferId === null ? undefined : state.transfers.get(task.resultContextTransferId);
     if (transfer !== undefined && transfer.status !== "consumed") changes.events.push(contextTransferEvent("context-transfer.updated", { ...transfer, status: "consumed", updatedAt: ctx.now, consumedAt: ctx.now }));

@@ -4,6 +4,7 @@ import { RejectionCode } from "../rejections.js";
 import { cmd } from "../testing/fixtures.js";
 import { ROOT, ROOT_RUN, asks, delegate, deliverCompletion, deliverQuestion, finish, fold, pendingRequestId, rootWithRun, setupContext, step, steps, turnEnds } from "../testing/delegationFixtures.js";
 import { given } from "../testing/scenario.js";
+import { TOOL_TASK_BOUNDS } from "../../contracts/entities/toolTasks.js";
 
 /**
  * Task holds (docs/delegation.md, "Waits and notices"): a wait records that
@@ -89,5 +90,34 @@ describe("task holds", () => {
       .thenRejects(RejectionCode.waitAlreadyRecorded);
     given(...delegated()).when(release("wait:9")).thenRejects(RejectionCode.waitNotFound);
     expect(fold(delegated()).tasks.get(TASK)!.heldBy).toBeUndefined();
+  });
+});
+
+describe("a delegation made as an MCP task", () => {
+  const timing = { ttlMs: TOOL_TASK_BOUNDS.ttlMs.default, pollIntervalMs: TOOL_TASK_BOUNDS.pollIntervalMs.default };
+  const asTask = () => steps(rootWithRun(), [delegate("t1", ROOT, ROOT_RUN, { toolTask: timing }), cmd("provider-runtime.turn-started", { threadId: CHILD, runId: CHILD_RUN })], ctx);
+  const acknowledge = cmd("delegated_task.completion-delivery.acknowledge", { taskId: TASK });
+
+  it("hands its result over through tasks/result while the calling run is in its turn: no completion notice, and the read acknowledges it", () => {
+    const done = steps(asTask(), finish(CHILD, CHILD_RUN, "All done."), ctx);
+    expect(fold(done).tasks.get(TASK)).toMatchObject({ completionDelivery: "pending", notices: [] });
+    given(...done).when(deliverCompletion(TASK)).thenRejects(RejectionCode.deliveryHeld);
+    expect(fold(step(done, acknowledge, ctx)).tasks.get(TASK)).toMatchObject({ completionDelivery: "acknowledged", notices: [] });
+  });
+
+  it("a result nobody read when the calling run ends is noticed then, as for any async delegation", () => {
+    const ended = steps(asTask(), [...finish(CHILD, CHILD_RUN, "All done."), turnEnds(ROOT, ROOT_RUN)], ctx);
+    expect(fold(step(ended, deliverCompletion(TASK), ctx)).tasks.get(TASK)!.completionDelivery).toBe("delivered");
+  });
+
+  it("a child's question is noticed regardless: the agent answers it with t3_pending_request_respond", () => {
+    const asked = steps(asTask(), [asks(CHILD, CHILD_RUN, "native-q", "Which branch?")], ctx);
+    const requestId = pendingRequestId(asked, CHILD);
+    expect(fold(step(asked, deliverQuestion(TASK, requestId), ctx)).tasks.get(TASK)!.notices).toMatchObject([{ kind: "question", requestId }]);
+  });
+
+  it("a delegation made by a plain call is noticed at once", () => {
+    const done = steps(delegated(), finish(CHILD, CHILD_RUN, "All done."), ctx);
+    expect(fold(step(done, deliverCompletion(TASK), ctx)).tasks.get(TASK)!.completionDelivery).toBe("delivered");
   });
 });
