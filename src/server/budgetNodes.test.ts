@@ -85,13 +85,31 @@ async function loggedTasks(parentThreadIds: readonly string[]): Promise<string[]
   return rows.rows.map((row) => row.task_id).sort();
 }
 
+/** How many task results the siblings' turns took as steered notices (the scripted agent answers a steer at once). */
+async function steeredResults(siblingIds: readonly string[]): Promise<number> {
+  const rows = await pool.query<{ count: string }>(
+    "SELECT count(*) FROM events WHERE type = 'turn-item.updated' AND data->'item'->>'type' = 'assistant_message' AND data->'item'->>'threadId' = ANY($1) AND data->'item'->>'text' LIKE 'Steered: Delegated task %'",
+    [siblingIds],
+  );
+  return Number(rows.rows[0]?.count ?? 0);
+}
+
+/** The runs of the log that ended other than completed, and why: what a failed wait reports. */
+async function runsThatEndedEarly(): Promise<string> {
+  const rows = await pool.query<{ run: { threadId: string; id: string; status: string; endReason: string | null; failure: unknown } }>(
+    "SELECT data->'run' AS run FROM events WHERE type = 'run.updated' AND data->'run'->>'status' IN ('interrupted', 'failed', 'cancelled') ORDER BY sequence",
+  );
+  return `runs that did not complete: ${JSON.stringify(rows.rows.map(({ run }) => [run.threadId, run.id, run.status, run.endReason, run.failure]))}`;
+}
+
 const readBudget = async (node: Node, threadId: string) => (await node.client.ok<ThreadReadOutput>("t3_thread_read", { threadId })).budget!;
 
 /**
  * The gate, the root and its eight siblings parked at the gate; then sixteen
- * delegations as the siblings through both nodes at once. A sibling, once
- * through the gate, waits for its grandchildren (taking their results, so no
- * notice starts a turn), and the root for its siblings.
+ * delegations as the siblings through both nodes at once. The grandchildren's
+ * results reach their parked siblings as notices steered into the waiting
+ * turns before the gate opens (so no notice starts a turn); through the gate
+ * a sibling waits for its grandchildren, and the root for its siblings.
  */
 async function delegateThroughBothNodes(kind: "spawns" | "turns", held: number) {
   const [a, b] = nodes as [Node, Node];
@@ -155,9 +173,14 @@ async function delegateThroughBothNodes(kind: "spawns" | "turns", held: number) 
     expect(budget).toMatchObject({ limits: { [kind]: limit }, spent: { [kind]: limit }, remaining: { [kind]: 0 }, reached: [kind], exceeded: null });
   }
 
+  // Each grandchild's result has reached its parked sibling: its notice was steered into the sibling's waiting turn, which
+  // took it. A steer still on its way when the sibling's turn ends would be sent again as a follow-up turn, past the budget.
+  await pollUntil(() => steeredResults(siblingIds), (count) => count === LEFT, "every grandchild's result steered into its sibling's turn");
+
   // Open the gate: the tree finishes, and nothing was stopped on budget.
   await b.client.ok("t3_pending_request_respond", { threadId: gate.threadId, requestId: question.requests[0]!.requestId, answer: "yes" });
-  expect(await b.client.ok("t3_thread_wait", { threadId: root.threadId, runId: root.runId, timeoutMs: 30_000 })).toMatchObject({ status: "completed", result: "settled" });
+  const settled = await b.client.ok<{ status: string }>("t3_thread_wait", { threadId: root.threadId, runId: root.runId, timeoutMs: 30_000 });
+  expect(settled, settled.status === "completed" ? undefined : await runsThatEndedEarly()).toMatchObject({ status: "completed", result: "settled" });
   expect(await loggedTasks(siblingIds)).toHaveLength(LEFT);
   for (const node of [a, b]) expect(await readBudget(node, root.threadId)).toMatchObject({ spent: { [kind]: limit }, exceeded: null });
 }
