@@ -5,7 +5,7 @@ import type { MergeIntoParentOutput } from "../../contracts/workspaceQueries.js"
 import { activeRunOf } from "../../engine/queries.js";
 import { mergeWithCheck } from "../../workspaces/checkedMerge.js";
 import { commitWorktreeChanges } from "../../workspaces/commitChanges.js";
-import { isWorkspaceError } from "../../workspaces/errors.js";
+import { HANDED_ON_REFUSALS, isWorkspaceError } from "../../workspaces/errors.js";
 import { mergeChildWorktree } from "../../workspaces/merge.js";
 import { openWorkingTree } from "../../workspaces/repository.js";
 import type { AppContext } from "../context.js";
@@ -13,7 +13,7 @@ import { fail } from "../errors.js";
 import { agentWorktreeEnvironment } from "./isolation.js";
 import { oneAtATime } from "./mergeTurns.js";
 import { type WorkspaceLayout, mergeScratchDir, mergeScratchName, projectOf, workspacePathOf } from "./paths.js";
-import { RETURNABLE, returnToChild } from "./returnToChild.js";
+import { returnToChild } from "./returnToChild.js";
 import { forgetSetup, noteSetup } from "./setupNotes.js";
 
 /** What a merge reads: the engine, the projects and where worktrees go (the app's context, or the workspace effects'). */
@@ -87,7 +87,7 @@ export async function mergeChild(ctx: MergeContext, childThreadId: string, optio
   };
   const parentHead = (await openWorkingTree(parentPath)).head;
   const merged = await merge().catch(async (error: unknown) => {
-    if (options.onRefused !== "child" || !isWorkspaceError(error) || !RETURNABLE.has(error.code) || parentHead === null) throw error;
+    if (options.onRefused !== "child" || !isWorkspaceError(error) || !HANDED_ON_REFUSALS.has(error.code) || parentHead === null) throw error;
     return { returned: await returnToChild(ctx, child, parent, parentHead, error) };
   });
   const base = { threadId: child.id, parentThreadId: parent.id, childChangesCommit: committed?.commit ?? null };

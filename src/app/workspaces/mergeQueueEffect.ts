@@ -3,12 +3,11 @@ import { type MergeQueueEndStatus, type MergeQueueFailure, MergeQueueStatus, isP
 import type { MergeIntoParentOutput } from "../../contracts/workspaceQueries.js";
 import { joinId } from "../../core/ids.js";
 import { CheckFailedError } from "../../workspaces/checkedMerge.js";
-import { WorkspaceErrorCode, isWorkspaceError } from "../../workspaces/errors.js";
+import { HANDED_ON_REFUSALS, WorkspaceErrorCode, isWorkspaceError } from "../../workspaces/errors.js";
 import { AppError } from "../errors.js";
 import { FAILURE_OF_WORKSPACE_ERROR } from "./failures.js";
 import { type MergeContext, mergeChild } from "./mergeChild.js";
 import { handToResolver, mergeResolved } from "./resolver.js";
-import { RETURNABLE } from "./returnToChild.js";
 
 /** The most characters of a check's output an entry keeps: its tail. */
 export const ENTRY_CHECK_OUTPUT_CHARS = 8_000;
@@ -41,7 +40,7 @@ export async function mergeQueuedEntry(ctx: MergeContext, { parentThreadId, entr
     async (error: unknown): Promise<Ending | null> => {
       const ending = refusal(error);
       if (resolution !== null) return { ...ending, failure: ending.failure === null ? null : { ...ending.failure, message: `the resolver's merge (thread ${resolution.threadId}) was refused: ${ending.failure.message}` } };
-      if (entry.onRefused !== "resolver" || !isWorkspaceError(error) || !RETURNABLE.has(error.code)) return ending;
+      if (entry.onRefused !== "resolver" || !isWorkspaceError(error) || !HANDED_ON_REFUSALS.has(error.code)) return ending;
       const refused = await handToResolver(ctx, entry, error);
       if (refused === null) return null;
       return { ...ending, failure: ending.failure === null ? null : { ...ending.failure, message: `${ending.failure.message} (no resolver could take it: ${refused})` } };

@@ -2,19 +2,9 @@ import type { AppThread } from "../../contracts/thread.js";
 import type { MergeCheck } from "../../contracts/workspaceQueries.js";
 import { joinId } from "../../core/ids.js";
 import { CheckFailedError } from "../../workspaces/checkedMerge.js";
-import { HANDED_ON_REFUSALS, type WorkspaceError } from "../../workspaces/errors.js";
+import type { WorkspaceError } from "../../workspaces/errors.js";
 import { type AppContext, execute } from "../context.js";
 import { sentMessage } from "../threads/sent.js";
-
-/**
- * A refused merge handed back to the child that made it (merge-into-parent
- * `onRefused: "child"`): the child gets a run whose message says what stood
- * in the way (the conflicting files, or the check's output) and the parent's
- * commit to bring into its branch, so its agent can resolve it in its own
- * worktree; the merge is then asked for again. Only a conflict or a failed
- * check goes back: other refusals are the person's to settle.
- */
-export const RETURNABLE: ReadonlySet<string> = HANDED_ON_REFUSALS;
 
 export interface ReturnedToChild {
   readonly runId: string | null;
@@ -23,6 +13,14 @@ export interface ReturnedToChild {
   readonly check: MergeCheck | null;
 }
 
+/**
+ * A refused merge handed back to the child that made it (merge-into-parent
+ * `onRefused: "child"`): the child gets a run whose message says what stood
+ * in the way (the conflicting files, or the check's output) and the parent's
+ * commit to bring into its branch, so its agent can resolve it in its own
+ * worktree; the merge is then asked for again. Only a conflict or a failed
+ * check goes back (HANDED_ON_REFUSALS): other refusals are the person's to settle.
+ */
 export async function returnToChild(ctx: Pick<AppContext, "orchestrator">, child: AppThread, parent: AppThread, parentCommit: string, error: WorkspaceError): Promise<ReturnedToChild> {
   const check = error instanceof CheckFailedError ? error.check : null;
   const text = briefOf(parent, parentCommit, error, check);
