@@ -32,6 +32,8 @@ const CATCH_UP_STATUSES: ReadonlySet<string> = new Set(["completed", "failed", "
 
 export class DelegationReactor {
   private subscription: Subscription | null = null;
+  /** Results left to their MCP task, by the run that made the call: looked at again when that run leaves its turn. */
+  private readonly leftToTask = new Map<string, Set<string>>();
 
   constructor(
     private readonly orchestrator: Orchestrator,
@@ -62,7 +64,12 @@ export class DelegationReactor {
    * MCP task (looked at again when the calling run leaves its turn).
    */
   private deliverCompletion(task: DelegatedTask): void {
-    if (task.completionDelivery !== "pending" || isHeld(task) || completionGoesThroughTask(this.orchestrator.state, task)) return;
+    if (task.completionDelivery !== "pending" || isHeld(task)) return;
+    if (completionGoesThroughTask(this.orchestrator.state, task)) {
+      const left = this.leftToTask.get(task.parentRunId) ?? new Set<string>();
+      this.leftToTask.set(task.parentRunId, left.add(task.taskId));
+      return;
+    }
     // After a lost delivery the command id names the lost run, so each loss is answered once and repeats change nothing.
     const lost = lastLostNoticeRun(task.notices, "completion", null);
     const commandId = lost === null ? `cmd:deliver:${task.taskId}` : `cmd:deliver:${task.taskId}:after:${lost}`;
@@ -108,11 +115,12 @@ export class DelegationReactor {
 
   /** A run left its turn: the results of the MCP tasks it made and never read are noticed now. */
   private deliverTaskResults(runId: string): void {
-    const state = this.orchestrator.state;
-    for (const handle of state.toolTasks.values()) {
-      if (handle.work.tool !== "delegate_task") continue;
-      const task = state.tasks.get(handle.taskId);
-      if (task?.parentRunId === runId) this.deliverCompletion(task);
+    const left = this.leftToTask.get(runId);
+    if (left === undefined) return;
+    this.leftToTask.delete(runId);
+    for (const taskId of left) {
+      const task = this.orchestrator.state.tasks.get(taskId);
+      if (task !== undefined) this.deliverCompletion(task);
     }
   }
 
